@@ -1,0 +1,42 @@
+# ssdkit: top-level Makefile.  Each extension is a PGXS directory of its own;
+# this file drives them and the README's two commands.
+#
+#   make deps      install what a fresh Debian bookworm machine lacks (root)
+#   make           build every extension
+#   make install   install them into the PostgreSQL 15 found by PG_CONFIG
+#   make demo      deps + install + a scratch cluster and a tour (KEEP=1 keeps it)
+#   make check     deps + install + every test (pg_regress and TAP)
+
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+EXTENSIONS = ssd_cache qdtt_costing ssd_sort flashscan
+TEST_MODULES = test/ssdkit_test
+
+export PG_CONFIG
+
+.PHONY: all deps install install-test demo check installcheck clean
+
+all:
+	for d in $(EXTENSIONS); do $(MAKE) -C $$d all || exit 1; done
+
+deps:
+	scripts/deps.sh
+
+install: deps
+	scripts/build.sh
+
+install-test: deps
+	scripts/build.sh --test
+
+demo: install
+	scripts/demo.sh
+
+check: install-test
+	scripts/check.sh
+
+# Tests only, against what is already installed.
+installcheck:
+	scripts/check.sh
+
+clean:
+	for d in $(EXTENSIONS) $(TEST_MODULES); do $(MAKE) -C $$d clean; done
+	rm -rf .scratch regression.diffs regression.out
