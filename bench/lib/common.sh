@@ -1,0 +1,139 @@
+# bench/lib/common.sh: storage tiers, cgroups and servers for the benchmarks.
+#
+# Tiers (DESIGN.md, "Storage tiers"):
+#   ssd  a directory on the machine's own disk.
+#   hdd  a file-backed loop device (direct I/O), ext4, read_ahead_kb 1024,
+#        throttled to HDD_IOPS read and write IOPS through a cgroup-v1 blkio
+#        cgroup.  cgroup v1 charges buffered writeback to the root cgroup, so
+#        while a server runs on the hdd tier the same write limit is also set
+#        on the root cgroup for the loop device (nothing else uses it).
+# Every server runs inside a memory cgroup sized per experiment, because
+# PostgreSQL 15 reads through the OS page cache, which would hide the tiers.
+#
+# Everything lives under $BENCH_DIR and in two cgroups named ssdkit_bench;
+# "bench/tiers down" removes all of it.
+
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+
+BENCH_DIR=${SSDKIT_BENCH_DIR:-/var/tmp/ssdkit-bench}
+HDD_IMAGE_SIZE=${HDD_IMAGE_SIZE:-16G}
+HDD_IOPS=${HDD_IOPS:-200}
+HDD_READ_AHEAD_KB=1024
+CG_NAME=ssdkit_bench
+CG_MEM=/sys/fs/cgroup/memory/$CG_NAME
+CG_BLKIO=/sys/fs/cgroup/blkio/$CG_NAME
+CG_ROOT_BLKIO=/sys/fs/cgroup/blkio
+BENCH_PORT=${SSDKIT_BENCH_PORT:-54340}
+
+die() { echo "bench: $*" >&2; exit 1; }
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+bench_require_root() {
+	[ "$(id -u)" -eq 0 ] || die "the storage tiers need root (loop devices, cgroups)"
+	[ -d /sys/fs/cgroup/memory ] && [ -d /sys/fs/cgroup/blkio ] ||
+		die "cgroup v1 memory and blkio controllers are not mounted under /sys/fs/cgroup"
+}
+
+tier_dir() {
+	case $1 in
+	ssd) echo "$BENCH_DIR/ssd" ;;
+	hdd) echo "$BENCH_DIR/hdd" ;;
+	*) die "unknown tier '$1' (ssd or hdd)" ;;
+	esac
+}
+
+# The block device (maj:min) a tier's directory lives on.
+tier_device() {
+	case $1 in
+	hdd) cat "$BENCH_DIR/loopdev" ;;
+	ssd) findmnt -n -o SOURCE -T "$BENCH_DIR" ;;
+	esac
+}
+
+tier_majmin() {
+	local dev
+	dev=$(tier_device "$1")
+	lsblk -n -d -o MAJ:MIN "$dev" | tr -d ' '
+}
+
+tiers_are_up() {
+	[ -f "$BENCH_DIR/loopdev" ] && mountpoint -q "$BENCH_DIR/hdd" && [ -d "$CG_BLKIO" ]
+}
+
+# Set (or with 0 clear) the root cgroup's write-IOPS limit on the loop device.
+root_write_throttle() {
+	local majmin
+	majmin=$(tier_majmin hdd)
+	echo "$majmin $1" >"$CG_ROOT_BLKIO/blkio.throttle.write_iops_device"
+}
+
+# Run a command inside the bench cgroups (memory limit, hdd throttle).
+in_cgroup() {
+	bash -c 'echo $$ > '"$CG_MEM"'/cgroup.procs; echo $$ > '"$CG_BLKIO"'/cgroup.procs; exec "$@"' in_cgroup "$@"
+}
+
+set_memory_limit() {
+	# Raising the limit must come first if the new one is below usage.
+	echo "$1" >"$CG_MEM/memory.limit_in_bytes"
+}
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	echo 0 >"$CG_MEM/memory.force_empty" 2>/dev/null || true
+}
+
+# pg_start DATADIR LOGFILE: start a server in the bench cgroups.
+pg_start() {
+	local data=$1 logfile=$2
+	in_cgroup runuser -u postgres -- "$PGBIN/pg_ctl" -D "$data" -l "$logfile" -w -t 600 start >/dev/null ||
+		{ tail -20 "$logfile" >&2; die "server on $data did not start"; }
+}
+
+pg_stop() {
+	local data=$1
+	[ -f "$data/postmaster.pid" ] || return 0
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$data" -m fast -w -t 900 stop >/dev/null
+}
+
+# Cold start: stop, flush and drop every cache, start.
+pg_cold_start() {
+	local data=$1 logfile=$2
+	pg_stop "$data"
+	drop_caches
+	pg_start "$data" "$logfile"
+}
+
+bench_psql() {
+	runuser -u postgres -- "$PGBIN/psql" -X -q -h "$BENCH_DIR" -p "$BENCH_PORT" -v ON_ERROR_STOP=1 "$@"
+}
+
+# Server configuration shared by the experiments; extra lines come on stdin.
+bench_conf() {
+	cat <<CONF
+listen_addresses = ''
+unix_socket_directories = '$BENCH_DIR'
+port = $BENCH_PORT
+max_connections = 100
+log_checkpoints = on
+log_line_prefix = '%m [%p] '
+CONF
+	cat
+}
+
+# "reads writes read_bytes write_bytes" of a block device, from /proc/diskstats.
+diskstats() {
+	local name
+	name=$(basename "$(readlink -f "$1")")
+	awk -v d="$name" '$3 == d { print $4, $8, $6 * 512, $10 * 512 }' /proc/diskstats
+}
+
+# Stop any bench server whose data directory is under BENCH_DIR.
+stop_bench_servers() {
+	local pidfile data
+	for pidfile in "$BENCH_DIR"/*/*/postmaster.pid "$BENCH_DIR"/*/postmaster.pid; do
+		[ -f "$pidfile" ] || continue
+		data=$(dirname "$pidfile")
+		runuser -u postgres -- "$PGBIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
+	done
+}
