@@ -83,10 +83,10 @@ drop_caches() {
 	echo 0 >"$CG_MEM/memory.force_empty" 2>/dev/null || true
 }
 
-# pg_start DATADIR LOGFILE: start a server in the bench cgroups.
+# pg_start DATADIR LOGFILE ["server options"]: start a server in the bench cgroups.
 pg_start() {
-	local data=$1 logfile=$2
-	in_cgroup runuser -u postgres -- "$PGBIN/pg_ctl" -D "$data" -l "$logfile" -w -t 600 start >/dev/null ||
+	local data=$1 logfile=$2 opts=${3:-}
+	in_cgroup runuser -u postgres -- "$PGBIN/pg_ctl" -D "$data" -l "$logfile" -o "$opts" -w -t 600 start >/dev/null ||
 		{ tail -20 "$logfile" >&2; die "server on $data did not start"; }
 }
 
@@ -98,10 +98,10 @@ pg_stop() {
 
 # Cold start: stop, flush and drop every cache, start.
 pg_cold_start() {
-	local data=$1 logfile=$2
+	local data=$1 logfile=$2 opts=${3:-}
 	pg_stop "$data"
 	drop_caches
-	pg_start "$data" "$logfile"
+	pg_start "$data" "$logfile" "$opts"
 }
 
 bench_psql() {
