@@ -26,3 +26,16 @@ BEGIN
 	END IF;
 END
 $$;
+
+-- One row per storage-manager or sync-handler slot ssd_cache wraps, with the
+-- md.c function it wraps and the calls made through it since server start.
+CREATE FUNCTION ssd_cache_hook_status(
+	OUT slot text,
+	OUT wraps text,
+	OUT calls bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'ssd_cache_hook_status'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION ssd_cache_hook_status() IS
+'storage-manager and sync-handler slots wrapped by ssd_cache, with calls since server start';

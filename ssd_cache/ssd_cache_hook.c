@@ -1,0 +1,478 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_hook.c
+ *	  Wrap PostgreSQL 15's storage-manager (smgrsw[]) and sync-handler
+ *	  (syncsw[]) dispatch tables at postmaster start.
+ *
+ * Stock PostgreSQL 15 has no hook below the buffer manager, but smgr.c and
+ * sync.c dispatch through two static const tables of function pointers.  In
+ * Debian's PIE executable both live in the RELRO segment: filled in by the
+ * dynamic loader, then made read-only.  When the postmaster loads us through
+ * shared_preload_libraries, before any child process exists, we find each
+ * table by its exact contents (the addresses of the md.c and SLRU functions,
+ * which the executable exports), make its page writable for the moment it
+ * takes to store our wrappers, and protect it again.  Every process forked
+ * afterwards inherits the wrapped tables.
+ *
+ * Fail closed: unless each table is found exactly once with exactly the
+ * PostgreSQL 15 layout, the server refuses to start with a FATAL saying why
+ * and how to start without ssd_cache.  There is no half-hooked mode.
+ *
+ * Audit of calls that bypass the tables (objdump -d of Debian's postgres
+ * 15.20, every direct call or jump to an md* function, checked against
+ * smgr.c, md.c and sync.c of REL_15_STABLE):
+ *
+ *	smgrinit -> mdinit		  Only creates md.c's private memory context.
+ *							  Nothing to do.
+ *	smgropen -> mdopen		  Only resets md.c's per-fork segment counts; no
+ *							  I/O.  Nothing to do.
+ *	smgrimmedsync -> mdimmedsync
+ *							  fsyncs a relation's files after bulk writes made
+ *							  with skipFsync (index builds, heap rewrites,
+ *							  RelationCopyStorage, *buildempty).  Those writes
+ *							  come through smgr_write/smgr_extend with
+ *							  skipFsync = true; such writes must bypass the
+ *							  cache: go to md and invalidate any cached copy
+ *							  first, so that the immediate sync covers them.
+ *	smgrdosyncall -> mdimmedsync
+ *							  Commit-time sync of relations created in the
+ *							  transaction under wal_level = minimal
+ *							  (smgrDoPendingSyncs).  Their buffers are first
+ *							  written through smgr_write, so a cache that
+ *							  absorbed those writes would leave them outside
+ *							  the sync: write-back therefore requires
+ *							  wal_level >= replica, where this path is unused.
+ *	md.c internal calls		  (mdimmedsync -> mdnblocks, mdtruncate ->
+ *							  mdnblocks, mdunlink -> mdunlinkfork, segment
+ *							  helpers) stay inside md.c and carry no pages.
+ *
+ * Everything else (smgr create/exists/unlink/extend/prefetch/read/write/
+ * writeback/nblocks/truncate, including 15.20's smgrtruncate2, and every
+ * sync.c call of a handler) goes through the tables.  Work that bypasses smgr
+ * entirely (DROP DATABASE and ALTER DATABASE SET TABLESPACE removing or
+ * copying directories, CREATE DATABASE STRATEGY FILE_COPY, resetting unlogged
+ * relations, base backups) never reaches these wrappers and is handled by the
+ * cache's utility and lifecycle code.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "access/clog.h"
+#include "access/commit_ts.h"
+#include "access/multixact.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/md.h"
+#include "storage/shmem.h"
+#include "storage/sync.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "ssd_cache.h"
+#include "ssd_cache_hook.h"
+
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
+#error "ssd_cache_hook.c mirrors the PostgreSQL 15 layouts of f_smgr and SyncOps"
+#endif
+
+/*
+ * Mirrors of smgr.c's f_smgr and sync.c's SyncOps for PostgreSQL 15.  The
+ * expected tables below are built from md.h's prototypes, so a signature
+ * change breaks the compile rather than the server.
+ */
+typedef struct SsdSmgrOps
+{
+	void		(*smgr_init) (void);
+	void		(*smgr_shutdown) (void);
+	void		(*smgr_open) (SMgrRelation reln);
+	void		(*smgr_close) (SMgrRelation reln, ForkNumber forknum);
+	void		(*smgr_create) (SMgrRelation reln, ForkNumber forknum, bool isRedo);
+	bool		(*smgr_exists) (SMgrRelation reln, ForkNumber forknum);
+	void		(*smgr_unlink) (RelFileNodeBackend rnode, ForkNumber forknum, bool isRedo);
+	void		(*smgr_extend) (SMgrRelation reln, ForkNumber forknum,
+								BlockNumber blocknum, char *buffer, bool skipFsync);
+	bool		(*smgr_prefetch) (SMgrRelation reln, ForkNumber forknum,
+								  BlockNumber blocknum);
+	void		(*smgr_read) (SMgrRelation reln, ForkNumber forknum,
+							  BlockNumber blocknum, char *buffer);
+	void		(*smgr_write) (SMgrRelation reln, ForkNumber forknum,
+							   BlockNumber blocknum, char *buffer, bool skipFsync);
+	void		(*smgr_writeback) (SMgrRelation reln, ForkNumber forknum,
+								   BlockNumber blocknum, BlockNumber nblocks);
+	BlockNumber (*smgr_nblocks) (SMgrRelation reln, ForkNumber forknum);
+#ifdef SSD_CACHE_MDTRUNCATE_OLD_BLOCKS
+	void		(*smgr_truncate) (SMgrRelation reln, ForkNumber forknum,
+								  BlockNumber old_blocks, BlockNumber nblocks);
+#else
+	void		(*smgr_truncate) (SMgrRelation reln, ForkNumber forknum,
+								  BlockNumber nblocks);
+#endif
+	void		(*smgr_immedsync) (SMgrRelation reln, ForkNumber forknum);
+} SsdSmgrOps;
+
+typedef struct SsdSyncOps
+{
+	int			(*sync_syncfiletag) (const FileTag *ftag, char *path);
+	int			(*sync_unlinkfiletag) (const FileTag *ftag, char *path);
+	bool		(*sync_filetagmatches) (const FileTag *ftag, const FileTag *candidate);
+} SsdSyncOps;
+
+/* smgrsw[] of PostgreSQL 15: one entry, md.c. */
+static const SsdSmgrOps expected_smgrsw[] = {
+	{
+		.smgr_init = mdinit,
+		.smgr_shutdown = NULL,
+		.smgr_open = mdopen,
+		.smgr_close = mdclose,
+		.smgr_create = mdcreate,
+		.smgr_exists = mdexists,
+		.smgr_unlink = mdunlink,
+		.smgr_extend = mdextend,
+		.smgr_prefetch = mdprefetch,
+		.smgr_read = mdread,
+		.smgr_write = mdwrite,
+		.smgr_writeback = mdwriteback,
+		.smgr_nblocks = mdnblocks,
+		.smgr_truncate = mdtruncate,
+		.smgr_immedsync = mdimmedsync,
+	}
+};
+
+/* syncsw[] of PostgreSQL 15, indexed by SyncRequestHandler. */
+static const SsdSyncOps expected_syncsw[] = {
+	[SYNC_HANDLER_MD] = {
+		.sync_syncfiletag = mdsyncfiletag,
+		.sync_unlinkfiletag = mdunlinkfiletag,
+		.sync_filetagmatches = mdfiletagmatches
+	},
+	[SYNC_HANDLER_CLOG] = {.sync_syncfiletag = clogsyncfiletag},
+	[SYNC_HANDLER_COMMIT_TS] = {.sync_syncfiletag = committssyncfiletag},
+	[SYNC_HANDLER_MULTIXACT_OFFSET] = {.sync_syncfiletag = multixactoffsetssyncfiletag},
+	[SYNC_HANDLER_MULTIXACT_MEMBER] = {.sync_syncfiletag = multixactmemberssyncfiletag},
+};
+
+StaticAssertDecl(lengthof(expected_syncsw) == SYNC_HANDLER_NONE,
+				 "syncsw[] mirror does not cover every PostgreSQL 15 sync handler");
+
+/* Names shown by ssd_cache_hook_status(), by SsdCacheHookSlot. */
+static const struct
+{
+	const char *slot;
+	const char *wraps;
+}			hook_slot_names[SSD_CACHE_HOOK_NSLOTS] = {
+	[HOOK_SMGR_CREATE] = {"smgr_create", "mdcreate"},
+	[HOOK_SMGR_UNLINK] = {"smgr_unlink", "mdunlink"},
+	[HOOK_SMGR_EXTEND] = {"smgr_extend", "mdextend"},
+	[HOOK_SMGR_PREFETCH] = {"smgr_prefetch", "mdprefetch"},
+	[HOOK_SMGR_READ] = {"smgr_read", "mdread"},
+	[HOOK_SMGR_WRITE] = {"smgr_write", "mdwrite"},
+	[HOOK_SMGR_WRITEBACK] = {"smgr_writeback", "mdwriteback"},
+	[HOOK_SMGR_TRUNCATE] = {"smgr_truncate", "mdtruncate"},
+	[HOOK_SYNC_SYNCFILETAG] = {"sync_syncfiletag", "mdsyncfiletag"},
+	[HOOK_SYNC_UNLINKFILETAG] = {"sync_unlinkfiletag", "mdunlinkfiletag"},
+};
+
+/* Calls through each wrapped slot, cluster-wide.  Owned by this module. */
+typedef struct SsdCacheHookShared
+{
+	pg_atomic_uint64 calls[SSD_CACHE_HOOK_NSLOTS];
+} SsdCacheHookShared;
+
+static SsdCacheHookShared *hook_shared = NULL;
+static bool hook_installed = false;
+
+static inline void
+hook_count(SsdCacheHookSlot slot)
+{
+	/* Processes that run before shared memory exists are not counted. */
+	if (hook_shared)
+		pg_atomic_fetch_add_u64(&hook_shared->calls[slot], 1);
+}
+
+/*
+ * The wrappers.  Each passes through to md.c; the cache's read, write and
+ * invalidation paths attach here.
+ */
+static void
+ssd_smgr_create(SMgrRelation reln, ForkNumber forknum, bool isRedo)
+{
+	hook_count(HOOK_SMGR_CREATE);
+	mdcreate(reln, forknum, isRedo);
+}
+
+static void
+ssd_smgr_unlink(RelFileNodeBackend rnode, ForkNumber forknum, bool isRedo)
+{
+	hook_count(HOOK_SMGR_UNLINK);
+	mdunlink(rnode, forknum, isRedo);
+}
+
+static void
+ssd_smgr_extend(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
+				char *buffer, bool skipFsync)
+{
+	hook_count(HOOK_SMGR_EXTEND);
+	mdextend(reln, forknum, blocknum, buffer, skipFsync);
+}
+
+static bool
+ssd_smgr_prefetch(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum)
+{
+	hook_count(HOOK_SMGR_PREFETCH);
+	return mdprefetch(reln, forknum, blocknum);
+}
+
+static void
+ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
+			  char *buffer)
+{
+	hook_count(HOOK_SMGR_READ);
+	mdread(reln, forknum, blocknum, buffer);
+}
+
+static void
+ssd_smgr_write(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
+			   char *buffer, bool skipFsync)
+{
+	hook_count(HOOK_SMGR_WRITE);
+	mdwrite(reln, forknum, blocknum, buffer, skipFsync);
+}
+
+static void
+ssd_smgr_writeback(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
+				   BlockNumber nblocks)
+{
+	hook_count(HOOK_SMGR_WRITEBACK);
+	mdwriteback(reln, forknum, blocknum, nblocks);
+}
+
+#ifdef SSD_CACHE_MDTRUNCATE_OLD_BLOCKS
+static void
+ssd_smgr_truncate(SMgrRelation reln, ForkNumber forknum, BlockNumber old_blocks,
+				  BlockNumber nblocks)
+{
+	hook_count(HOOK_SMGR_TRUNCATE);
+	mdtruncate(reln, forknum, old_blocks, nblocks);
+}
+#else
+static void
+ssd_smgr_truncate(SMgrRelation reln, ForkNumber forknum, BlockNumber nblocks)
+{
+	hook_count(HOOK_SMGR_TRUNCATE);
+	mdtruncate(reln, forknum, nblocks);
+}
+#endif
+
+static int
+ssd_sync_syncfiletag(const FileTag *ftag, char *path)
+{
+	hook_count(HOOK_SYNC_SYNCFILETAG);
+	return mdsyncfiletag(ftag, path);
+}
+
+static int
+ssd_sync_unlinkfiletag(const FileTag *ftag, char *path)
+{
+	hook_count(HOOK_SYNC_UNLINKFILETAG);
+	return mdunlinkfiletag(ftag, path);
+}
+
+/* A byte image to find in the executable's RELRO segment. */
+typedef struct TableSearch
+{
+	const void *image;
+	Size		size;
+	int			matches;
+	char	   *found;
+} TableSearch;
+
+/*
+ * dl_iterate_phdr callback: scan the main program's RELRO segment(s) for each
+ * table image.  The main program is always reported first; stop after it,
+ * because the tables are static in the executable and nowhere else.
+ */
+static int
+search_relro(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	TableSearch *searches = (TableSearch *) arg;
+	int			i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+	{
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		char	   *start,
+				   *end,
+				   *p;
+		int			s;
+
+		if (ph->p_type != PT_GNU_RELRO)
+			continue;
+		start = (char *) (info->dlpi_addr + ph->p_vaddr);
+		end = start + ph->p_memsz;
+		for (p = (char *) TYPEALIGN(sizeof(void *), start); p < end; p += sizeof(void *))
+		{
+			for (s = 0; searches[s].image != NULL; s++)
+			{
+				if (p + searches[s].size <= end &&
+					memcmp(p, searches[s].image, searches[s].size) == 0)
+				{
+					searches[s].matches++;
+					searches[s].found = p;
+				}
+			}
+		}
+	}
+	return 1;
+}
+
+/* Make [addr, addr + len) writable (or read-only again). */
+static void
+protect_range(void *addr, Size len, int prot)
+{
+	long		pagesize = sysconf(_SC_PAGESIZE);
+	uintptr_t	first = (uintptr_t) addr & ~(pagesize - 1);
+	uintptr_t	last = ((uintptr_t) addr + len + pagesize - 1) & ~(pagesize - 1);
+
+	if (mprotect((void *) first, last - first, prot) != 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("ssd_cache could not change the protection of the storage manager's dispatch table: %m"),
+				 errhint("Remove ssd_cache from shared_preload_libraries to start the server without it.")));
+}
+
+/*
+ * Find, verify and wrap both tables.  Called from _PG_init in the postmaster
+ * (shared_preload_libraries); FATAL on any mismatch.
+ */
+void
+ssd_cache_hook_install(void)
+{
+	TableSearch searches[] = {
+		{expected_smgrsw, sizeof(expected_smgrsw), 0, NULL},
+		{expected_syncsw, sizeof(expected_syncsw), 0, NULL},
+		{NULL, 0, 0, NULL}
+	};
+	SsdSmgrOps *smgrsw;
+	SsdSyncOps *syncsw;
+	int			server_version;
+
+	Assert(process_shared_preload_libraries_in_progress);
+	if (hook_installed)
+		return;
+
+	/*
+	 * The wrappers have the md.c signatures of the headers we were built
+	 * with, and those change within the 15 series (mdtruncate gained an
+	 * argument).  A wrapper called with another signature would corrupt
+	 * data, so the server must be exactly the release we were built for.
+	 */
+	server_version = atoi(GetConfigOption("server_version_num", false, false));
+	if (server_version != PG_VERSION_NUM)
+		ereport(FATAL,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ssd_cache was built for PostgreSQL %d.%d but this server is %d.%d",
+						PG_VERSION_NUM / 10000, PG_VERSION_NUM % 100,
+						server_version / 10000, server_version % 100),
+				 errdetail("The storage-manager functions ssd_cache wraps change signature between minor releases."),
+				 errhint("Rebuild and reinstall ssd_cache against this server's headers, "
+						 "or remove ssd_cache from shared_preload_libraries to start without it.")));
+
+	dl_iterate_phdr(search_relro, searches);
+
+	/* Test-only: behave as on a server whose tables do not match. */
+	if (ssd_cache_fault_enabled("hook_layout"))
+		searches[0].matches = 0;
+
+	if (searches[0].matches != 1 || searches[1].matches != 1)
+		ereport(FATAL,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ssd_cache cannot hook the storage manager of this server"),
+				 errdetail("Found %d copies of the storage manager table and %d of the sync handler table "
+						   "with the PostgreSQL 15 layout in the postgres executable; exactly one of each is required.",
+						   searches[0].matches, searches[1].matches),
+				 errhint("Remove ssd_cache from shared_preload_libraries to start the server without it, "
+						 "and install an ssd_cache built for this server's version.")));
+
+	smgrsw = (SsdSmgrOps *) searches[0].found;
+	syncsw = (SsdSyncOps *) searches[1].found;
+
+	protect_range(smgrsw, sizeof(expected_smgrsw), PROT_READ | PROT_WRITE);
+	smgrsw[0].smgr_create = ssd_smgr_create;
+	smgrsw[0].smgr_unlink = ssd_smgr_unlink;
+	smgrsw[0].smgr_extend = ssd_smgr_extend;
+	smgrsw[0].smgr_prefetch = ssd_smgr_prefetch;
+	smgrsw[0].smgr_read = ssd_smgr_read;
+	smgrsw[0].smgr_write = ssd_smgr_write;
+	smgrsw[0].smgr_writeback = ssd_smgr_writeback;
+	smgrsw[0].smgr_truncate = ssd_smgr_truncate;
+	protect_range(smgrsw, sizeof(expected_smgrsw), PROT_READ);
+
+	protect_range(syncsw, sizeof(expected_syncsw), PROT_READ | PROT_WRITE);
+	syncsw[SYNC_HANDLER_MD].sync_syncfiletag = ssd_sync_syncfiletag;
+	syncsw[SYNC_HANDLER_MD].sync_unlinkfiletag = ssd_sync_unlinkfiletag;
+	protect_range(syncsw, sizeof(expected_syncsw), PROT_READ);
+
+	hook_installed = true;
+	ereport(LOG,
+			(errmsg("ssd_cache: storage manager hooked (%d smgr and 2 sync handler functions wrapped)",
+					SSD_CACHE_HOOK_NSLOTS - 2)));
+}
+
+bool
+ssd_cache_hook_active(void)
+{
+	return hook_installed;
+}
+
+Size
+ssd_cache_hook_shmem_size(void)
+{
+	return MAXALIGN(sizeof(SsdCacheHookShared));
+}
+
+void
+ssd_cache_hook_shmem_init(void)
+{
+	bool		found;
+	int			i;
+
+	hook_shared = ShmemInitStruct("ssd_cache hook", sizeof(SsdCacheHookShared), &found);
+	if (!found)
+		for (i = 0; i < SSD_CACHE_HOOK_NSLOTS; i++)
+			pg_atomic_init_u64(&hook_shared->calls[i], 0);
+}
+
+/*
+ * ssd_cache_hook_status(): one row per wrapped dispatch slot, with the md.c
+ * function it wraps and the calls made through it since the server started.
+ */
+PG_FUNCTION_INFO_V1(ssd_cache_hook_status);
+
+Datum
+ssd_cache_hook_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!hook_installed || hook_shared == NULL)
+		return (Datum) 0;
+
+	for (i = 0; i < SSD_CACHE_HOOK_NSLOTS; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = CStringGetTextDatum(hook_slot_names[i].slot);
+		values[1] = CStringGetTextDatum(hook_slot_names[i].wraps);
+		values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&hook_shared->calls[i]));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
