@@ -35,9 +35,12 @@ ssdkit_cluster_stop "$data"
 trap - EXIT
 
 echo "== TAP (t/) =="
+as_server_user=()
+[ "$(id -u)" -eq 0 ] && as_server_user=(runuser -u postgres --)
 (
+	# In the scratch directory (the server user's), not via as_pg's "/".
 	cd "$scratch/tap" &&
-	as_pg env TESTDIR="$scratch/tap" \
+	"${as_server_user[@]}" env PATH="$PATH" TESTDIR="$scratch/tap" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		SSDKIT_ROOT="$root" \
 		prove ${PROVE_FLAGS:--v} -I "$PGXS_DIR/src/test/perl" -I "$scratch/src/t" \

@@ -15,8 +15,9 @@ if [ "${KEEP:-0}" != 1 ]; then
 	trap 'ssdkit_cluster_stop "$data"' EXIT
 fi
 
-as_pg cat "$root/scripts/demo.sql" |
-	as_pg psql -X -h "$scratch/demo" -p "$port" -d postgres -v ON_ERROR_STOP=1 -e
+# The checkout may be unreadable to the server user: root reads the script.
+as_pg psql -X -h "$scratch/demo" -p "$port" -d postgres -v ON_ERROR_STOP=1 -e \
+	<"$root/scripts/demo.sql"
 
 if [ "${KEEP:-0}" = 1 ]; then
 	echo "demo: cluster left running: psql -h $scratch/demo -p $port -U postgres postgres"

@@ -16,10 +16,12 @@ ssdkit_root() {
 	cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd
 }
 
-# Run a command as the server user, keeping PATH.
+# Run a command as the server user, keeping PATH.  From "/": the caller's
+# directory may be one the server user cannot enter (all paths given to
+# these commands are absolute).
 as_pg() {
 	if [ "$(id -u)" -eq 0 ]; then
-		runuser -u postgres -- env PATH="$PATH" "$@"
+		(cd / && runuser -u postgres -- env PATH="$PATH" "$@")
 	else
 		"$@"
 	fi
