@@ -39,3 +39,89 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION ssd_cache_hook_status() IS
 'storage-manager and sync-handler slots wrapped by ssd_cache, with calls since server start';
+
+CREATE FUNCTION ssd_cache_stats_internal(
+	OUT mode text,
+	OUT hook_active boolean,
+	OUT path text,
+	OUT size_bytes bigint,
+	OUT slots bigint,
+	OUT used_slots bigint,
+	OUT admission_queue bigint,
+	OUT preparation_ms double precision,
+	OUT hits bigint,
+	OUT misses bigint,
+	OUT admissions bigint,
+	OUT refusals bigint,
+	OUT evictions bigint,
+	OUT invalidations bigint,
+	OUT overwrites bigint,
+	OUT ssd_reads bigint,
+	OUT ssd_writes bigint,
+	OUT disk_reads bigint,
+	OUT disk_writes bigint,
+	OUT directory_writes bigint,
+	OUT errors bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'ssd_cache_stats_internal'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Cluster-wide cache state and counters since start or the last
+-- ssd_cache_reset_stats(); page counts come with their byte totals.
+CREATE VIEW ssd_cache_stats AS
+SELECT mode, hook_active, path, size_bytes, slots, used_slots, admission_queue,
+	   preparation_ms, hits, misses,
+	   round(hits::numeric / nullif(hits + misses, 0), 4) AS hit_ratio,
+	   admissions, refusals, evictions, invalidations, overwrites,
+	   ssd_reads, ssd_writes,
+	   ssd_reads * current_setting('block_size')::bigint AS ssd_read_bytes,
+	   ssd_writes * current_setting('block_size')::bigint AS ssd_write_bytes,
+	   disk_reads, disk_writes,
+	   disk_reads * current_setting('block_size')::bigint AS disk_read_bytes,
+	   disk_writes * current_setting('block_size')::bigint AS disk_write_bytes,
+	   directory_writes, errors
+FROM ssd_cache_stats_internal();
+
+CREATE FUNCTION ssd_cache_relation_blocks(
+	OUT reltablespace oid,
+	OUT relfilenode oid,
+	OUT cached_blocks bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'ssd_cache_relation_blocks'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Cached blocks per relation of the current database.
+CREATE VIEW ssd_cache_relations AS
+SELECT pg_filenode_relation(
+		   CASE WHEN b.reltablespace = d.dattablespace THEN 0 ELSE b.reltablespace END,
+		   b.relfilenode) AS relation,
+	   b.cached_blocks,
+	   round(b.cached_blocks::numeric /
+			 nullif(pg_relation_size(pg_filenode_relation(
+				 CASE WHEN b.reltablespace = d.dattablespace THEN 0 ELSE b.reltablespace END,
+				 b.relfilenode)) / current_setting('block_size')::bigint, 0), 4) AS cached_fraction
+FROM ssd_cache_relation_blocks() b,
+	 pg_database d
+WHERE d.datname = current_database();
+
+CREATE FUNCTION ssd_cache_reset_stats()
+RETURNS void
+AS 'MODULE_PATHNAME', 'ssd_cache_reset_stats'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION ssd_cache_evict(relation regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'ssd_cache_evict'
+LANGUAGE C STRICT VOLATILE;
+
+REVOKE ALL ON FUNCTION ssd_cache_reset_stats() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ssd_cache_evict(regclass) FROM PUBLIC;
+
+-- Compare every cached page with its copy on disk (they must be identical
+-- on a quiet server in write-through mode); mismatches are also logged.
+CREATE FUNCTION ssd_cache_verify(OUT checked bigint, OUT mismatched bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'ssd_cache_verify_sql'
+LANGUAGE C STRICT VOLATILE;
+
+REVOKE ALL ON FUNCTION ssd_cache_verify() FROM PUBLIC;

@@ -22,13 +22,22 @@
 #include "utils/varlena.h"
 
 #include "ssd_cache.h"
+#include "ssd_cache_admit.h"
+#include "ssd_cache_directory.h"
 #include "ssd_cache_hook.h"
+#include "ssd_cache_lifecycle.h"
 #include "ssdkit_status.h"
 
 PG_MODULE_MAGIC;
 
 /* Whether the library came in through shared_preload_libraries. */
 static bool loaded_at_startup = false;
+
+/* ssd_cache.path: the cache file; empty disables the cache. */
+static char *cache_path = NULL;
+
+/* ssd_cache.size: in MB (GUC_UNIT_MB). */
+static int	cache_size_mb = 1024;
 
 /* ssd_cache.fault_injection: test-only list of enabled fault points. */
 static char *fault_injection = NULL;
@@ -38,6 +47,10 @@ static List *fault_points = NIL;
 static const char *const known_fault_points[] = {
 	"hook_layout",				/* startup: treat the dispatch tables as not
 								 * matching, as on a foreign server binary */
+	"slot_read_error",			/* SSD reads of page slots fail with EIO */
+	"slot_write_error",			/* SSD writes of page slots fail with EIO */
+	"dir_read_error",			/* reading the directory at startup fails */
+	"dir_write_error",			/* directory updates fail with EIO */
 	NULL
 };
 
@@ -71,7 +84,8 @@ check_fault_injection(char **newval, void **extra, GucSource source)
 		if (known_fault_points[i] == NULL)
 		{
 			GUC_check_errdetail("Unknown fault point \"%s\".", point);
-			GUC_check_errhint("Known fault points: hook_layout.");
+			GUC_check_errhint("Known fault points: hook_layout, slot_read_error, "
+							  "slot_write_error, dir_read_error, dir_write_error.");
 			return false;
 		}
 	}
@@ -112,21 +126,58 @@ ssd_cache_fault_enabled(const char *point)
 	return false;
 }
 
+static bool
+cache_configured(void)
+{
+	return cache_path != NULL && cache_path[0] != '\0';
+}
+
+static uint64
+cache_nslots(void)
+{
+	return ((uint64) cache_size_mb << 20) / BLCKSZ;
+}
+
 static void
 ssd_cache_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(ssd_cache_hook_shmem_size());
+	if (cache_configured())
+	{
+		RequestAddinShmemSpace(ssd_cache_directory_shmem_size(cache_nslots()));
+		RequestAddinShmemSpace(ssd_cache_admit_shmem_size());
+		RequestNamedLWLockTranche("ssd_cache", ssd_cache_directory_lwlocks());
+	}
+}
+
+/* Postmaster exit: after a clean shutdown, mark the cache trusted. */
+static void
+ssd_cache_postmaster_exit(int code, Datum arg)
+{
+	ssd_cache_file_note_shutdown();
 }
 
 static void
 ssd_cache_shmem_startup(void)
 {
+	static bool exit_callback_registered = false;
+
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ssd_cache_hook_shmem_init();
+	if (cache_configured())
+	{
+		ssd_cache_admit_shmem_init();
+		ssd_cache_directory_shmem_init(cache_path, cache_nslots());
+		if (!IsUnderPostmaster && !exit_callback_registered)
+		{
+			on_shmem_exit(ssd_cache_postmaster_exit, (Datum) 0);
+			exit_callback_registered = true;
+		}
+	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -146,6 +197,35 @@ _PG_init(void)
 							   assign_fault_injection,
 							   NULL);
 
+	/*
+	 * Loaded after startup (LOAD, or the install-time check of CREATE
+	 * EXTENSION), the library installs nothing, and it must not define
+	 * postmaster-level settings, which is an error then.
+	 */
+	if (loaded_at_startup)
+	{
+		DefineCustomStringVariable("ssd_cache.path",
+								   "Path of the cache file on the SSD; empty disables the cache.",
+								   "The file is created and sized at server start. It must be on a "
+								   "local file system that supports O_DIRECT.",
+								   &cache_path,
+								   "",
+								   PGC_POSTMASTER,
+								   0,
+								   NULL, NULL, NULL);
+
+		DefineCustomIntVariable("ssd_cache.size",
+								"Size of the SSD cache.",
+								NULL,
+								&cache_size_mb,
+								1024,
+								1,
+								16 * 1024 * 1024,	/* 16 TB */
+								PGC_POSTMASTER,
+								GUC_UNIT_MB,
+								NULL, NULL, NULL);
+	}
+
 	/* Unknown "ssd_cache.*" settings are errors, so a typo cannot go unnoticed. */
 	MarkGUCPrefixReserved("ssd_cache");
 
@@ -158,6 +238,15 @@ _PG_init(void)
 	shmem_startup_hook = ssd_cache_shmem_startup;
 
 	ssd_cache_hook_install();
+	ssd_cache_lifecycle_install();
+	if (cache_configured())
+		ssd_cache_admit_register_worker();
+}
+
+const char *
+ssd_cache_configured_path(void)
+{
+	return cache_configured() ? cache_path : NULL;
 }
 
 /* ssd_cache_status(): library version, how it was loaded, io_uring support. */

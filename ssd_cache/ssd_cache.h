@@ -14,4 +14,6 @@
  */
 extern bool ssd_cache_fault_enabled(const char *point);
 
+extern const char *ssd_cache_configured_path(void);
+
 #endif							/* SSD_CACHE_H */

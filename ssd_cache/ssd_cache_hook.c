@@ -65,8 +65,10 @@
 #include "access/clog.h"
 #include "access/commit_ts.h"
 #include "access/multixact.h"
+#include "access/xlog.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "postmaster/interrupt.h"
 #include "port/atomics.h"
 #include "storage/md.h"
 #include "storage/shmem.h"
@@ -75,6 +77,8 @@
 #include "utils/guc.h"
 
 #include "ssd_cache.h"
+#include "ssd_cache_admit.h"
+#include "ssd_cache_directory.h"
 #include "ssd_cache_hook.h"
 
 #if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
@@ -196,13 +200,31 @@ hook_count(SsdCacheHookSlot slot)
 }
 
 /*
- * The wrappers.  Each passes through to md.c; the cache's read, write and
- * invalidation paths attach here.
+ * Only main forks of permanent relations are cached: temporary relations
+ * never reach shared buffers' write paths here in a way worth caching, and
+ * the other forks are small and hot in shared_buffers anyway.
+ */
+static inline bool
+cacheable(SMgrRelation reln, ForkNumber forknum)
+{
+	return forknum == MAIN_FORKNUM &&
+		reln->smgr_rnode.backend == InvalidBackendId &&
+		ssd_cache_enabled();
+}
+
+/*
+ * The wrappers.  Each calls md.c and keeps the cache consistent with it:
+ * the disk is written first and the cached copy brought up to date after;
+ * anything that removes or replaces blocks invalidates them, durably,
+ * before md.c acts.
  */
 static void
 ssd_smgr_create(SMgrRelation reln, ForkNumber forknum, bool isRedo)
 {
 	hook_count(HOOK_SMGR_CREATE);
+	/* A reused relfilenode must not find its predecessor's pages. */
+	if (cacheable(reln, forknum))
+		ssd_cache_invalidate_from(reln->smgr_rnode.node, forknum, 0);
 	mdcreate(reln, forknum, isRedo);
 }
 
@@ -210,6 +232,9 @@ static void
 ssd_smgr_unlink(RelFileNodeBackend rnode, ForkNumber forknum, bool isRedo)
 {
 	hook_count(HOOK_SMGR_UNLINK);
+	if (rnode.backend == InvalidBackendId && ssd_cache_enabled() &&
+		(forknum == MAIN_FORKNUM || forknum == InvalidForkNumber))
+		ssd_cache_invalidate_from(rnode.node, MAIN_FORKNUM, 0);
 	mdunlink(rnode, forknum, isRedo);
 }
 
@@ -218,6 +243,16 @@ ssd_smgr_extend(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 				char *buffer, bool skipFsync)
 {
 	hook_count(HOOK_SMGR_EXTEND);
+	if (cacheable(reln, forknum))
+	{
+		BufferTag	tag;
+
+		/* Nothing should be cached past the end; make sure. */
+		INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
+		if (ssd_cache_contains(&tag))
+			ssd_cache_invalidate_block(&tag);
+		ssd_cache_count(SSD_DISK_WRITES, 1);
+	}
 	mdextend(reln, forknum, blocknum, buffer, skipFsync);
 }
 
@@ -225,6 +260,15 @@ static bool
 ssd_smgr_prefetch(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum)
 {
 	hook_count(HOOK_SMGR_PREFETCH);
+	if (cacheable(reln, forknum))
+	{
+		BufferTag	tag;
+
+		/* A cached block will come from the SSD: do not spend disk I/O. */
+		INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
+		if (ssd_cache_contains(&tag))
+			return true;
+	}
 	return mdprefetch(reln, forknum, blocknum);
 }
 
@@ -232,16 +276,51 @@ static void
 ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 			  char *buffer)
 {
+	BufferTag	tag;
+	bool		cached = cacheable(reln, forknum);
+
 	hook_count(HOOK_SMGR_READ);
+	if (cached)
+	{
+		INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
+		if (ssd_cache_read(&tag, buffer))
+			return;
+	}
 	mdread(reln, forknum, blocknum, buffer);
+	if (cached)
+	{
+		ssd_cache_count(SSD_DISK_READS, 1);
+		ssd_cache_offer(&tag, buffer);
+	}
 }
 
 static void
 ssd_smgr_write(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 			   char *buffer, bool skipFsync)
 {
+	BufferTag	tag;
+	bool		cached = cacheable(reln, forknum);
+
 	hook_count(HOOK_SMGR_WRITE);
+	if (cached)
+	{
+		INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
+
+		/*
+		 * skipFsync writes are made durable by an immediate sync that goes
+		 * straight to md.c; they bypass the cache, which forgets the block
+		 * first.
+		 */
+		if (skipFsync)
+			ssd_cache_invalidate_block(&tag);
+	}
 	mdwrite(reln, forknum, blocknum, buffer, skipFsync);
+	if (cached)
+	{
+		ssd_cache_count(SSD_DISK_WRITES, 1);
+		if (!skipFsync)
+			ssd_cache_after_disk_write(&tag, buffer);
+	}
 }
 
 static void
@@ -258,6 +337,8 @@ ssd_smgr_truncate(SMgrRelation reln, ForkNumber forknum, BlockNumber old_blocks,
 				  BlockNumber nblocks)
 {
 	hook_count(HOOK_SMGR_TRUNCATE);
+	if (cacheable(reln, forknum))
+		ssd_cache_invalidate_from(reln->smgr_rnode.node, forknum, nblocks);
 	mdtruncate(reln, forknum, old_blocks, nblocks);
 }
 #else
@@ -265,6 +346,8 @@ static void
 ssd_smgr_truncate(SMgrRelation reln, ForkNumber forknum, BlockNumber nblocks)
 {
 	hook_count(HOOK_SMGR_TRUNCATE);
+	if (cacheable(reln, forknum))
+		ssd_cache_invalidate_from(reln->smgr_rnode.node, forknum, nblocks);
 	mdtruncate(reln, forknum, nblocks);
 }
 #endif
@@ -273,6 +356,14 @@ static int
 ssd_sync_syncfiletag(const FileTag *ftag, char *path)
 {
 	hook_count(HOOK_SYNC_SYNCFILETAG);
+
+	/*
+	 * The checkpointer syncs data files before the checkpoint can complete:
+	 * record the checkpoint as one the cache has seen (see
+	 * ssd_cache_file.c, "Trust").
+	 */
+	if (MyBackendType == B_CHECKPOINTER && ssd_cache_enabled())
+		ssd_cache_file_note_checkpoint(GetRedoRecPtr());
 	return mdsyncfiletag(ftag, path);
 }
 

@@ -36,7 +36,7 @@ for my $round (1 .. 3)
 		clients => 4, seconds => 30, crash_after => 2);
 	my $n = 0;
 	$n += $_ for values %$acked;
-	cmp_ok($n, '>', 0, "round $round: pgbench committed transactions before the crash");
+	cmp_ok($n, '>', 0, "round $round: pgbench committed $n transactions before the crash");
 	SSDKitTest::ledger_check($node, $acked, "round $round");
 	$node->safe_psql('postgres', 'TRUNCATE ssdkit_ledger');
 }

@@ -1,0 +1,286 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_admit.c
+ *	  Admission: a backend that read a page from disk offers a copy; a
+ *	  background worker ("ssd_cache admission") writes it to the SSD.
+ *
+ * The reading backend only copies 8 kB into a shared queue and sets the
+ * worker's latch, so admission I/O never delays a query.  When the queue is
+ * full the page is simply not admitted (counted as a refusal).
+ *
+ * Ordering with writes: the offer creates a PENDING directory entry; a
+ * write of the same block before the worker gets to it cancels the entry
+ * (ssd_cache_after_disk_write), so an old copy is never admitted.  The tag
+ * is published in the queue before the entry exists, so a relation-wide
+ * invalidation (truncate, unlink) that scans the queue never misses it.
+ *
+ * Admission policy (this version: "clock"): every main-fork page of a
+ * permanent relation read from disk is offered, and admitted, evicting the
+ * clock's victim when the cache is full.  Pages of unlogged relations are
+ * never admitted: crash recovery resets their files behind smgr's back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+
+#include "ssd_cache_admit.h"
+#include "ssd_cache_directory.h"
+
+typedef enum SsdAdmitItemState
+{
+	ITEM_FREE,
+	ITEM_FILLING,				/* tag published, page being copied */
+	ITEM_READY,
+	ITEM_ABANDONED				/* the offer was withdrawn */
+} SsdAdmitItemState;
+
+typedef struct SsdAdmitQueue
+{
+	slock_t		lock;
+	uint32		head;			/* oldest item */
+	uint32		count;
+	Latch	   *worker_latch;
+	BufferTag	tags[SSD_ADMIT_QUEUE_MAX];
+	uint8		state[SSD_ADMIT_QUEUE_MAX];
+	char	   *pages;			/* SSD_ADMIT_QUEUE_MAX aligned pages */
+} SsdAdmitQueue;
+
+static SsdAdmitQueue *queue = NULL;
+
+Size
+ssd_cache_admit_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(SsdAdmitQueue)),
+					(Size) (SSD_ADMIT_QUEUE_MAX + 1) * BLCKSZ);
+}
+
+void
+ssd_cache_admit_shmem_init(void)
+{
+	bool		found;
+	char	   *pages;
+
+	queue = ShmemInitStruct("ssd_cache admission queue", sizeof(SsdAdmitQueue), &found);
+	pages = ShmemInitStruct("ssd_cache admission pages",
+							(Size) (SSD_ADMIT_QUEUE_MAX + 1) * BLCKSZ, &found);
+	memset(queue, 0, sizeof(SsdAdmitQueue));
+	SpinLockInit(&queue->lock);
+	/* O_DIRECT writes go straight from here. */
+	queue->pages = (char *) TYPEALIGN(BLCKSZ, pages);
+}
+
+void
+ssd_cache_admit_register_worker(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	/* From postmaster start: WAL redo reads pages too. */
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 1;
+	strcpy(worker.bgw_library_name, "ssd_cache");
+	strcpy(worker.bgw_function_name, "ssd_cache_admit_main");
+	strcpy(worker.bgw_name, "ssd_cache admission");
+	strcpy(worker.bgw_type, "ssd_cache admission");
+	RegisterBackgroundWorker(&worker);
+}
+
+uint32
+ssd_cache_admit_queue_length(void)
+{
+	uint32		n;
+
+	if (!queue)
+		return 0;
+	SpinLockAcquire(&queue->lock);
+	n = queue->count;
+	SpinLockRelease(&queue->lock);
+	return n;
+}
+
+/* Offer a page just read from disk (the read path calls this). */
+void
+ssd_cache_offer(const BufferTag *tag, const char *page)
+{
+	uint32		idx;
+	Latch	   *latch;
+
+	if (!queue || ssd_cache_degraded())
+		return;
+
+	SpinLockAcquire(&queue->lock);
+	if (queue->count == SSD_ADMIT_QUEUE_MAX)
+	{
+		SpinLockRelease(&queue->lock);
+		ssd_cache_count(SSD_REFUSALS, 1);
+		return;
+	}
+	idx = (queue->head + queue->count) % SSD_ADMIT_QUEUE_MAX;
+	queue->count++;
+	queue->tags[idx] = *tag;
+	queue->state[idx] = ITEM_FILLING;
+	latch = queue->worker_latch;
+	SpinLockRelease(&queue->lock);
+
+	if (!ssd_cache_offer_begin(tag))
+	{
+		/* Already cached or queued. */
+		SpinLockAcquire(&queue->lock);
+		queue->state[idx] = ITEM_ABANDONED;
+		SpinLockRelease(&queue->lock);
+		return;
+	}
+	memcpy(queue->pages + (Size) idx * BLCKSZ, page, BLCKSZ);
+	SpinLockAcquire(&queue->lock);
+	queue->state[idx] = ITEM_READY;
+	SpinLockRelease(&queue->lock);
+	if (latch)
+		SetLatch(latch);
+}
+
+/* Tags of every queued item (for relation-wide invalidation). */
+List *
+ssd_cache_admit_queued_tags(void)
+{
+	BufferTag	tags[SSD_ADMIT_QUEUE_MAX];
+	int			n = 0;
+	int			i;
+	List	   *result = NIL;
+
+	if (!queue)
+		return NIL;
+	SpinLockAcquire(&queue->lock);
+	for (i = 0; i < (int) queue->count; i++)
+	{
+		uint32		idx = (queue->head + i) % SSD_ADMIT_QUEUE_MAX;
+
+		if (queue->state[idx] != ITEM_ABANDONED)
+			tags[n++] = queue->tags[idx];
+	}
+	SpinLockRelease(&queue->lock);
+
+	for (i = 0; i < n; i++)
+	{
+		BufferTag  *copy = palloc(sizeof(BufferTag));
+
+		*copy = tags[i];
+		result = lappend(result, copy);
+	}
+	return result;
+}
+
+bool
+ssd_cache_admit_has_relation(RelFileNode rnode)
+{
+	uint32		i;
+	bool		found = false;
+
+	if (!queue)
+		return false;
+	SpinLockAcquire(&queue->lock);
+	for (i = 0; i < queue->count && !found; i++)
+	{
+		uint32		idx = (queue->head + i) % SSD_ADMIT_QUEUE_MAX;
+
+		found = queue->state[idx] != ITEM_ABANDONED &&
+			RelFileNodeEquals(queue->tags[idx].rnode, rnode);
+	}
+	SpinLockRelease(&queue->lock);
+	return found;
+}
+
+/* Unlogged relations have an init fork; their pages are never admitted. */
+static bool
+is_unlogged(const BufferTag *tag)
+{
+	char	   *path = relpathperm(tag->rnode, INIT_FORKNUM);
+	struct stat st;
+	bool		result = stat(path, &st) == 0;
+
+	pfree(path);
+	return result;
+}
+
+void
+ssd_cache_admit_main(Datum arg)
+{
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	SpinLockAcquire(&queue->lock);
+	queue->worker_latch = MyLatch;
+	SpinLockRelease(&queue->lock);
+
+	while (!ShutdownRequestPending)
+	{
+		uint32		idx;
+		uint8		state;
+		BufferTag	tag;
+
+		ResetLatch(MyLatch);
+
+		for (;;)
+		{
+			SpinLockAcquire(&queue->lock);
+			if (queue->count == 0)
+			{
+				SpinLockRelease(&queue->lock);
+				break;
+			}
+			idx = queue->head;
+			state = queue->state[idx];
+			tag = queue->tags[idx];
+			SpinLockRelease(&queue->lock);
+
+			if (state == ITEM_FILLING)
+				break;			/* the offering backend is still copying */
+			if (state == ITEM_READY)
+			{
+				if (is_unlogged(&tag))
+				{
+					ssd_cache_offer_abandon(&tag);
+					ssd_cache_count(SSD_REFUSALS, 1);
+				}
+				else
+					(void) ssd_cache_admit(&tag, queue->pages + (Size) idx * BLCKSZ);
+			}
+
+			/* The entry has left PENDING: the item may go (invariant 3). */
+			SpinLockAcquire(&queue->lock);
+			queue->state[idx] = ITEM_FREE;
+			queue->head = (queue->head + 1) % SSD_ADMIT_QUEUE_MAX;
+			queue->count--;
+			SpinLockRelease(&queue->lock);
+			CHECK_FOR_INTERRUPTS();
+		}
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 100L, PG_WAIT_EXTENSION);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+	SpinLockAcquire(&queue->lock);
+	queue->worker_latch = NULL;
+	SpinLockRelease(&queue->lock);
+	proc_exit(0);
+}

@@ -1,0 +1,975 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_directory.c
+ *	  The directory of ssd_cache: which page (BufferTag) is in which slot of
+ *	  the cache file, in shared memory and, durably, on the SSD.
+ *
+ * Shared state, all owned by this module:
+ *	- a partitioned hash (128 partitions, one LWLock each) from BufferTag to
+ *	  an entry {slot, state};
+ *	- the slot array {tag, pins, usage};
+ *	- a mirror of the on-SSD directory, from which whole 4 kB directory pages
+ *	  are written;
+ *	- a small hash of cached blocks per relation, so that relation lifecycle
+ *	  events on uncached relations cost one lookup;
+ *	- the counters behind ssd_cache_stats.
+ *
+ * Entry states: PENDING (a page copy waits in the admission queue), WRITING
+ * (the admission worker owns a slot and is writing it), VALID (readable),
+ * CANCELLED (invalidated while PENDING or WRITING; the worker drops it).
+ *
+ * Invariants:
+ *	1. The persistent directory never says VALID for a slot whose contents
+ *	   are not that page as it is (or was last written) on disk.  A slot is
+ *	   written before its entry is validated; an entry is invalidated, on the
+ *	   SSD, before the slot is reused or the relation truncated or unlinked.
+ *	2. Every change to a slot's persistent entry is made while holding the
+ *	   partition lock of the tag concerned.  So an invalidation can never be
+ *	   overtaken by a late validation of the same entry.
+ *	3. A PENDING entry's tag stays in the admission queue until the entry
+ *	   leaves PENDING; a WRITING or VALID entry's tag is in its slot.  So a
+ *	   scan of the queue then the slots finds every entry of a relation.
+ *	4. Lock order: partition lock, then directory-page lock, then the
+ *	   relation-count lock; never the reverse.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "portability/instr_time.h"
+#include "storage/bufpage.h"
+#include "storage/checksum.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/md.h"
+#include "storage/smgr.h"
+#include "storage/spin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "ssd_cache.h"
+#include "ssd_cache_admit.h"
+#include "ssd_cache_directory.h"
+
+#define SSD_NUM_PARTITIONS	128
+#define SSD_NUM_DIR_LOCKS	128
+
+/* After this many consecutive SSD errors the cache stops serving. */
+#define SSD_ERRORS_TO_DEGRADE	8
+
+typedef enum SsdEntryState
+{
+	ENT_PENDING,
+	ENT_WRITING,
+	ENT_VALID,
+	ENT_CANCELLED
+} SsdEntryState;
+
+typedef struct SsdLookupEnt
+{
+	BufferTag	tag;			/* hash key */
+	int32		slot;			/* -1 while PENDING */
+	uint8		state;			/* SsdEntryState */
+} SsdLookupEnt;
+
+typedef struct SsdSlot
+{
+	BufferTag	tag;			/* valid unless on the free list */
+	pg_atomic_uint32 pins;		/* readers and writers using the slot */
+	uint8		usage;			/* clock reference bit */
+	bool		in_use;
+	int32		free_next;
+} SsdSlot;
+
+typedef struct SsdRelEnt
+{
+	RelFileNode rnode;			/* hash key */
+	int64		blocks;			/* WRITING or VALID entries */
+} SsdRelEnt;
+
+typedef struct SsdCacheShared
+{
+	uint64		nslots;
+	uint32		epoch;
+	pg_atomic_uint32 degraded;
+	pg_atomic_uint32 consecutive_errors;
+	pg_atomic_uint64 counters[SSD_NCOUNTERS];
+	pg_atomic_uint64 used;
+	pg_atomic_uint64 clock_hand;
+	slock_t		free_lock;
+	int32		free_head;
+	double		preparation_ms;
+} SsdCacheShared;
+
+static SsdCacheShared *shared = NULL;
+static SsdSlot *slots = NULL;
+static SsdCacheDirEntry *mirror = NULL;
+static HTAB *lookup_hash = NULL;
+static HTAB *rel_hash = NULL;
+static LWLockPadded *locks = NULL;
+static char *io_buf = NULL;		/* this process's O_DIRECT buffer */
+
+#define PART_LOCK(h)	(&locks[(h) % SSD_NUM_PARTITIONS].lock)
+#define DIR_LOCK(p)		(&locks[SSD_NUM_PARTITIONS + (p) % SSD_NUM_DIR_LOCKS].lock)
+#define REL_LOCK		(&locks[SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS].lock)
+
+static void persist_entry(int32 slot, const BufferTag *tag);
+static void remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction);
+
+int
+ssd_cache_directory_lwlocks(void)
+{
+	return SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS + 1;
+}
+
+bool
+ssd_cache_enabled(void)
+{
+	return shared != NULL;
+}
+
+bool
+ssd_cache_degraded(void)
+{
+	return shared != NULL && pg_atomic_read_u32(&shared->degraded) != 0;
+}
+
+void
+ssd_cache_count(SsdCacheCounter c, int64 n)
+{
+	if (shared)
+		pg_atomic_fetch_add_u64(&shared->counters[c], n);
+}
+
+uint64
+ssd_cache_nslots(void)
+{
+	return shared ? shared->nslots : 0;
+}
+
+uint64
+ssd_cache_used_slots(void)
+{
+	return shared ? pg_atomic_read_u64(&shared->used) : 0;
+}
+
+double
+ssd_cache_preparation_ms(void)
+{
+	return shared ? shared->preparation_ms : 0;
+}
+
+void
+ssd_cache_read_counters(int64 *out)
+{
+	int			i;
+
+	for (i = 0; i < SSD_NCOUNTERS; i++)
+		out[i] = shared ? (int64) pg_atomic_read_u64(&shared->counters[i]) : 0;
+}
+
+void
+ssd_cache_reset_counters(void)
+{
+	int			i;
+
+	for (i = 0; shared && i < SSD_NCOUNTERS; i++)
+		pg_atomic_write_u64(&shared->counters[i], 0);
+}
+
+static char *
+process_io_buffer(void)
+{
+	if (io_buf == NULL)
+	{
+		char	   *raw = MemoryContextAlloc(TopMemoryContext, BLCKSZ * 2);
+
+		io_buf = (char *) TYPEALIGN(BLCKSZ, raw);
+	}
+	return io_buf;
+}
+
+/*
+ * An SSD read or write failed: log it, count it, and after repeated
+ * failures stop using the cache (pass-through).
+ */
+void
+ssd_cache_note_error(const char *what, const BufferTag *tag)
+{
+	uint32		n;
+
+	ssd_cache_count(SSD_ERRORS, 1);
+	n = pg_atomic_add_fetch_u32(&shared->consecutive_errors, 1);
+	ereport(LOG,
+			(errcode_for_file_access(),
+			 errmsg("ssd_cache: %s of block %u of relation %u/%u/%u failed: %m; using the disk copy",
+					what, tag->blockNum, tag->rnode.spcNode, tag->rnode.dbNode,
+					tag->rnode.relNode)));
+	if (n >= SSD_ERRORS_TO_DEGRADE &&
+		pg_atomic_exchange_u32(&shared->degraded, 1) == 0)
+		ereport(WARNING,
+				(errmsg("ssd_cache: %u consecutive SSD errors; the cache is now in pass-through mode", n),
+				 errhint("Check the SSD; the cache is used again after a restart.")));
+}
+
+static void
+note_success(void)
+{
+	if (pg_atomic_read_u32(&shared->consecutive_errors) != 0)
+		pg_atomic_write_u32(&shared->consecutive_errors, 0);
+}
+
+static void
+rel_count_add(RelFileNode rnode, int64 delta)
+{
+	SsdRelEnt  *re;
+	bool		found;
+
+	LWLockAcquire(REL_LOCK, LW_EXCLUSIVE);
+	re = hash_search(rel_hash, &rnode, delta > 0 ? HASH_ENTER_NULL : HASH_FIND, &found);
+	if (re)
+	{
+		if (!found)
+			re->blocks = 0;
+		re->blocks += delta;
+		if (re->blocks <= 0)
+			hash_search(rel_hash, &rnode, HASH_REMOVE, NULL);
+	}
+	LWLockRelease(REL_LOCK);
+}
+
+bool
+ssd_cache_relation_cached(RelFileNode rnode)
+{
+	bool		found;
+
+	LWLockAcquire(REL_LOCK, LW_SHARED);
+	hash_search(rel_hash, &rnode, HASH_FIND, &found);
+	LWLockRelease(REL_LOCK);
+	return found;
+}
+
+/*
+ * Durably record slot's entry (tag, or free if NULL) on the SSD.  Caller
+ * holds the partition lock of the tag concerned (invariant 2).  If the write
+ * fails the persistent directory can no longer be trusted: stop using the
+ * cache now and make sure it is not trusted at the next start.
+ */
+static void
+persist_entry(int32 slot, const BufferTag *tag)
+{
+	uint64		dirpage = slot / SSD_DIR_ENTRIES_PER_PAGE;
+	SsdCacheDirEntry *e = &mirror[slot];
+	char	   *buf = process_io_buffer();
+	bool		ok;
+
+	LWLockAcquire(DIR_LOCK(dirpage), LW_EXCLUSIVE);
+	memset(e, 0, sizeof(*e));
+	if (tag)
+	{
+		e->spcNode = tag->rnode.spcNode;
+		e->dbNode = tag->rnode.dbNode;
+		e->relNode = tag->rnode.relNode;
+		e->blockNum = tag->blockNum;
+		e->forkNum = (uint8) tag->forkNum;
+		e->flags = SSD_DIR_VALID;
+		e->epoch = shared->epoch;
+		ssd_cache_dir_entry_seal(e);
+	}
+	memcpy(buf, &mirror[dirpage * SSD_DIR_ENTRIES_PER_PAGE], SSD_DIR_PAGE_SIZE);
+	ok = ssd_cache_file_write_dir_page(dirpage, buf);
+	LWLockRelease(DIR_LOCK(dirpage));
+
+	ssd_cache_count(SSD_DIR_WRITES, 1);
+	if (!ok)
+	{
+		pg_atomic_write_u32(&shared->degraded, 1);
+		ssd_cache_count(SSD_ERRORS, 1);
+		ssd_cache_file_forget(errno);
+	}
+}
+
+/* Put a slot no entry refers to any more back on the free list. */
+static void
+free_slot(int32 slot)
+{
+	slots[slot].in_use = false;
+	SpinLockAcquire(&shared->free_lock);
+	slots[slot].free_next = shared->free_head;
+	shared->free_head = slot;
+	SpinLockRelease(&shared->free_lock);
+	pg_atomic_fetch_sub_u64(&shared->used, 1);
+}
+
+/*
+ * Remove an entry; caller holds its partition lock exclusively.  A VALID
+ * entry is invalidated on the SSD first.
+ */
+static void
+remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction)
+{
+	BufferTag	tag = ent->tag;
+	int32		slot = ent->slot;
+	uint8		state = ent->state;
+
+	if (state == ENT_VALID)
+		persist_entry(slot, NULL);
+	hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
+	if (slot >= 0)
+	{
+		rel_count_add(tag.rnode, -1);
+		free_slot(slot);
+	}
+	if (state == ENT_VALID)
+		ssd_cache_count(count_eviction ? SSD_EVICTIONS : SSD_INVALIDATIONS, 1);
+}
+
+/*
+ * Read path: if the page is cached, read it from the SSD into buffer and
+ * return true.  A failed or corrupt SSD read invalidates the slot and
+ * returns false, so the caller reads the disk.
+ */
+bool
+ssd_cache_read(const BufferTag *tag, char *buffer)
+{
+	uint32		hash;
+	SsdLookupEnt *ent;
+	int32		slot;
+	char	   *buf;
+	bool		ok;
+
+	if (!shared || ssd_cache_degraded())
+		return false;
+
+	hash = get_hash_value(lookup_hash, tag);
+	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	if (ent == NULL || ent->state != ENT_VALID)
+	{
+		LWLockRelease(PART_LOCK(hash));
+		ssd_cache_count(SSD_MISSES, 1);
+		return false;
+	}
+	slot = ent->slot;
+	pg_atomic_fetch_add_u32(&slots[slot].pins, 1);
+	slots[slot].usage = 1;
+	LWLockRelease(PART_LOCK(hash));
+
+	buf = process_io_buffer();
+	ok = ssd_cache_file_read_slot(slot, buf);
+	if (ok && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
+		pg_checksum_page(buf, tag->blockNum) != ((PageHeader) buf)->pd_checksum)
+	{
+		/* A torn slot write; the disk copy is as new as the slot was. */
+		errno = EIO;
+		ok = false;
+	}
+	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+
+	if (!ok)
+	{
+		ssd_cache_note_error("SSD read", tag);
+		ssd_cache_invalidate_block(tag);
+		ssd_cache_count(SSD_MISSES, 1);
+		return false;
+	}
+	note_success();
+	memcpy(buffer, buf, BLCKSZ);
+	ssd_cache_count(SSD_HITS, 1);
+	ssd_cache_count(SSD_SSD_READS, 1);
+	return true;
+}
+
+/*
+ * Write-through: the disk has just been written; bring any cached copy up to
+ * date.  A VALID copy is overwritten in place; an admission not yet written
+ * is cancelled (its copy is older than the disk now).
+ */
+void
+ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
+{
+	uint32		hash;
+	SsdLookupEnt *ent;
+	int32		slot;
+	char	   *buf;
+
+	if (!shared)
+		return;
+	hash = get_hash_value(lookup_hash, tag);
+	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	if (ent == NULL)
+	{
+		LWLockRelease(PART_LOCK(hash));
+		return;
+	}
+	if (ent->state != ENT_VALID || ssd_cache_degraded())
+	{
+		LWLockRelease(PART_LOCK(hash));
+		ssd_cache_invalidate_block(tag);
+		return;
+	}
+	slot = ent->slot;
+	pg_atomic_fetch_add_u32(&slots[slot].pins, 1);
+	LWLockRelease(PART_LOCK(hash));
+
+	/*
+	 * The buffer manager never writes a block while another process reads or
+	 * writes the same block, so nobody else touches this slot's contents.
+	 */
+	buf = process_io_buffer();
+	memcpy(buf, buffer, BLCKSZ);
+	if (ssd_cache_file_write_slot(slot, buf))
+	{
+		note_success();
+		ssd_cache_count(SSD_OVERWRITES, 1);
+		ssd_cache_count(SSD_SSD_WRITES, 1);
+		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+	}
+	else
+	{
+		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+		ssd_cache_note_error("SSD write", tag);
+		ssd_cache_invalidate_block(tag);
+	}
+}
+
+/* Is the block cached (readable now)? */
+bool
+ssd_cache_contains(const BufferTag *tag)
+{
+	uint32		hash;
+	SsdLookupEnt *ent;
+	bool		result;
+
+	if (!shared || ssd_cache_degraded())
+		return false;
+	hash = get_hash_value(lookup_hash, tag);
+	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	result = ent != NULL && ent->state == ENT_VALID;
+	LWLockRelease(PART_LOCK(hash));
+	return result;
+}
+
+/* Durably forget one block (no-op if it is not cached). */
+void
+ssd_cache_invalidate_block(const BufferTag *tag)
+{
+	uint32		hash;
+	SsdLookupEnt *ent;
+
+	if (!shared)
+		return;
+	hash = get_hash_value(lookup_hash, tag);
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	if (ent != NULL)
+	{
+		if (ent->state == ENT_PENDING || ent->state == ENT_WRITING)
+			ent->state = ENT_CANCELLED;
+		else if (ent->state == ENT_VALID)
+			remove_entry_locked(ent, hash, false);
+	}
+	LWLockRelease(PART_LOCK(hash));
+}
+
+/* Does a cached or queued tag belong to the set being invalidated? */
+typedef bool (*TagFilter) (const BufferTag *tag, const void *arg);
+
+/*
+ * Invalidate every entry whose tag passes the filter: first those queued for
+ * admission, then those in slots (invariant 3).
+ */
+static void
+invalidate_matching(TagFilter filter, const void *arg)
+{
+	uint64		s;
+	List	   *queued = ssd_cache_admit_queued_tags();
+	ListCell   *lc;
+
+	foreach(lc, queued)
+	{
+		BufferTag  *tag = lfirst(lc);
+
+		if (filter(tag, arg))
+			ssd_cache_invalidate_block(tag);
+	}
+	list_free_deep(queued);
+
+	for (s = 0; s < shared->nslots; s++)
+	{
+		BufferTag	tag;
+
+		if (!slots[s].in_use)
+			continue;
+		tag = slots[s].tag;		/* a racy copy; invalidate_block re-checks */
+		if (filter(&tag, arg))
+			ssd_cache_invalidate_block(&tag);
+	}
+}
+
+typedef struct RelRange
+{
+	RelFileNode rnode;
+	ForkNumber	fork;			/* InvalidForkNumber: all forks */
+	BlockNumber first;
+} RelRange;
+
+static bool
+in_rel_range(const BufferTag *tag, const void *arg)
+{
+	const RelRange *r = arg;
+
+	return RelFileNodeEquals(tag->rnode, r->rnode) &&
+		(r->fork == InvalidForkNumber || tag->forkNum == r->fork) &&
+		tag->blockNum >= r->first;
+}
+
+/*
+ * Durably forget blocks >= first of a relation fork (truncate, unlink,
+ * create).  Cheap when nothing of the relation is cached.
+ */
+void
+ssd_cache_invalidate_from(RelFileNode rnode, ForkNumber fork, BlockNumber first)
+{
+	RelRange	r;
+
+	if (!shared)
+		return;
+	if (!ssd_cache_relation_cached(rnode) && !ssd_cache_admit_has_relation(rnode))
+		return;
+	r.rnode = rnode;
+	r.fork = fork;
+	r.first = first;
+	invalidate_matching(in_rel_range, &r);
+}
+
+static bool
+in_database(const BufferTag *tag, const void *arg)
+{
+	return tag->rnode.dbNode == *(const Oid *) arg;
+}
+
+/* Durably forget every block of a database (DROP DATABASE, SET TABLESPACE). */
+void
+ssd_cache_invalidate_database(Oid dbNode)
+{
+	if (shared)
+		invalidate_matching(in_database, &dbNode);
+}
+
+/* ssd_cache_evict(regclass): forget a relation's blocks; returns how many. */
+int64
+ssd_cache_evict_relation(RelFileNode rnode)
+{
+	int64		before = ssd_cache_used_slots();
+
+	ssd_cache_invalidate_from(rnode, InvalidForkNumber, 0);
+	return before - ssd_cache_used_slots();
+}
+
+/*
+ * Find a slot for an admission: a free one, else the clock's victim, whose
+ * entry is invalidated on the SSD first.  Returns -1 if every slot is in use
+ * and pinned or being written.
+ */
+static int32
+allocate_slot(void)
+{
+	uint64		tries;
+	int32		slot;
+
+	SpinLockAcquire(&shared->free_lock);
+	slot = shared->free_head;
+	if (slot >= 0)
+		shared->free_head = slots[slot].free_next;
+	SpinLockRelease(&shared->free_lock);
+	if (slot >= 0)
+	{
+		/*
+		 * A reader that looked the slot up just before it was invalidated
+		 * may still be reading it; that takes microseconds.  Only this
+		 * worker allocates, so waiting blocks no one else.
+		 */
+		while (pg_atomic_read_u32(&slots[slot].pins) != 0)
+			pg_usleep(10);
+		slots[slot].in_use = true;
+		slots[slot].usage = 0;
+		pg_atomic_fetch_add_u64(&shared->used, 1);
+		return slot;
+	}
+
+	for (tries = 0; tries < 2 * shared->nslots; tries++)
+	{
+		uint64		s = pg_atomic_fetch_add_u64(&shared->clock_hand, 1) % shared->nslots;
+		BufferTag	tag;
+		uint32		hash;
+		SsdLookupEnt *ent;
+
+		if (!slots[s].in_use)
+			continue;
+		if (slots[s].usage)
+		{
+			slots[s].usage = 0;
+			continue;
+		}
+		tag = slots[s].tag;
+		hash = get_hash_value(lookup_hash, &tag);
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
+		if (ent && ent->state == ENT_VALID && ent->slot == (int32) s &&
+			pg_atomic_read_u32(&slots[s].pins) == 0)
+		{
+			/* Write-through: the disk has this page; just forget it. */
+			persist_entry((int32) s, NULL);
+			hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
+			LWLockRelease(PART_LOCK(hash));
+			rel_count_add(tag.rnode, -1);
+			ssd_cache_count(SSD_EVICTIONS, 1);
+			slots[s].usage = 0;
+			return (int32) s;
+		}
+		LWLockRelease(PART_LOCK(hash));
+	}
+	return -1;
+}
+
+/*
+ * Offer a page just read from disk for admission: create a PENDING entry
+ * unless the tag already has one.  The caller then queues the page copy.
+ */
+bool
+ssd_cache_offer_begin(const BufferTag *tag)
+{
+	uint32		hash;
+	bool		found;
+	SsdLookupEnt *ent;
+
+	hash = get_hash_value(lookup_hash, tag);
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_ENTER_NULL, &found);
+	if (ent == NULL || found)
+	{
+		LWLockRelease(PART_LOCK(hash));
+		return false;
+	}
+	ent->slot = -1;
+	ent->state = ENT_PENDING;
+	LWLockRelease(PART_LOCK(hash));
+	return true;
+}
+
+/* The queue could not take the page after all: drop the PENDING entry. */
+void
+ssd_cache_offer_abandon(const BufferTag *tag)
+{
+	uint32		hash = get_hash_value(lookup_hash, tag);
+	SsdLookupEnt *ent;
+
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	if (ent && (ent->state == ENT_PENDING || ent->state == ENT_CANCELLED) && ent->slot < 0)
+		hash_search_with_hash_value(lookup_hash, tag, hash, HASH_REMOVE, NULL);
+	LWLockRelease(PART_LOCK(hash));
+}
+
+/*
+ * Admission worker: write a queued page into a slot and validate it.  The
+ * page is in an O_DIRECT-aligned buffer.  Returns true if it was admitted.
+ */
+bool
+ssd_cache_admit(const BufferTag *tag, const char *page)
+{
+	uint32		hash = get_hash_value(lookup_hash, tag);
+	SsdLookupEnt *ent;
+	int32		slot;
+	bool		ok;
+
+	if (ssd_cache_degraded())
+	{
+		ssd_cache_offer_abandon(tag);
+		return false;
+	}
+
+	slot = allocate_slot();
+
+	/* PENDING -> WRITING, unless it was cancelled meanwhile. */
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	if (ent == NULL || ent->state != ENT_PENDING || slot < 0)
+	{
+		if (ent)
+			hash_search_with_hash_value(lookup_hash, tag, hash, HASH_REMOVE, NULL);
+		LWLockRelease(PART_LOCK(hash));
+		if (slot >= 0)
+			free_slot(slot);
+		ssd_cache_count(SSD_REFUSALS, 1);
+		return false;
+	}
+	ent->state = ENT_WRITING;
+	ent->slot = slot;
+	slots[slot].tag = *tag;
+	slots[slot].usage = 0;
+	LWLockRelease(PART_LOCK(hash));
+	rel_count_add(tag->rnode, 1);
+
+	ok = ssd_cache_file_write_slot(slot, page);
+	if (!ok)
+		ssd_cache_note_error("SSD admission write", tag);
+	else
+		note_success();
+
+	/* WRITING -> VALID, durably, unless cancelled meanwhile. */
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	Assert(ent != NULL && ent->slot == slot);
+	if (ok && ent->state == ENT_WRITING)
+	{
+		persist_entry(slot, tag);
+		ent->state = ENT_VALID;
+		LWLockRelease(PART_LOCK(hash));
+		ssd_cache_count(SSD_ADMISSIONS, 1);
+		ssd_cache_count(SSD_SSD_WRITES, 1);
+		return true;
+	}
+	hash_search_with_hash_value(lookup_hash, tag, hash, HASH_REMOVE, NULL);
+	LWLockRelease(PART_LOCK(hash));
+	rel_count_add(tag->rnode, -1);
+	free_slot(slot);
+	ssd_cache_count(SSD_REFUSALS, 1);
+	return false;
+}
+
+/*
+ * Compare every cached page with its disk copy.  In write-through mode they
+ * must be identical whenever no write is in flight, so on a quiet server a
+ * mismatch means the cache would serve a wrong page.  Mismatches are logged
+ * (the first few) and counted.
+ */
+void
+ssd_cache_verify(int64 *checked, int64 *mismatched)
+{
+	uint64		s;
+	char	   *disk = palloc(BLCKSZ);
+
+	*checked = *mismatched = 0;
+	if (!shared)
+		return;
+	for (s = 0; s < shared->nslots; s++)
+	{
+		BufferTag	tag;
+		uint32		hash;
+		SsdLookupEnt *ent;
+		SMgrRelation reln;
+		char	   *buf;
+		const char *problem = NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!slots[s].in_use)
+			continue;
+		tag = slots[s].tag;
+		hash = get_hash_value(lookup_hash, &tag);
+		LWLockAcquire(PART_LOCK(hash), LW_SHARED);
+		ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
+		if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s)
+		{
+			LWLockRelease(PART_LOCK(hash));
+			continue;
+		}
+		pg_atomic_fetch_add_u32(&slots[s].pins, 1);
+		LWLockRelease(PART_LOCK(hash));
+
+		buf = process_io_buffer();
+		reln = smgropen(tag.rnode, InvalidBackendId);
+		if (!ssd_cache_file_read_slot(s, buf))
+			problem = "the slot could not be read";
+		else if (!mdexists(reln, tag.forkNum))
+			problem = "the relation file does not exist";
+		else if (tag.blockNum >= mdnblocks(reln, tag.forkNum))
+			problem = "the block is beyond the end of the relation";
+		else
+		{
+			mdread(reln, tag.forkNum, tag.blockNum, disk);
+			if (memcmp(buf, disk, BLCKSZ) != 0)
+				problem = "the cached page differs from the disk";
+		}
+		pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
+
+		(*checked)++;
+		if (problem)
+		{
+			(*mismatched)++;
+			if (*mismatched <= 10)
+				ereport(WARNING,
+						(errmsg("ssd_cache_verify: slot " UINT64_FORMAT ", block %u of relation %u/%u/%u: %s",
+								s, tag.blockNum, tag.rnode.spcNode, tag.rnode.dbNode,
+								tag.rnode.relNode, problem)));
+		}
+	}
+	pfree(disk);
+}
+
+/* Blocks cached per relation of a database, for ssd_cache_relations. */
+List *
+ssd_cache_relation_counts(Oid dbNode)
+{
+	List	   *result = NIL;
+	HASH_SEQ_STATUS seq;
+	SsdRelEnt  *re;
+
+	if (!shared)
+		return NIL;
+	LWLockAcquire(REL_LOCK, LW_SHARED);
+	hash_seq_init(&seq, rel_hash);
+	while ((re = hash_seq_search(&seq)) != NULL)
+	{
+		if (re->rnode.dbNode == dbNode)
+		{
+			SsdCacheRelCount *rc = palloc(sizeof(SsdCacheRelCount));
+
+			rc->rnode = re->rnode;
+			rc->blocks = re->blocks;
+			result = lappend(result, rc);
+		}
+	}
+	LWLockRelease(REL_LOCK);
+	return result;
+}
+
+Size
+ssd_cache_directory_shmem_size(uint64 nslots)
+{
+	Size		size = MAXALIGN(sizeof(SsdCacheShared));
+
+	size = add_size(size, mul_size(nslots, sizeof(SsdSlot)));
+	size = add_size(size, mul_size(TYPEALIGN(SSD_DIR_ENTRIES_PER_PAGE, nslots), sizeof(SsdCacheDirEntry)));
+	size = add_size(size, SSD_DIR_PAGE_SIZE);
+	size = add_size(size, hash_estimate_size(nslots + SSD_ADMIT_QUEUE_MAX, sizeof(SsdLookupEnt)));
+	size = add_size(size, hash_estimate_size(Max(nslots / 16, 1024), sizeof(SsdRelEnt)));
+	return size;
+}
+
+/*
+ * The preparation phase: in the postmaster, before any process reads a
+ * page, open the cache file and rebuild the shared directory from the
+ * persistent one (or start empty when it cannot be trusted).
+ */
+void
+ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
+{
+	HASHCTL		info;
+	bool		found;
+	SsdCacheLayout layout;
+	uint32		epoch;
+	char	   *why_empty;
+	bool		trusted;
+	instr_time	start,
+				duration;
+	uint64		s,
+				loaded = 0,
+				dropped = 0;
+	char	   *raw;
+	char	   *mirror_bytes;
+
+	INSTR_TIME_SET_CURRENT(start);
+
+	shared = ShmemInitStruct("ssd_cache directory", sizeof(SsdCacheShared), &found);
+	slots = ShmemInitStruct("ssd_cache slots", mul_size(nslots, sizeof(SsdSlot)), &found);
+	raw = ShmemInitStruct("ssd_cache directory mirror",
+						  mul_size(TYPEALIGN(SSD_DIR_ENTRIES_PER_PAGE, nslots), sizeof(SsdCacheDirEntry)) + SSD_DIR_PAGE_SIZE,
+						  &found);
+	mirror_bytes = (char *) TYPEALIGN(SSD_DIR_PAGE_SIZE, raw);
+	mirror = (SsdCacheDirEntry *) mirror_bytes;
+	locks = GetNamedLWLockTranche("ssd_cache");
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(BufferTag);
+	info.entrysize = sizeof(SsdLookupEnt);
+	info.num_partitions = SSD_NUM_PARTITIONS;
+	lookup_hash = ShmemInitHash("ssd_cache lookup", nslots + SSD_ADMIT_QUEUE_MAX,
+								nslots + SSD_ADMIT_QUEUE_MAX, &info,
+								HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(RelFileNode);
+	info.entrysize = sizeof(SsdRelEnt);
+	rel_hash = ShmemInitHash("ssd_cache relations", Max(nslots / 16, 1024),
+							 Max(nslots / 16, 1024), &info, HASH_ELEM | HASH_BLOBS);
+
+	memset(shared, 0, sizeof(SsdCacheShared));
+	shared->nslots = nslots;
+	SpinLockInit(&shared->free_lock);
+	for (s = 0; s < SSD_NCOUNTERS; s++)
+		pg_atomic_init_u64(&shared->counters[s], 0);
+	pg_atomic_init_u64(&shared->used, 0);
+	pg_atomic_init_u64(&shared->clock_hand, 0);
+	pg_atomic_init_u32(&shared->degraded, 0);
+	pg_atomic_init_u32(&shared->consecutive_errors, 0);
+
+	ssd_cache_layout(nslots, &layout);
+	trusted = ssd_cache_file_startup(path, &layout, &epoch, &why_empty);
+	shared->epoch = epoch;
+
+	/* Load the persistent directory into the mirror. */
+	memset(mirror, 0, TYPEALIGN(SSD_DIR_ENTRIES_PER_PAGE, nslots) * sizeof(SsdCacheDirEntry));
+	if (trusted && !ssd_cache_file_read_dir(0, layout.dir_pages, mirror_bytes))
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not read the ssd_cache directory from \"%s\": %m", path),
+				 errhint("Remove the cache file to start with an empty cache.")));
+
+	shared->free_head = -1;
+	for (s = nslots; s-- > 0;)
+	{
+		SsdCacheDirEntry *e = &mirror[s];
+
+		pg_atomic_init_u32(&slots[s].pins, 0);
+		slots[s].usage = 0;
+		if (trusted && ssd_cache_dir_entry_ok(e, epoch))
+		{
+			BufferTag	tag;
+			SsdLookupEnt *ent;
+
+			memset(&tag, 0, sizeof(tag));
+			tag.rnode.spcNode = e->spcNode;
+			tag.rnode.dbNode = e->dbNode;
+			tag.rnode.relNode = e->relNode;
+			tag.forkNum = (ForkNumber) e->forkNum;
+			tag.blockNum = e->blockNum;
+			ent = hash_search(lookup_hash, &tag, HASH_ENTER, &found);
+			if (!found)
+			{
+				ent->slot = (int32) s;
+				ent->state = ENT_VALID;
+				slots[s].tag = tag;
+				slots[s].in_use = true;
+				pg_atomic_fetch_add_u64(&shared->used, 1);
+				rel_count_add(tag.rnode, 1);
+				loaded++;
+				continue;
+			}
+			/* Two slots claim one page: trust neither. */
+			dropped++;
+		}
+		memset(e, 0, sizeof(*e));
+		slots[s].in_use = false;
+		slots[s].free_next = shared->free_head;
+		shared->free_head = (int32) s;
+	}
+
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	shared->preparation_ms = INSTR_TIME_GET_MILLISEC(duration);
+	if (why_empty)
+		ereport(LOG,
+				(errmsg("ssd_cache: starting with an empty cache in \"%s\" because %s",
+						path, why_empty)));
+	ereport(LOG,
+			(errmsg("ssd_cache: preparation phase loaded " UINT64_FORMAT " of " UINT64_FORMAT
+					" cached pages in %.1f ms" "%s",
+					loaded, nslots, shared->preparation_ms,
+					dropped ? " (dropped duplicate entries)" : "")));
+}

@@ -1,0 +1,74 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_directory.h
+ *	  Which page is in which slot: the shared-memory directory of ssd_cache
+ *	  and its persistent copy on the SSD.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SSD_CACHE_DIRECTORY_H
+#define SSD_CACHE_DIRECTORY_H
+
+#include "storage/buf_internals.h"
+
+#include "ssd_cache_file.h"
+
+/* Cluster-wide counters, shown by ssd_cache_stats. */
+typedef enum SsdCacheCounter
+{
+	SSD_HITS,
+	SSD_MISSES,
+	SSD_ADMISSIONS,
+	SSD_REFUSALS,				/* offered, not admitted (policy or queue full) */
+	SSD_EVICTIONS,
+	SSD_INVALIDATIONS,
+	SSD_OVERWRITES,				/* in-place updates of cached pages */
+	SSD_SSD_READS,
+	SSD_SSD_WRITES,
+	SSD_DISK_READS,
+	SSD_DISK_WRITES,
+	SSD_DIR_WRITES,
+	SSD_ERRORS,
+	SSD_NCOUNTERS
+} SsdCacheCounter;
+
+extern int	ssd_cache_directory_lwlocks(void);
+extern Size ssd_cache_directory_shmem_size(uint64 nslots);
+extern void ssd_cache_directory_shmem_init(const char *path, uint64 nslots);
+extern bool ssd_cache_enabled(void);
+extern bool ssd_cache_degraded(void);
+extern void ssd_cache_count(SsdCacheCounter c, int64 n);
+extern void ssd_cache_note_error(const char *what, const BufferTag *tag);
+
+/* Read path. */
+extern bool ssd_cache_read(const BufferTag *tag, char *buffer);
+extern bool ssd_cache_contains(const BufferTag *tag);
+
+/* Write path: keep any cached copy identical to the disk. */
+extern void ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer);
+extern void ssd_cache_invalidate_block(const BufferTag *tag);
+extern void ssd_cache_invalidate_from(RelFileNode rnode, ForkNumber fork,
+									  BlockNumber first);
+extern void ssd_cache_invalidate_database(Oid dbNode);
+extern int64 ssd_cache_evict_relation(RelFileNode rnode);
+extern bool ssd_cache_relation_cached(RelFileNode rnode);
+
+/* Admission (the worker's side). */
+extern bool ssd_cache_admit(const BufferTag *tag, const char *page);
+
+/* For the views. */
+typedef struct SsdCacheRelCount
+{
+	RelFileNode rnode;
+	int64		blocks;
+} SsdCacheRelCount;
+
+extern void ssd_cache_read_counters(int64 *out);
+extern void ssd_cache_reset_counters(void);
+extern uint64 ssd_cache_nslots(void);
+extern uint64 ssd_cache_used_slots(void);
+extern List *ssd_cache_relation_counts(Oid dbNode);
+extern double ssd_cache_preparation_ms(void);
+extern void ssd_cache_verify(int64 *checked, int64 *mismatched);
+
+#endif							/* SSD_CACHE_DIRECTORY_H */

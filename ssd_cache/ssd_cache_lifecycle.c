@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_lifecycle.c
+ *	  Work that changes data files without going through smgr, caught at
+ *	  the SQL level so that the cache never keeps pages of files that were
+ *	  removed or replaced behind its back.
+ *
+ *	DROP DATABASE			removes the database's directories without
+ *							per-relation smgr calls: the object-access hook
+ *							sees the drop first and invalidates every cached
+ *							page of the database.
+ *	ALTER DATABASE ... SET TABLESPACE
+ *							copies the files to the new tablespace and
+ *							removes the old ones: invalidate the database
+ *							first (its pages are cached under the old
+ *							tablespace, and would come back if the database
+ *							ever moved back).
+ *	CREATE DATABASE			with STRATEGY FILE_COPY copies files; the new
+ *							database's OID may have belonged to a database
+ *							dropped while its drop could not be seen (WAL
+ *							replay on a standby), so invalidate it after.
+ *
+ * Each invalidation scans the slot array; these are rare, heavyweight
+ * commands already.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
+
+#include "ssd_cache_directory.h"
+#include "ssd_cache_lifecycle.h"
+
+static object_access_hook_type prev_object_access_hook = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility_hook = NULL;
+
+static void
+ssd_cache_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+						int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == DatabaseRelationId)
+		ssd_cache_invalidate_database(objectId);
+}
+
+static bool
+is_set_tablespace(AlterDatabaseStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->options)
+		if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
+			return true;
+	return false;
+}
+
+static void
+ssd_cache_process_utility(PlannedStmt *pstmt, const char *queryString,
+						  bool readOnlyTree, ProcessUtilityContext context,
+						  ParamListInfo params, QueryEnvironment *queryEnv,
+						  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+
+	if (IsA(parsetree, AlterDatabaseStmt) &&
+		is_set_tablespace((AlterDatabaseStmt *) parsetree))
+	{
+		Oid			dboid = get_database_oid(((AlterDatabaseStmt *) parsetree)->dbname, true);
+
+		if (OidIsValid(dboid))
+			ssd_cache_invalidate_database(dboid);
+	}
+
+	if (prev_ProcessUtility_hook)
+		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context,
+								 params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (IsA(parsetree, CreatedbStmt))
+	{
+		Oid			dboid = get_database_oid(((CreatedbStmt *) parsetree)->dbname, true);
+
+		if (OidIsValid(dboid))
+			ssd_cache_invalidate_database(dboid);
+	}
+}
+
+void
+ssd_cache_lifecycle_install(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = ssd_cache_object_access;
+	prev_ProcessUtility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = ssd_cache_process_utility;
+}

@@ -1,0 +1,142 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_views.c
+ *	  SQL functions behind ssd_cache_stats, ssd_cache_relations,
+ *	  ssd_cache_reset_stats() and ssd_cache_evict().
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "ssd_cache.h"
+#include "ssd_cache_admit.h"
+#include "ssd_cache_directory.h"
+#include "ssd_cache_hook.h"
+
+PG_FUNCTION_INFO_V1(ssd_cache_stats_internal);
+PG_FUNCTION_INFO_V1(ssd_cache_relation_blocks);
+PG_FUNCTION_INFO_V1(ssd_cache_reset_stats);
+PG_FUNCTION_INFO_V1(ssd_cache_evict);
+PG_FUNCTION_INFO_V1(ssd_cache_verify_sql);
+
+/* One row: configuration, state and every counter. */
+Datum
+ssd_cache_stats_internal(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[8 + SSD_NCOUNTERS];
+	bool		nulls[8 + SSD_NCOUNTERS];
+	int64		counters[SSD_NCOUNTERS];
+	const char *path = ssd_cache_configured_path();
+	const char *mode;
+	int			i,
+				n = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	memset(nulls, 0, sizeof(nulls));
+
+	if (!ssd_cache_enabled())
+		mode = "disabled";
+	else if (ssd_cache_degraded())
+		mode = "pass-through";
+	else
+		mode = "write-through";
+
+	values[n++] = CStringGetTextDatum(mode);
+	values[n++] = BoolGetDatum(ssd_cache_hook_active());
+	if (path)
+		values[n++] = CStringGetTextDatum(path);
+	else
+		nulls[n++] = true;
+	values[n++] = Int64GetDatum((int64) ssd_cache_nslots() * BLCKSZ);
+	values[n++] = Int64GetDatum((int64) ssd_cache_nslots());
+	values[n++] = Int64GetDatum((int64) ssd_cache_used_slots());
+	values[n++] = Int64GetDatum((int64) ssd_cache_admit_queue_length());
+	values[n++] = Float8GetDatum(ssd_cache_preparation_ms());
+	ssd_cache_read_counters(counters);
+	for (i = 0; i < SSD_NCOUNTERS; i++)
+		values[n++] = Int64GetDatum(counters[i]);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* (tablespace, relfilenode, cached_blocks) for the current database. */
+Datum
+ssd_cache_relation_blocks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *counts;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	counts = ssd_cache_relation_counts(MyDatabaseId);
+	foreach(lc, counts)
+	{
+		SsdCacheRelCount *rc = lfirst(lc);
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = ObjectIdGetDatum(rc->rnode.spcNode);
+		values[1] = ObjectIdGetDatum(rc->rnode.relNode);
+		values[2] = Int64GetDatum(rc->blocks);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+Datum
+ssd_cache_reset_stats(PG_FUNCTION_ARGS)
+{
+	ssd_cache_reset_counters();
+	PG_RETURN_VOID();
+}
+
+/* Drop a relation's pages from the cache; returns how many were dropped. */
+Datum
+ssd_cache_evict(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	RelFileNode rnode;
+
+	if (!ssd_cache_enabled())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ssd_cache is not enabled"),
+				 errhint("Set ssd_cache.path and restart the server.")));
+	rel = relation_open(relid, AccessShareLock);
+	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" has no storage to evict", RelationGetRelationName(rel)),
+				 errdetail("Only tables, indexes, sequences, materialized views and TOAST tables are cached.")));
+	rnode = rel->rd_node;
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_INT64(ssd_cache_evict_relation(rnode));
+}
+
+/* ssd_cache_verify(): (checked, mismatched) pages, comparing with disk. */
+Datum
+ssd_cache_verify_sql(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	int64		checked,
+				mismatched;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	ssd_cache_verify(&checked, &mismatched);
+	values[0] = Int64GetDatum(checked);
+	values[1] = Int64GetDatum(mismatched);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
