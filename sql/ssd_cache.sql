@@ -18,6 +18,26 @@ SET ssd_cache.fault_injection = 'hook_layout';
 SHOW ssd_cache.fault_injection;
 RESET ssd_cache.fault_injection;
 
+-- Settings, with units and bounds.
+SELECT name, setting, unit, min_val, max_val, context
+FROM pg_settings WHERE name LIKE 'ssd_cache.%' ORDER BY name;
+SET ssd_cache.size = '2GB';
+SET ssd_cache.path = '/tmp/x';
+
+-- This cluster has no ssd_cache.path: the hook is active, the cache is not.
+SELECT mode, hook_active, path, slots, used_slots, hits, misses, hit_ratio
+FROM ssd_cache_stats;
+SELECT count(*) FROM ssd_cache_relations;
+SELECT * FROM ssd_cache_verify();
+SELECT ssd_cache_reset_stats();
+SELECT ssd_cache_evict('pg_class');
+
+-- Bad arguments.
+CREATE VIEW v AS SELECT 1 AS x;
+SELECT ssd_cache_evict('v');
+SELECT ssd_cache_evict('no_such_table');
+DROP VIEW v;
+
 -- Installing twice is an ordinary error, and dropping works.
 CREATE EXTENSION ssd_cache;
 DROP EXTENSION ssd_cache;

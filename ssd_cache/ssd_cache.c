@@ -36,7 +36,8 @@ static bool loaded_at_startup = false;
 /* ssd_cache.path: the cache file; empty disables the cache. */
 static char *cache_path = NULL;
 
-/* ssd_cache.size: in MB (GUC_UNIT_MB). */
+/* ssd_cache.size: in MB (GUC_UNIT_MB), at most 16 TB. */
+#define SSD_CACHE_MAX_SIZE_MB	(16 * 1024 * 1024)
 static int	cache_size_mb = 1024;
 
 /* ssd_cache.fault_injection: test-only list of enabled fault points. */
@@ -126,6 +127,30 @@ ssd_cache_fault_enabled(const char *point)
 	return false;
 }
 
+/*
+ * PostgreSQL answers a bad value of an extension's setting in the
+ * configuration file with a WARNING and the default.  For the cache size
+ * that would silently give a different cache than asked for, so check the
+ * raw value first and refuse to start.
+ */
+static void
+check_startup_size(void)
+{
+	const char *raw = GetConfigOption("ssd_cache.size", true, false);
+	const char *hint = NULL;
+	int			mb;
+
+	if (raw == NULL)
+		return;
+	if (!parse_int(raw, &mb, GUC_UNIT_MB, &hint) || mb < 1 || mb > SSD_CACHE_MAX_SIZE_MB)
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"ssd_cache.size\": \"%s\"", raw),
+				 errdetail("ssd_cache.size must be between 1MB and 16TB."),
+				 hint ? errhint("%s", hint) :
+				 errhint("Fix ssd_cache.size in postgresql.conf, or remove ssd_cache from shared_preload_libraries.")));
+}
+
 static bool
 cache_configured(void)
 {
@@ -204,6 +229,7 @@ _PG_init(void)
 	 */
 	if (loaded_at_startup)
 	{
+		check_startup_size();
 		DefineCustomStringVariable("ssd_cache.path",
 								   "Path of the cache file on the SSD; empty disables the cache.",
 								   "The file is created and sized at server start. It must be on a "
@@ -220,7 +246,7 @@ _PG_init(void)
 								&cache_size_mb,
 								1024,
 								1,
-								16 * 1024 * 1024,	/* 16 TB */
+								SSD_CACHE_MAX_SIZE_MB,
 								PGC_POSTMASTER,
 								GUC_UNIT_MB,
 								NULL, NULL, NULL);

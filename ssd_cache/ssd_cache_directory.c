@@ -47,6 +47,7 @@
 #include "storage/md.h"
 #include "storage/smgr.h"
 #include "storage/spin.h"
+#include "pgtime.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -57,8 +58,9 @@
 #define SSD_NUM_PARTITIONS	128
 #define SSD_NUM_DIR_LOCKS	128
 
-/* After this many consecutive SSD errors the cache stops serving. */
+/* After this many SSD errors within a minute the cache stops serving. */
 #define SSD_ERRORS_TO_DEGRADE	8
+#define SSD_ERROR_WINDOW_SECS	60
 
 typedef enum SsdEntryState
 {
@@ -95,7 +97,9 @@ typedef struct SsdCacheShared
 	uint64		nslots;
 	uint32		epoch;
 	pg_atomic_uint32 degraded;
-	pg_atomic_uint32 consecutive_errors;
+	slock_t		error_lock;
+	pg_time_t	error_window_start;
+	uint32		window_errors;
 	pg_atomic_uint64 counters[SSD_NCOUNTERS];
 	pg_atomic_uint64 used;
 	pg_atomic_uint64 clock_hand;
@@ -194,15 +198,24 @@ process_io_buffer(void)
 
 /*
  * An SSD read or write failed: log it, count it, and after repeated
- * failures stop using the cache (pass-through).
+ * failures (SSD_ERRORS_TO_DEGRADE within SSD_ERROR_WINDOW_SECS, whatever
+ * succeeds in between) stop using the cache (pass-through).
  */
 void
 ssd_cache_note_error(const char *what, const BufferTag *tag)
 {
 	uint32		n;
+	pg_time_t	now = (pg_time_t) time(NULL);
 
 	ssd_cache_count(SSD_ERRORS, 1);
-	n = pg_atomic_add_fetch_u32(&shared->consecutive_errors, 1);
+	SpinLockAcquire(&shared->error_lock);
+	if (now - shared->error_window_start > SSD_ERROR_WINDOW_SECS)
+	{
+		shared->error_window_start = now;
+		shared->window_errors = 0;
+	}
+	n = ++shared->window_errors;
+	SpinLockRelease(&shared->error_lock);
 	ereport(LOG,
 			(errcode_for_file_access(),
 			 errmsg("ssd_cache: %s of block %u of relation %u/%u/%u failed: %m; using the disk copy",
@@ -211,15 +224,9 @@ ssd_cache_note_error(const char *what, const BufferTag *tag)
 	if (n >= SSD_ERRORS_TO_DEGRADE &&
 		pg_atomic_exchange_u32(&shared->degraded, 1) == 0)
 		ereport(WARNING,
-				(errmsg("ssd_cache: %u consecutive SSD errors; the cache is now in pass-through mode", n),
+				(errmsg("ssd_cache: %u SSD errors within %d seconds; the cache is now in pass-through mode",
+						n, SSD_ERROR_WINDOW_SECS),
 				 errhint("Check the SSD; the cache is used again after a restart.")));
-}
-
-static void
-note_success(void)
-{
-	if (pg_atomic_read_u32(&shared->consecutive_errors) != 0)
-		pg_atomic_write_u32(&shared->consecutive_errors, 0);
 }
 
 static void
@@ -376,7 +383,6 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 		ssd_cache_count(SSD_MISSES, 1);
 		return false;
 	}
-	note_success();
 	memcpy(buffer, buf, BLCKSZ);
 	ssd_cache_count(SSD_HITS, 1);
 	ssd_cache_count(SSD_SSD_READS, 1);
@@ -424,8 +430,7 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 	memcpy(buf, buffer, BLCKSZ);
 	if (ssd_cache_file_write_slot(slot, buf))
 	{
-		note_success();
-		ssd_cache_count(SSD_OVERWRITES, 1);
+			ssd_cache_count(SSD_OVERWRITES, 1);
 		ssd_cache_count(SSD_SSD_WRITES, 1);
 		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 	}
@@ -720,8 +725,6 @@ ssd_cache_admit(const BufferTag *tag, const char *page)
 	ok = ssd_cache_file_write_slot(slot, page);
 	if (!ok)
 		ssd_cache_note_error("SSD admission write", tag);
-	else
-		note_success();
 
 	/* WRITING -> VALID, durably, unless cancelled meanwhile. */
 	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
@@ -907,7 +910,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	pg_atomic_init_u64(&shared->used, 0);
 	pg_atomic_init_u64(&shared->clock_hand, 0);
 	pg_atomic_init_u32(&shared->degraded, 0);
-	pg_atomic_init_u32(&shared->consecutive_errors, 0);
+	SpinLockInit(&shared->error_lock);
 
 	ssd_cache_layout(nslots, &layout);
 	trusted = ssd_cache_file_startup(path, &layout, &epoch, &why_empty);

@@ -50,6 +50,7 @@
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -66,6 +67,8 @@ typedef struct SsdCacheFileShared
 	SsdCacheHeader header;
 	char		path[MAXPGPATH];
 	SsdCacheLayout layout;
+	bool		disowned;		/* the header was destroyed on purpose: never
+								 * write a valid one again in this run */
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
@@ -208,6 +211,7 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	int			rc;
 
 	file_shared = ShmemInitStruct("ssd_cache file", sizeof(SsdCacheFileShared), &found);
+	file_shared->disowned = false;
 	strlcpy(file_shared->path, path, MAXPGPATH);
 	file_shared->layout = *layout;
 
@@ -319,7 +323,7 @@ ssd_cache_file_note_checkpoint(XLogRecPtr redo)
 {
 	SsdCacheHeader *h = &file_shared->header;
 
-	if (redo == InvalidXLogRecPtr || redo == h->redo_seen[0])
+	if (file_shared->disowned || redo == InvalidXLogRecPtr || redo == h->redo_seen[0])
 		return;
 	h->redo_seen[1] = h->redo_seen[0];
 	h->redo_seen[0] = redo;
@@ -342,6 +346,8 @@ ssd_cache_file_note_shutdown(void)
 	bool		crc_ok;
 	SsdCacheHeader *h = &file_shared->header;
 
+	if (file_shared->disowned)
+		return;
 	control = get_controlfile(DataDir, &crc_ok);
 	if (!crc_ok || (control->state != DB_SHUTDOWNED &&
 					control->state != DB_SHUTDOWNED_IN_RECOVERY))
@@ -443,6 +449,9 @@ ssd_cache_file_forget(int failed_errno)
 	char	   *block = aligned_block();
 	bool		ok;
 
+	/* From now on nothing may write a valid header (checkpoints, shutdown). */
+	file_shared->disowned = true;
+	pg_memory_barrier();
 	memset(block, 0, BLCKSZ);
 	ok = pg_pwrite(ssd_cache_file_fd(), block, BLCKSZ, 0) == BLCKSZ;
 	free(block);

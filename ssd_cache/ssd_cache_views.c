@@ -107,11 +107,6 @@ ssd_cache_evict(PG_FUNCTION_ARGS)
 	Relation	rel;
 	RelFileNode rnode;
 
-	if (!ssd_cache_enabled())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ssd_cache is not enabled"),
-				 errhint("Set ssd_cache.path and restart the server.")));
 	rel = relation_open(relid, AccessShareLock);
 	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
 		ereport(ERROR,
@@ -120,6 +115,11 @@ ssd_cache_evict(PG_FUNCTION_ARGS)
 				 errdetail("Only tables, indexes, sequences, materialized views and TOAST tables are cached.")));
 	rnode = rel->rd_node;
 	relation_close(rel, AccessShareLock);
+	if (!ssd_cache_enabled())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ssd_cache is not enabled"),
+				 errhint("Set ssd_cache.path and restart the server.")));
 	PG_RETURN_INT64(ssd_cache_evict_relation(rnode));
 }
 

@@ -1,0 +1,170 @@
+# ssd_cache under faults and bad configuration: SSD I/O errors fall back to
+# the disk and degrade to pass-through; a damaged, foreign or outdated cache
+# file is never trusted; bad settings stop the server with a clear error.
+use strict;
+use warnings;
+
+use File::Copy;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SSDKitTest;
+
+my $node = SSDKitTest::node('faults', cache => '32MB',
+	conf => "shared_buffers = 16MB\nautovacuum = off\nfsync = on\n");
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION ssd_cache;
+	CREATE TABLE t (id int, pad text);
+	INSERT INTO t SELECT g, repeat('t', 300) FROM generate_series(1, 20000) g;
+});
+my $expect = '20000|6000000';
+my $query = 'SELECT count(*), sum(length(pad)) FROM t';
+
+sub warm
+{
+	for (1 .. 4)
+	{
+		$node->restart;
+		$node->safe_psql('postgres', $query);
+		SSDKitTest::cache_drain($node);
+	}
+	return;
+}
+
+sub set_fault
+{
+	my ($points) = @_;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET ssd_cache.fault_injection = '$points'");
+	$node->reload;
+	return;
+}
+
+sub loaded_count
+{
+	my @loads = slurp_file($node->logfile) =~ /preparation phase loaded (\d+) of/g;
+	return $loads[-1];
+}
+
+warm();
+my $cached = SSDKitTest::cache_stat($node, 'used_slots');
+cmp_ok($cached, '>', 700, "table cached ($cached pages)");
+
+# 1. SSD read errors: every hit falls back to the disk, results stay right,
+#    errors are counted and logged, and repeated errors mean pass-through.
+$node->restart;
+is( $node->safe_psql('postgres',
+		"SET ssd_cache.fault_injection = 'slot_read_error'; $query"),
+	$expect, 'SSD read errors: results from the disk are right');
+cmp_ok(SSDKitTest::cache_stat($node, 'errors'), '>=', 8, 'SSD read errors are counted');
+is(SSDKitTest::cache_stat($node, 'mode'), 'pass-through', 'repeated errors: pass-through mode');
+ok($node->log_contains(qr/ssd_cache: SSD read of block \d+ of relation .* failed: Input\/output error; using the disk copy/),
+	'each error is logged');
+ok($node->log_contains(qr/WARNING:  ssd_cache: \d+ SSD errors within 60 seconds; the cache is now in pass-through mode/),
+	'pass-through is announced');
+$node->restart;
+is(SSDKitTest::cache_stat($node, 'mode'), 'write-through', 'after a restart the cache is used again');
+is($node->safe_psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+	'SSD read errors: cache equals disk');
+
+# 2. SSD write errors (admission and overwrite) in every process: the disk
+#    gets every write, failed slots are forgotten.
+warm();
+set_fault('slot_write_error');
+$node->safe_psql('postgres', "UPDATE t SET pad = repeat('u', 300) WHERE id % 3 = 0; CHECKPOINT;");
+set_fault('');
+is($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE pad LIKE 'u%'"), '6666',
+	'SSD write errors: every update is there');
+$node->restart;
+is($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE pad LIKE 'u%'"), '6666',
+	'SSD write errors: and after a restart');
+is($node->safe_psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+	'SSD write errors: cache equals disk');
+
+# 3. A directory write fails: the cache cannot record an invalidation, so it
+#    goes pass-through and disowns its file; the next start is empty.
+warm();
+set_fault('dir_write_error');
+$node->safe_psql('postgres', "DELETE FROM t WHERE id > 10000; VACUUM t;");
+is(SSDKitTest::cache_stat($node, 'mode'), 'pass-through', 'directory write error: pass-through');
+ok($node->log_contains(qr/could not update its directory .*\n.*DETAIL:  The cache is in pass-through mode and will start empty after a restart/),
+	'directory write error is explained');
+set_fault('');
+$node->restart;
+ok($node->log_contains(qr/starting with an empty cache .* because the file has no ssd_cache header/),
+	'after a directory write error the cache starts empty');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), '10000', 'directory write error: data right');
+$node->safe_psql('postgres', "INSERT INTO t SELECT g, repeat('t', 300) FROM generate_series(10001, 20000) g");
+
+# 4. A corrupted directory entry is not loaded; nothing else is lost.
+warm();
+my $before = SSDKitTest::cache_stat($node, 'used_slots');
+$node->stop;
+{
+	# Slot 0 is admitted first; its entry is the first of the directory,
+	# which starts at block 1 of the file.
+	open my $fh, '+<:raw', SSDKitTest::cache_file($node) or die $!;
+	seek $fh, 8192 + 4, 0;
+	print $fh "\xff\xff\xff\xff";
+	close $fh;
+}
+$node->start;
+is(loaded_count(), $before - 1, 'a corrupted entry is dropped, the others are loaded');
+is($node->safe_psql('postgres', $query), $expect, 'corrupted entry: results right');
+is($node->safe_psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+	'corrupted entry: cache equals disk');
+
+# 5. A cache file from another cluster is never trusted.
+my $other = SSDKitTest::node('other', cache => '32MB');
+$other->stop;
+$node->stop;
+copy(SSDKitTest::cache_file($other), SSDKitTest::cache_file($node)) or die "copy: $!";
+$node->start;
+ok($node->log_contains(qr/starting with an empty cache .* because it belongs to another cluster/),
+	'a foreign cache file is refused');
+is($node->safe_psql('postgres', $query), $expect, 'foreign cache file: results right');
+
+# 6. The server ran without ssd_cache and checkpointed: pages written then
+#    never reached the cache, so its file must not be trusted.
+warm();
+$node->stop;
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'qdtt_costing'");
+$node->start;
+$node->safe_psql('postgres', "UPDATE t SET pad = repeat('w', 300); CHECKPOINT;");
+$node->stop;
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries',
+	"'" . join(',', @SSDKitTest::EXTENSIONS) . "'");
+$node->start;
+ok($node->log_contains(qr/starting with an empty cache .* because the latest checkpoint .* happened without ssd_cache/),
+	'a cache that missed writes is refused');
+is($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE pad LIKE 'w%'"), '20000',
+	'writes made without ssd_cache are all visible');
+$node->stop;
+
+# 7. Bad configuration: clear errors at startup, no half-started server.
+my $dir = $node->basedir . '/cachedir';
+mkdir $dir;
+$node->adjust_conf('postgresql.conf', 'ssd_cache.path', "'$dir'");
+ok(!$node->start(fail_ok => 1), 'a cache path that is a directory stops the server');
+ok($node->log_contains(qr/FATAL:  could not open ssd_cache.path .*: Is a directory\n.*HINT:  Set ssd_cache.path to a file/),
+	'the error says why and what to do');
+
+$node->adjust_conf('postgresql.conf', 'ssd_cache.path', "'$dir/no/such/dir/cache.dat'");
+ok(!$node->start(fail_ok => 1), 'a cache file in a missing directory stops the server');
+ok($node->log_contains(qr/FATAL:  could not open ssd_cache.path .*: No such file or directory/),
+	'the error names the path');
+
+$node->adjust_conf('postgresql.conf', 'ssd_cache.path', "'" . SSDKitTest::cache_file($node) . "'");
+$node->adjust_conf('postgresql.conf', 'ssd_cache.size', "'0'");
+ok(!$node->start(fail_ok => 1), 'ssd_cache.size = 0 stops the server');
+ok($node->log_contains(qr/FATAL:  invalid value for parameter "ssd_cache.size": "0"\n.*DETAIL:  ssd_cache.size must be between 1MB and 16TB/),
+	'the error gives the valid range');
+$node->adjust_conf('postgresql.conf', 'ssd_cache.size', "'lots'");
+ok(!$node->start(fail_ok => 1), 'ssd_cache.size = lots stops the server');
+ok($node->log_contains(qr/FATAL:  invalid value for parameter "ssd_cache.size": "lots"/),
+	'the error names the bad value');
+
+$node->adjust_conf('postgresql.conf', 'ssd_cache.size', "'32MB'");
+$node->start;
+is($node->safe_psql('postgres', $query), '20000|6000000', 'fixed configuration: server back');
+SSDKitTest::amcheck_ok($node, 'faults');
+$node->stop;
+done_testing();
