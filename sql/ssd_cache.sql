@@ -25,12 +25,14 @@ SET ssd_cache.size = '2GB';
 SET ssd_cache.path = '/tmp/x';
 
 -- This cluster has no ssd_cache.path: the hook is active, the cache is not.
-SELECT mode, hook_active, path, slots, used_slots, hits, misses, hit_ratio
+SELECT mode, policy, hook_active, path, slots, used_slots, hits, misses, hit_ratio
 FROM ssd_cache_stats;
 SELECT count(*) FROM ssd_cache_relations;
 SELECT * FROM ssd_cache_verify();
 SELECT ssd_cache_reset_stats();
 SELECT ssd_cache_evict('pg_class');
+SELECT * FROM ssd_cache_measure_devices('pg_class');
+SELECT * FROM ssd_cache_measure_devices('pg_class', 5);
 
 -- Bad arguments.
 CREATE VIEW v AS SELECT 1 AS x;

@@ -42,6 +42,7 @@ COMMENT ON FUNCTION ssd_cache_hook_status() IS
 
 CREATE FUNCTION ssd_cache_stats_internal(
 	OUT mode text,
+	OUT policy text,
 	OUT hook_active boolean,
 	OUT path text,
 	OUT size_bytes bigint,
@@ -52,6 +53,7 @@ CREATE FUNCTION ssd_cache_stats_internal(
 	OUT hits bigint,
 	OUT misses bigint,
 	OUT admissions bigint,
+	OUT sequential_reads bigint,
 	OUT refusals bigint,
 	OUT evictions bigint,
 	OUT invalidations bigint,
@@ -61,7 +63,8 @@ CREATE FUNCTION ssd_cache_stats_internal(
 	OUT disk_reads bigint,
 	OUT disk_writes bigint,
 	OUT directory_writes bigint,
-	OUT errors bigint)
+	OUT errors bigint,
+	OUT agings bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'ssd_cache_stats_internal'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
@@ -69,17 +72,17 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 -- Cluster-wide cache state and counters since start or the last
 -- ssd_cache_reset_stats(); page counts come with their byte totals.
 CREATE VIEW ssd_cache_stats AS
-SELECT mode, hook_active, path, size_bytes, slots, used_slots, admission_queue,
+SELECT mode, policy, hook_active, path, size_bytes, slots, used_slots, admission_queue,
 	   preparation_ms, hits, misses,
 	   round(hits::numeric / nullif(hits + misses, 0), 4) AS hit_ratio,
-	   admissions, refusals, evictions, invalidations, overwrites,
+	   admissions, sequential_reads, refusals, evictions, invalidations, overwrites,
 	   ssd_reads, ssd_writes,
 	   ssd_reads * current_setting('block_size')::bigint AS ssd_read_bytes,
 	   ssd_writes * current_setting('block_size')::bigint AS ssd_write_bytes,
 	   disk_reads, disk_writes,
 	   disk_reads * current_setting('block_size')::bigint AS disk_read_bytes,
 	   disk_writes * current_setting('block_size')::bigint AS disk_write_bytes,
-	   directory_writes, errors
+	   directory_writes, errors, agings
 FROM ssd_cache_stats_internal();
 
 CREATE FUNCTION ssd_cache_relation_blocks(
@@ -125,3 +128,19 @@ AS 'MODULE_PATHNAME', 'ssd_cache_verify_sql'
 LANGUAGE C STRICT VOLATILE;
 
 REVOKE ALL ON FUNCTION ssd_cache_verify() FROM PUBLIC;
+
+-- Measure the device costs TAC uses: random and sequential 8 kB reads of
+-- the disk holding "relation", random reads of the cache file (O_DIRECT,
+-- one read in flight).  Returns the times and the statements that set them.
+CREATE FUNCTION ssd_cache_measure_devices(
+	relation regclass,
+	samples int DEFAULT 200,
+	OUT disk_random_read_ms double precision,
+	OUT disk_sequential_read_ms double precision,
+	OUT ssd_random_read_ms double precision,
+	OUT settings text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'ssd_cache_measure_devices'
+LANGUAGE C STRICT VOLATILE;
+
+REVOKE ALL ON FUNCTION ssd_cache_measure_devices(regclass, int) FROM PUBLIC;

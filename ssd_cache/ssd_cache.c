@@ -26,6 +26,7 @@
 #include "ssd_cache_directory.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_lifecycle.h"
+#include "ssd_cache_policy.h"
 #include "ssdkit_status.h"
 
 PG_MODULE_MAGIC;
@@ -53,6 +54,20 @@ static const char *const known_fault_points[] = {
 	"dir_read_error",			/* reading the directory at startup fails */
 	"dir_write_error",			/* directory updates fail with EIO */
 	NULL
+};
+
+static const struct config_enum_entry policy_options[] = {
+	{"tac", SSD_POLICY_TAC, false},
+	{"clock", SSD_POLICY_CLOCK, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry seq_detect_options[] = {
+	{"window", SSD_SEQ_WINDOW, false},
+	{"adjacent", SSD_SEQ_ADJACENT, false},
+	{"both", SSD_SEQ_BOTH, false},
+	{"none", SSD_SEQ_NONE, false},
+	{NULL, 0, false}
 };
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -251,6 +266,57 @@ _PG_init(void)
 								GUC_UNIT_MB,
 								NULL, NULL, NULL);
 	}
+
+	DefineCustomEnumVariable("ssd_cache.policy",
+							 "Admission and replacement policy: tac or clock.",
+							 "tac admits pages by region temperature (I/O time saved); "
+							 "clock admits every random read.",
+							 &ssd_cache_policy,
+							 SSD_POLICY_TAC,
+							 policy_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("ssd_cache.sequential_detection",
+							 "How reads are recognised as sequential (never admitted).",
+							 "window: the region occurs 3 times among the backend's last 20 reads; "
+							 "adjacent: the read follows the previous block; both: either; "
+							 "none: every read counts as random.",
+							 &ssd_cache_seq_detect,
+							 SSD_SEQ_BOTH,
+							 seq_detect_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("ssd_cache.disk_random_read_time",
+							 "Time of one random 8 kB read from the disk.",
+							 "TAC heats a region by this minus ssd_random_read_time for each random read. "
+							 "ssd_cache_measure_devices() measures it.",
+							 &ssd_cache_disk_random_ms,
+							 5.0, 0.001, 10000.0,
+							 PGC_SIGHUP,
+							 GUC_UNIT_MS,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("ssd_cache.disk_sequential_read_time",
+							 "Time of one 8 kB read from the disk within a sequential read.",
+							 NULL,
+							 &ssd_cache_disk_seq_ms,
+							 0.04, 0.0001, 10000.0,
+							 PGC_SIGHUP,
+							 GUC_UNIT_MS,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("ssd_cache.ssd_random_read_time",
+							 "Time of one random 8 kB read from the SSD.",
+							 NULL,
+							 &ssd_cache_ssd_random_ms,
+							 0.03, 0.0001, 10000.0,
+							 PGC_SIGHUP,
+							 GUC_UNIT_MS,
+							 NULL, NULL, NULL);
 
 	/* Unknown "ssd_cache.*" settings are errors, so a typo cannot go unnoticed. */
 	MarkGUCPrefixReserved("ssd_cache");

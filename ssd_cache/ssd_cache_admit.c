@@ -14,10 +14,9 @@
  * is published in the queue before the entry exists, so a relation-wide
  * invalidation (truncate, unlink) that scans the queue never misses it.
  *
- * Admission policy (this version: "clock"): every main-fork page of a
- * permanent relation read from disk is offered, and admitted, evicting the
- * clock's victim when the cache is full.  Pages of unlogged relations are
- * never admitted: crash recovery resets their files behind smgr's back.
+ * What is offered and what is admitted is the policy's business
+ * (ssd_cache_policy.c).  Pages of unlogged relations are never admitted:
+ * crash recovery resets their files behind smgr's back.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,6 +39,8 @@
 
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_file.h"
+#include "ssd_cache_policy.h"
 
 typedef enum SsdAdmitItemState
 {
@@ -230,47 +231,69 @@ ssd_cache_admit_main(Datum arg)
 
 	while (!ShutdownRequestPending)
 	{
-		uint32		idx;
-		uint8		state;
-		BufferTag	tag;
-
 		ResetLatch(MyLatch);
 
 		for (;;)
 		{
-			SpinLockAcquire(&queue->lock);
-			if (queue->count == 0)
-			{
-				SpinLockRelease(&queue->lock);
-				break;
-			}
-			idx = queue->head;
-			state = queue->state[idx];
-			tag = queue->tags[idx];
-			SpinLockRelease(&queue->lock);
+			BufferTag	tags[SSD_CACHE_WRITE_BATCH];
+			char	   *pages[SSD_CACHE_WRITE_BATCH];
+			int			nitems = 0,
+						nbatch = 0;
 
-			if (state == ITEM_FILLING)
-				break;			/* the offering backend is still copying */
-			if (state == ITEM_READY)
+			/* The ready items at the head of the queue, up to a batch. */
+			SpinLockAcquire(&queue->lock);
+			while (nitems < (int) queue->count && nitems < SSD_CACHE_WRITE_BATCH)
 			{
-				if (is_unlogged(&tag))
+				uint32		idx = (queue->head + nitems) % SSD_ADMIT_QUEUE_MAX;
+
+				if (queue->state[idx] == ITEM_FILLING)
+					break;		/* the offering backend is still copying */
+				if (queue->state[idx] == ITEM_READY)
 				{
-					ssd_cache_offer_abandon(&tag);
-					ssd_cache_count(SSD_REFUSALS, 1);
+					tags[nbatch] = queue->tags[idx];
+					pages[nbatch++] = queue->pages + (Size) idx * BLCKSZ;
 				}
-				else
-					(void) ssd_cache_admit(&tag, queue->pages + (Size) idx * BLCKSZ);
+				nitems++;
 			}
-
-			/* The entry has left PENDING: the item may go (invariant 3). */
-			SpinLockAcquire(&queue->lock);
-			queue->state[idx] = ITEM_FREE;
-			queue->head = (queue->head + 1) % SSD_ADMIT_QUEUE_MAX;
-			queue->count--;
 			SpinLockRelease(&queue->lock);
+			if (nitems == 0)
+				break;
+
+			/* Unlogged relations' pages are dropped here. */
+			{
+				int			i,
+							kept = 0;
+
+				for (i = 0; i < nbatch; i++)
+				{
+					if (is_unlogged(&tags[i]))
+					{
+						ssd_cache_offer_abandon(&tags[i]);
+						ssd_cache_count(SSD_REFUSALS, 1);
+						continue;
+					}
+					tags[kept] = tags[i];
+					pages[kept++] = pages[i];
+				}
+				nbatch = kept;
+			}
+			if (nbatch > 0)
+				(void) ssd_cache_admit_batch(nbatch, tags, pages);
+
+			/* Their entries have left PENDING: the items may go (invariant 3). */
+			SpinLockAcquire(&queue->lock);
+			while (nitems-- > 0)
+			{
+				queue->state[queue->head] = ITEM_FREE;
+				queue->head = (queue->head + 1) % SSD_ADMIT_QUEUE_MAX;
+				queue->count--;
+			}
+			SpinLockRelease(&queue->lock);
+			ssd_cache_age_if_due();
 			CHECK_FOR_INTERRUPTS();
 		}
 
+		ssd_cache_age_if_due();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100L, PG_WAIT_EXTENSION);
 		if (ConfigReloadPending)

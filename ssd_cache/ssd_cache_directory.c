@@ -54,6 +54,7 @@
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_policy.h"
 
 #define SSD_NUM_PARTITIONS	128
 #define SSD_NUM_DIR_LOCKS	128
@@ -84,6 +85,7 @@ typedef struct SsdSlot
 	uint8		usage;			/* clock reference bit */
 	bool		in_use;
 	int32		free_next;
+	uint32		gen;			/* bumped whenever the slot changes page */
 } SsdSlot;
 
 typedef struct SsdRelEnt
@@ -126,7 +128,7 @@ static void remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_evict
 int
 ssd_cache_directory_lwlocks(void)
 {
-	return SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS + 1;
+	return SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS + 1 + SSD_POLICY_NUM_PARTITIONS;
 }
 
 bool
@@ -158,6 +160,12 @@ uint64
 ssd_cache_used_slots(void)
 {
 	return shared ? pg_atomic_read_u64(&shared->used) : 0;
+}
+
+bool
+ssd_cache_full(void)
+{
+	return shared != NULL && pg_atomic_read_u64(&shared->used) >= shared->nslots;
 }
 
 double
@@ -260,49 +268,76 @@ ssd_cache_relation_cached(RelFileNode rnode)
 }
 
 /*
- * Durably record slot's entry (tag, or free if NULL) on the SSD.  Caller
- * holds the partition lock of the tag concerned (invariant 2).  If the write
- * fails the persistent directory can no longer be trusted: stop using the
- * cache now and make sure it is not trusted at the next start.
+ * Durably record the entries of n slots (tags[i], or free if NULL) on the
+ * SSD, one write per directory page.  The caller holds the partition locks
+ * of all the tags concerned (invariant 2).  If a write fails the persistent
+ * directory can no longer be trusted: stop using the cache now and make sure
+ * it is not trusted at the next start.
  */
+static void
+persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags)
+{
+	char	   *buf = process_io_buffer();
+	bool		done[SSD_CACHE_WRITE_BATCH];
+	int			i,
+				j;
+
+	Assert(n <= SSD_CACHE_WRITE_BATCH);
+	memset(done, 0, sizeof(done));
+	for (i = 0; i < n; i++)
+	{
+		uint64		dirpage = slotnos[i] / SSD_DIR_ENTRIES_PER_PAGE;
+		bool		ok;
+
+		if (done[i])
+			continue;
+		LWLockAcquire(DIR_LOCK(dirpage), LW_EXCLUSIVE);
+		for (j = i; j < n; j++)
+		{
+			SsdCacheDirEntry *e = &mirror[slotnos[j]];
+			const BufferTag *tag = tags[j];
+
+			if (done[j] || slotnos[j] / SSD_DIR_ENTRIES_PER_PAGE != dirpage)
+				continue;
+			done[j] = true;
+			memset(e, 0, sizeof(*e));
+			if (tag)
+			{
+				e->spcNode = tag->rnode.spcNode;
+				e->dbNode = tag->rnode.dbNode;
+				e->relNode = tag->rnode.relNode;
+				e->blockNum = tag->blockNum;
+				e->forkNum = (uint8) tag->forkNum;
+				e->flags = SSD_DIR_VALID;
+				e->epoch = shared->epoch;
+				ssd_cache_dir_entry_seal(e);
+			}
+		}
+		memcpy(buf, &mirror[dirpage * SSD_DIR_ENTRIES_PER_PAGE], SSD_DIR_PAGE_SIZE);
+		ok = ssd_cache_file_write_dir_page(dirpage, buf);
+		LWLockRelease(DIR_LOCK(dirpage));
+
+		ssd_cache_count(SSD_DIR_WRITES, 1);
+		if (!ok)
+		{
+			pg_atomic_write_u32(&shared->degraded, 1);
+			ssd_cache_count(SSD_ERRORS, 1);
+			ssd_cache_file_forget(errno);
+		}
+	}
+}
+
 static void
 persist_entry(int32 slot, const BufferTag *tag)
 {
-	uint64		dirpage = slot / SSD_DIR_ENTRIES_PER_PAGE;
-	SsdCacheDirEntry *e = &mirror[slot];
-	char	   *buf = process_io_buffer();
-	bool		ok;
-
-	LWLockAcquire(DIR_LOCK(dirpage), LW_EXCLUSIVE);
-	memset(e, 0, sizeof(*e));
-	if (tag)
-	{
-		e->spcNode = tag->rnode.spcNode;
-		e->dbNode = tag->rnode.dbNode;
-		e->relNode = tag->rnode.relNode;
-		e->blockNum = tag->blockNum;
-		e->forkNum = (uint8) tag->forkNum;
-		e->flags = SSD_DIR_VALID;
-		e->epoch = shared->epoch;
-		ssd_cache_dir_entry_seal(e);
-	}
-	memcpy(buf, &mirror[dirpage * SSD_DIR_ENTRIES_PER_PAGE], SSD_DIR_PAGE_SIZE);
-	ok = ssd_cache_file_write_dir_page(dirpage, buf);
-	LWLockRelease(DIR_LOCK(dirpage));
-
-	ssd_cache_count(SSD_DIR_WRITES, 1);
-	if (!ok)
-	{
-		pg_atomic_write_u32(&shared->degraded, 1);
-		ssd_cache_count(SSD_ERRORS, 1);
-		ssd_cache_file_forget(errno);
-	}
+	persist_entries(1, &slot, &tag);
 }
 
 /* Put a slot no entry refers to any more back on the free list. */
 static void
 free_slot(int32 slot)
 {
+	slots[slot].gen++;
 	slots[slot].in_use = false;
 	SpinLockAcquire(&shared->free_lock);
 	slots[slot].free_next = shared->free_head;
@@ -578,14 +613,40 @@ ssd_cache_evict_relation(RelFileNode rnode)
 }
 
 /*
- * Find a slot for an admission: a free one, else the clock's victim, whose
- * entry is invalidated on the SSD first.  Returns -1 if every slot is in use
- * and pinned or being written.
+ * Evict the page in slot s if it is still there, readable and unused:
+ * forget it durably (write-through: the disk has it).  Admission worker
+ * only.
  */
-static int32
-allocate_slot(void)
+static bool
+evict_slot(uint64 s)
 {
-	uint64		tries;
+	BufferTag	tag = slots[s].tag;
+	uint32		hash = get_hash_value(lookup_hash, &tag);
+	SsdLookupEnt *ent;
+
+	if (!slots[s].in_use)
+		return false;
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
+	if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s ||
+		pg_atomic_read_u32(&slots[s].pins) != 0)
+	{
+		LWLockRelease(PART_LOCK(hash));
+		return false;
+	}
+	persist_entry((int32) s, NULL);
+	hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
+	LWLockRelease(PART_LOCK(hash));
+	rel_count_add(tag.rnode, -1);
+	ssd_cache_count(SSD_EVICTIONS, 1);
+	slots[s].usage = 0;
+	slots[s].gen++;
+	return true;
+}
+
+static int32
+take_free_slot(void)
+{
 	int32		slot;
 
 	SpinLockAcquire(&shared->free_lock);
@@ -593,27 +654,31 @@ allocate_slot(void)
 	if (slot >= 0)
 		shared->free_head = slots[slot].free_next;
 	SpinLockRelease(&shared->free_lock);
-	if (slot >= 0)
-	{
-		/*
-		 * A reader that looked the slot up just before it was invalidated
-		 * may still be reading it; that takes microseconds.  Only this
-		 * worker allocates, so waiting blocks no one else.
-		 */
-		while (pg_atomic_read_u32(&slots[slot].pins) != 0)
-			pg_usleep(10);
-		slots[slot].in_use = true;
-		slots[slot].usage = 0;
-		pg_atomic_fetch_add_u64(&shared->used, 1);
-		return slot;
-	}
+	if (slot < 0)
+		return -1;
+
+	/*
+	 * A reader that looked the slot up just before it was invalidated may
+	 * still be reading it; that takes microseconds.  Only the admission
+	 * worker allocates, so waiting blocks no one else.
+	 */
+	while (pg_atomic_read_u32(&slots[slot].pins) != 0)
+		pg_usleep(10);
+	slots[slot].in_use = true;
+	slots[slot].usage = 0;
+	pg_atomic_fetch_add_u64(&shared->used, 1);
+	return slot;
+}
+
+/* clock: the first unused, unreferenced page the hand meets. */
+static int32
+clock_victim(void)
+{
+	uint64		tries;
 
 	for (tries = 0; tries < 2 * shared->nslots; tries++)
 	{
 		uint64		s = pg_atomic_fetch_add_u64(&shared->clock_hand, 1) % shared->nslots;
-		BufferTag	tag;
-		uint32		hash;
-		SsdLookupEnt *ent;
 
 		if (!slots[s].in_use)
 			continue;
@@ -622,25 +687,162 @@ allocate_slot(void)
 			slots[s].usage = 0;
 			continue;
 		}
-		tag = slots[s].tag;
-		hash = get_hash_value(lookup_hash, &tag);
-		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-		ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
-		if (ent && ent->state == ENT_VALID && ent->slot == (int32) s &&
-			pg_atomic_read_u32(&slots[s].pins) == 0)
-		{
-			/* Write-through: the disk has this page; just forget it. */
-			persist_entry((int32) s, NULL);
-			hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
-			LWLockRelease(PART_LOCK(hash));
-			rel_count_add(tag.rnode, -1);
-			ssd_cache_count(SSD_EVICTIONS, 1);
-			slots[s].usage = 0;
+		if (evict_slot(s))
 			return (int32) s;
-		}
-		LWLockRelease(PART_LOCK(hash));
 	}
 	return -1;
+}
+
+/*
+ * TAC's victim heap: a min-heap of cached slots keyed by their region's
+ * temperature when last looked at.  It lives in the admission worker only
+ * (the one process that admits and evicts); entries of slots that changed
+ * page since (gen) are dropped when they surface.
+ */
+typedef struct HeapItem
+{
+	double		key;
+	int32		slot;
+	uint32		gen;
+} HeapItem;
+
+static HeapItem *heap = NULL;
+static int64 heap_len = 0;
+static bool heap_built = false;
+
+static void
+heap_sift_down(int64 i)
+{
+	for (;;)
+	{
+		int64		l = 2 * i + 1,
+					m = i;
+		HeapItem	tmp;
+
+		if (l < heap_len && heap[l].key < heap[m].key)
+			m = l;
+		if (l + 1 < heap_len && heap[l + 1].key < heap[m].key)
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = heap[i];
+		heap[i] = heap[m];
+		heap[m] = tmp;
+		i = m;
+	}
+}
+
+static void
+heap_push(double key, int32 slot)
+{
+	int64		i;
+
+	if (heap == NULL)
+		heap = MemoryContextAllocHuge(TopMemoryContext, sizeof(HeapItem) * (shared->nslots + 1));
+	if (heap_len > (int64) shared->nslots)
+		return;					/* only stale entries could make it full */
+	i = heap_len++;
+	heap[i].key = key;
+	heap[i].slot = slot;
+	heap[i].gen = slots[slot].gen;
+	while (i > 0 && heap[(i - 1) / 2].key > heap[i].key)
+	{
+		HeapItem	tmp = heap[i];
+
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+}
+
+static void
+heap_pop(void)
+{
+	heap[0] = heap[--heap_len];
+	heap_sift_down(0);
+}
+
+/* Drop entries of slots that changed page or were freed. */
+static void
+heap_drop_stale_top(void)
+{
+	while (heap_len > 0 &&
+		   (!slots[heap[0].slot].in_use || slots[heap[0].slot].gen != heap[0].gen))
+		heap_pop();
+}
+
+/* After a restart or a switch from clock: every cached slot, current keys. */
+static void
+heap_build(void)
+{
+	uint64		s;
+
+	heap_len = 0;
+	for (s = 0; s < shared->nslots; s++)
+		if (slots[s].in_use)
+			heap_push(ssd_cache_region_temperature(&slots[s].tag), (int32) s);
+	heap_built = true;
+}
+
+/*
+ * TAC: the coldest cached page after refreshing up to 5 stale keys, if the
+ * newcomer is at least 1% warmer; evicted.  Otherwise -1, and the bar is
+ * published for the backends.
+ */
+static int32
+tac_victim(double t_new)
+{
+	int			step;
+
+	if (!heap_built)
+		heap_build();
+	for (step = 0; step < SSD_TAC_REFRESH_STEPS; step++)
+	{
+		double		current;
+
+		heap_drop_stale_top();
+		if (heap_len == 0)
+			return -1;
+		current = ssd_cache_region_temperature(&slots[heap[0].slot].tag);
+		if (current == heap[0].key)
+			break;
+		heap[0].key = current;
+		heap_sift_down(0);
+	}
+	heap_drop_stale_top();
+	while (heap_len > 0)
+	{
+		HeapItem	top = heap[0];
+
+		ssd_cache_publish_threshold(top.key * SSD_TAC_MARGIN);
+		if (t_new < top.key * SSD_TAC_MARGIN)
+			return -1;
+		heap_pop();
+		if (evict_slot(top.slot))
+			return top.slot;
+		heap_drop_stale_top();
+	}
+	return -1;
+}
+
+/*
+ * Find a slot for an admission of a page whose region has temperature
+ * t_new: a free one, else the policy's victim, forgotten durably first.
+ * Returns -1 if the policy refuses or nothing can be evicted.
+ */
+static int32
+allocate_slot(double t_new)
+{
+	int32		slot = take_free_slot();
+
+	if (slot >= 0)
+		return slot;
+	if (ssd_cache_policy == SSD_POLICY_CLOCK)
+	{
+		heap_built = false;		/* rebuilt if TAC comes back */
+		return clock_victim();
+	}
+	return tac_victim(t_new);
 }
 
 /*
@@ -682,69 +884,143 @@ ssd_cache_offer_abandon(const BufferTag *tag)
 	LWLockRelease(PART_LOCK(hash));
 }
 
-/*
- * Admission worker: write a queued page into a slot and validate it.  The
- * page is in an O_DIRECT-aligned buffer.  Returns true if it was admitted.
- */
-bool
-ssd_cache_admit(const BufferTag *tag, const char *page)
+static int
+compare_uint32(const void *a, const void *b)
 {
-	uint32		hash = get_hash_value(lookup_hash, tag);
-	SsdLookupEnt *ent;
-	int32		slot;
-	bool		ok;
+	uint32		x = *(const uint32 *) a,
+				y = *(const uint32 *) b;
 
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Admission worker: write a batch of queued pages (O_DIRECT-aligned, in the
+ * queue) into slots and validate them.  The slot writes are in flight
+ * together; the validation holds the batch's partition locks (in ascending
+ * order; no other process holds two) while one write per directory page
+ * records the batch.  Returns how many pages were admitted.
+ */
+int
+ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
+{
+	int32		slotno[SSD_CACHE_WRITE_BATCH];
+	uint32		hash[SSD_CACHE_WRITE_BATCH];
+	double		temp[SSD_CACHE_WRITE_BATCH];
+	bool		ok[SSD_CACHE_WRITE_BATCH];
+	uint32		lockno[SSD_CACHE_WRITE_BATCH];
+	int32		persist_slots[SSD_CACHE_WRITE_BATCH];
+	const BufferTag *persist_tags[SSD_CACHE_WRITE_BATCH];
+	SsdLookupEnt *ents[SSD_CACHE_WRITE_BATCH];
+	int			i,
+				nlocks = 0,
+				npersist = 0,
+				admitted = 0,
+				failed_errno;
+
+	Assert(n <= SSD_CACHE_WRITE_BATCH);
 	if (ssd_cache_degraded())
 	{
-		ssd_cache_offer_abandon(tag);
-		return false;
+		for (i = 0; i < n; i++)
+			ssd_cache_offer_abandon(&tags[i]);
+		return 0;
 	}
 
-	slot = allocate_slot();
-
-	/* PENDING -> WRITING, unless it was cancelled meanwhile. */
-	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
-	if (ent == NULL || ent->state != ENT_PENDING || slot < 0)
+	/* 1. A slot for each page (or a refusal); PENDING -> WRITING. */
+	for (i = 0; i < n; i++)
 	{
-		if (ent)
-			hash_search_with_hash_value(lookup_hash, tag, hash, HASH_REMOVE, NULL);
-		LWLockRelease(PART_LOCK(hash));
-		if (slot >= 0)
-			free_slot(slot);
-		ssd_cache_count(SSD_REFUSALS, 1);
-		return false;
+		SsdLookupEnt *ent;
+
+		hash[i] = get_hash_value(lookup_hash, &tags[i]);
+		temp[i] = ssd_cache_region_temperature(&tags[i]);
+		slotno[i] = allocate_slot(temp[i]);
+
+		LWLockAcquire(PART_LOCK(hash[i]), LW_EXCLUSIVE);
+		ent = hash_search_with_hash_value(lookup_hash, &tags[i], hash[i], HASH_FIND, NULL);
+		if (ent == NULL || ent->state != ENT_PENDING || slotno[i] < 0)
+		{
+			if (ent)
+				hash_search_with_hash_value(lookup_hash, &tags[i], hash[i], HASH_REMOVE, NULL);
+			LWLockRelease(PART_LOCK(hash[i]));
+			if (slotno[i] >= 0)
+				free_slot(slotno[i]);
+			slotno[i] = -1;
+			ssd_cache_count(SSD_REFUSALS, 1);
+			continue;
+		}
+		ent->state = ENT_WRITING;
+		ent->slot = slotno[i];
+		slots[slotno[i]].tag = tags[i];
+		slots[slotno[i]].usage = 0;
+		LWLockRelease(PART_LOCK(hash[i]));
+		rel_count_add(tags[i].rnode, 1);
+		lockno[nlocks++] = hash[i] % SSD_NUM_PARTITIONS;
 	}
-	ent->state = ENT_WRITING;
-	ent->slot = slot;
-	slots[slot].tag = *tag;
-	slots[slot].usage = 0;
-	LWLockRelease(PART_LOCK(hash));
-	rel_count_add(tag->rnode, 1);
+	if (nlocks == 0)
+		return 0;
 
-	ok = ssd_cache_file_write_slot(slot, page);
-	if (!ok)
-		ssd_cache_note_error("SSD admission write", tag);
+	/* 2. All slot writes in flight together. */
+	ssd_cache_file_write_slots(n, slotno, pages, ok, &failed_errno);
+	for (i = 0; i < n; i++)
+		if (slotno[i] >= 0 && !ok[i])
+		{
+			errno = failed_errno;
+			ssd_cache_note_error("SSD admission write", &tags[i]);
+		}
 
-	/* WRITING -> VALID, durably, unless cancelled meanwhile. */
-	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
-	Assert(ent != NULL && ent->slot == slot);
-	if (ok && ent->state == ENT_WRITING)
+	/* 3. WRITING -> VALID, durably, unless cancelled meanwhile. */
+	qsort(lockno, nlocks, sizeof(uint32), compare_uint32);
+	for (i = 0; i < nlocks; i++)
+		if (i == 0 || lockno[i] != lockno[i - 1])
+			LWLockAcquire(&locks[lockno[i]].lock, LW_EXCLUSIVE);
+	for (i = 0; i < n; i++)
 	{
-		persist_entry(slot, tag);
-		ent->state = ENT_VALID;
-		LWLockRelease(PART_LOCK(hash));
-		ssd_cache_count(SSD_ADMISSIONS, 1);
-		ssd_cache_count(SSD_SSD_WRITES, 1);
-		return true;
+		if (slotno[i] < 0)
+			continue;
+		ents[i] = hash_search_with_hash_value(lookup_hash, &tags[i], hash[i], HASH_FIND, NULL);
+		Assert(ents[i] != NULL && ents[i]->slot == slotno[i]);
+		if (ok[i] && ents[i]->state == ENT_WRITING)
+		{
+			persist_slots[npersist] = slotno[i];
+			persist_tags[npersist++] = &tags[i];
+		}
+		else
+			ok[i] = false;
 	}
-	hash_search_with_hash_value(lookup_hash, tag, hash, HASH_REMOVE, NULL);
-	LWLockRelease(PART_LOCK(hash));
-	rel_count_add(tag->rnode, -1);
-	free_slot(slot);
-	ssd_cache_count(SSD_REFUSALS, 1);
-	return false;
+	if (npersist > 0)
+		persist_entries(npersist, persist_slots, persist_tags);
+	for (i = 0; i < n; i++)
+	{
+		if (slotno[i] < 0)
+			continue;
+		if (ok[i])
+			ents[i]->state = ENT_VALID;
+		else
+			hash_search_with_hash_value(lookup_hash, &tags[i], hash[i], HASH_REMOVE, NULL);
+	}
+	for (i = nlocks; i-- > 0;)
+		if (i == 0 || lockno[i] != lockno[i - 1])
+			LWLockRelease(&locks[lockno[i]].lock);
+
+	for (i = 0; i < n; i++)
+	{
+		if (slotno[i] < 0)
+			continue;
+		if (ok[i])
+		{
+			if (ssd_cache_policy == SSD_POLICY_TAC && heap_built)
+				heap_push(temp[i], slotno[i]);
+			admitted++;
+		}
+		else
+		{
+			rel_count_add(tags[i].rnode, -1);
+			free_slot(slotno[i]);
+			ssd_cache_count(SSD_REFUSALS, 1);
+		}
+	}
+	ssd_cache_count(SSD_ADMISSIONS, admitted);
+	ssd_cache_count(SSD_SSD_WRITES, admitted);
+	return admitted;
 }
 
 /*
@@ -853,6 +1129,7 @@ ssd_cache_directory_shmem_size(uint64 nslots)
 	size = add_size(size, SSD_DIR_PAGE_SIZE);
 	size = add_size(size, hash_estimate_size(nslots + SSD_ADMIT_QUEUE_MAX, sizeof(SsdLookupEnt)));
 	size = add_size(size, hash_estimate_size(Max(nslots / 16, 1024), sizeof(SsdRelEnt)));
+	size = add_size(size, ssd_cache_policy_shmem_size(nslots));
 	return size;
 }
 
@@ -888,6 +1165,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	mirror_bytes = (char *) TYPEALIGN(SSD_DIR_PAGE_SIZE, raw);
 	mirror = (SsdCacheDirEntry *) mirror_bytes;
 	locks = GetNamedLWLockTranche("ssd_cache");
+	ssd_cache_policy_shmem_init(nslots, &locks[SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS + 1]);
 
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(BufferTag);
@@ -931,6 +1209,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 
 		pg_atomic_init_u32(&slots[s].pins, 0);
 		slots[s].usage = 0;
+		slots[s].gen = 0;
 		if (trusted && ssd_cache_dir_entry_ok(e, epoch))
 		{
 			BufferTag	tag;

@@ -19,7 +19,8 @@ typedef enum SsdCacheCounter
 	SSD_HITS,
 	SSD_MISSES,
 	SSD_ADMISSIONS,
-	SSD_REFUSALS,				/* offered, not admitted (policy or queue full) */
+	SSD_SEQUENTIAL,				/* disk reads classified sequential: not offered */
+	SSD_REFUSALS,				/* random disk reads not admitted (policy, queue full) */
 	SSD_EVICTIONS,
 	SSD_INVALIDATIONS,
 	SSD_OVERWRITES,				/* in-place updates of cached pages */
@@ -54,7 +55,7 @@ extern int64 ssd_cache_evict_relation(RelFileNode rnode);
 extern bool ssd_cache_relation_cached(RelFileNode rnode);
 
 /* Admission (the worker's side). */
-extern bool ssd_cache_admit(const BufferTag *tag, const char *page);
+extern int	ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages);
 
 /* For the views. */
 typedef struct SsdCacheRelCount
@@ -67,6 +68,7 @@ extern void ssd_cache_read_counters(int64 *out);
 extern void ssd_cache_reset_counters(void);
 extern uint64 ssd_cache_nslots(void);
 extern uint64 ssd_cache_used_slots(void);
+extern bool ssd_cache_full(void);
 extern List *ssd_cache_relation_counts(Oid dbNode);
 extern double ssd_cache_preparation_ms(void);
 extern void ssd_cache_verify(int64 *checked, int64 *mismatched);

@@ -54,10 +54,12 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/memutils.h"
 #include "utils/wait_event.h"
 
 #include "ssd_cache.h"
 #include "ssd_cache_file.h"
+#include "ssdkit_uring.h"
 
 /* The header as it is on the SSD; written by one process at a time (the
  * postmaster before and after the server runs, the checkpointer while it
@@ -466,4 +468,62 @@ ssd_cache_file_forget(int failed_errno)
 			(errcode_for_file_access(),
 			 errmsg("ssd_cache could not update its directory in \"%s\": %m", file_shared->path),
 			 errdetail("The cache is in pass-through mode and will start empty after a restart.")));
+}
+
+/*
+ * Write several slots at once, all in flight together (the admission
+ * worker's batches).  ok[i] says whether slot i was written; failures leave
+ * errno in failed_errno.
+ */
+void
+ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *ok,
+						   int *failed_errno)
+{
+	static SsdkitUring *ring = NULL;
+	SsdkitUringCompletion done[SSD_CACHE_WRITE_BATCH];
+	int			i,
+				pending = 0;
+
+	Assert(n <= SSD_CACHE_WRITE_BATCH);
+	*failed_errno = 0;
+	if (ssd_cache_fault_enabled("slot_write_error"))
+	{
+		for (i = 0; i < n; i++)
+			ok[i] = false;
+		*failed_errno = EIO;
+		return;
+	}
+	if (ring == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		ring = ssdkit_uring_create(SSD_CACHE_WRITE_BATCH);
+		MemoryContextSwitchTo(old);
+	}
+	for (i = 0; i < n; i++)
+	{
+		ok[i] = false;
+		if (slots[i] < 0)
+			continue;
+		if (!ssdkit_uring_queue_write(ring, ssd_cache_file_fd(), bufs[i], BLCKSZ,
+									  file_shared->layout.slots_offset + (uint64) slots[i] * BLCKSZ,
+									  (uint64) i))
+			elog(ERROR, "ssd_cache: io_uring refused a write with room for it");
+		pending++;
+	}
+	ssdkit_uring_submit(ring);
+	while (pending > 0)
+	{
+		int			got = ssdkit_uring_reap(ring, done, SSD_CACHE_WRITE_BATCH, true);
+
+		for (i = 0; i < got; i++)
+		{
+			int			k = (int) done[i].tag;
+
+			ok[k] = done[i].res == BLCKSZ;
+			if (!ok[k])
+				*failed_errno = done[i].res < 0 ? -done[i].res : EIO;
+		}
+		pending -= got;
+	}
 }

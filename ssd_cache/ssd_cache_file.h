@@ -84,6 +84,11 @@ extern void ssd_cache_file_forget(int failed_errno);
 extern int	ssd_cache_file_fd(void);
 extern bool ssd_cache_file_read_slot(uint64 slot, char *aligned_buf);
 extern bool ssd_cache_file_write_slot(uint64 slot, const char *aligned_buf);
+
+/* Slot writes the admission worker keeps in flight at once. */
+#define SSD_CACHE_WRITE_BATCH	32
+extern void ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs,
+									   bool *ok, int *failed_errno);
 extern bool ssd_cache_file_read_dir(uint64 first_page, uint64 npages, char *aligned_buf);
 extern bool ssd_cache_file_write_dir_page(uint64 dirpage, const char *aligned_buf);
 

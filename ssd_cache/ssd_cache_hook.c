@@ -80,6 +80,7 @@
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
 #include "ssd_cache_hook.h"
+#include "ssd_cache_policy.h"
 
 #if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
 #error "ssd_cache_hook.c mirrors the PostgreSQL 15 layouts of f_smgr and SyncOps"
@@ -282,16 +283,28 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	hook_count(HOOK_SMGR_READ);
 	if (cached)
 	{
+		bool		sequential;
+		double		temperature;
+
 		INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
 		if (ssd_cache_read(&tag, buffer))
+		{
+			/* A hit heats its region too: it is I/O the SSD saved. */
+			(void) ssd_cache_heat(&tag, &sequential);
 			return;
+		}
+		mdread(reln, forknum, blocknum, buffer);
+		ssd_cache_count(SSD_DISK_READS, 1);
+		temperature = ssd_cache_heat(&tag, &sequential);
+		if (sequential)
+			ssd_cache_count(SSD_SEQUENTIAL, 1);
+		else if (ssd_cache_should_offer(temperature, sequential, ssd_cache_full()))
+			ssd_cache_offer(&tag, buffer);
+		else
+			ssd_cache_count(SSD_REFUSALS, 1);
+		return;
 	}
 	mdread(reln, forknum, blocknum, buffer);
-	if (cached)
-	{
-		ssd_cache_count(SSD_DISK_READS, 1);
-		ssd_cache_offer(&tag, buffer);
-	}
 }
 
 static void

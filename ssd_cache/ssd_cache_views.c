@@ -19,6 +19,7 @@
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
 #include "ssd_cache_hook.h"
+#include "ssd_cache_policy.h"
 
 PG_FUNCTION_INFO_V1(ssd_cache_stats_internal);
 PG_FUNCTION_INFO_V1(ssd_cache_relation_blocks);
@@ -31,8 +32,8 @@ Datum
 ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[8 + SSD_NCOUNTERS];
-	bool		nulls[8 + SSD_NCOUNTERS];
+	Datum		values[10 + SSD_NCOUNTERS];
+	bool		nulls[10 + SSD_NCOUNTERS];
 	int64		counters[SSD_NCOUNTERS];
 	const char *path = ssd_cache_configured_path();
 	const char *mode;
@@ -51,6 +52,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 		mode = "write-through";
 
 	values[n++] = CStringGetTextDatum(mode);
+	values[n++] = CStringGetTextDatum(ssd_cache_policy == SSD_POLICY_TAC ? "tac" : "clock");
 	values[n++] = BoolGetDatum(ssd_cache_hook_active());
 	if (path)
 		values[n++] = CStringGetTextDatum(path);
@@ -64,6 +66,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	ssd_cache_read_counters(counters);
 	for (i = 0; i < SSD_NCOUNTERS; i++)
 		values[n++] = Int64GetDatum(counters[i]);
+	values[n++] = Int64GetDatum((int64) ssd_cache_agings());
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

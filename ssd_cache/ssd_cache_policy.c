@@ -1,0 +1,305 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_policy.c
+ *	  Temperature-aware caching (TAC, Canim et al., VLDB 2010) and the
+ *	  clock baseline: which page reads heat which region, which reads are
+ *	  sequential, and which pages are worth admitting.
+ *
+ * Temperature.  Statistics are kept per region of 32 aligned blocks of a
+ * relation fork.  Every read that misses shared_buffers (an SSD hit or a
+ * disk read) adds the I/O time the SSD saves, or would save, for it:
+ *	ΔR = disk random read - SSD random read		for a random read,
+ *	ΔS = disk sequential read - SSD random read	for a sequential read,
+ * with ΔS clamped to at least 1% of ΔR (on fast disks the paper's premise
+ * S_disk > R_ssd fails).  Writes do not heat.  Every "slots" accesses all
+ * temperatures are halved, so recent use weighs more.
+ *
+ * Sequential detection.  Per backend (a global window would mix streams):
+ * a read is sequential if its region occurs at least 3 times among this
+ * backend's last 20 reads, itself included (the paper's window, in its
+ * sliding form, which decides at once).  Optionally also if it reads the
+ * block after the previous read of the same fork ("adjacent"), which is how
+ * PostgreSQL 15's sequential scans and readahead look from below the buffer
+ * manager, where the access strategy is not visible.
+ *
+ * Admission.  Sequential reads are never admitted.  clock admits every
+ * random read.  TAC admits every random read while the cache has free
+ * slots; when it is full, the admission worker finds the coldest cached
+ * page with a min-heap of slots keyed by temperature, refreshing up to 5
+ * stale keys, and admits only pages at least 1% warmer than it.  The worker
+ * publishes that bar, so backends do not queue pages that cannot pass.
+ *
+ * Shared state owned here: the region temperatures (a partitioned hash),
+ * the access count that drives aging, and the published bar.  Temperatures
+ * are not persistent: after a restart the cache is warm but its
+ * temperatures start from zero, as in the paper.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+
+#include "ssd_cache_policy.h"
+
+typedef struct SsdRegionKey
+{
+	RelFileNode rnode;
+	ForkNumber	forkNum;
+	BlockNumber region;
+} SsdRegionKey;
+
+typedef struct SsdRegionEnt
+{
+	SsdRegionKey key;
+	double		temperature;	/* ms of I/O saved, aged */
+} SsdRegionEnt;
+
+typedef struct SsdPolicyShared
+{
+	pg_atomic_uint64 accesses;
+	pg_atomic_uint64 next_aging;
+	pg_atomic_uint64 agings;
+	pg_atomic_uint64 threshold_bits;	/* double: the bar while full */
+	uint64		aging_interval;
+} SsdPolicyShared;
+
+int			ssd_cache_policy = SSD_POLICY_TAC;
+int			ssd_cache_seq_detect = SSD_SEQ_BOTH;
+double		ssd_cache_disk_random_ms = 5.0;
+double		ssd_cache_disk_seq_ms = 0.04;
+double		ssd_cache_ssd_random_ms = 0.03;
+
+static SsdPolicyShared *policy = NULL;
+static HTAB *region_hash = NULL;
+static LWLockPadded *region_locks = NULL;
+
+/* This backend's window of recent reads. */
+static SsdRegionKey window[SSD_TAC_WINDOW];
+static int	window_len = 0;
+static int	window_next = 0;
+static BufferTag last_read;
+
+#define REGION_LOCK(h)	(&region_locks[(h) % SSD_POLICY_NUM_PARTITIONS].lock)
+
+static uint64
+region_capacity(uint64 nslots)
+{
+	return nslots / 2 + 4096;
+}
+
+Size
+ssd_cache_policy_shmem_size(uint64 nslots)
+{
+	return add_size(MAXALIGN(sizeof(SsdPolicyShared)),
+					hash_estimate_size(region_capacity(nslots), sizeof(SsdRegionEnt)));
+}
+
+void
+ssd_cache_policy_shmem_init(uint64 nslots, LWLockPadded *locks)
+{
+	HASHCTL		info;
+	bool		found;
+
+	policy = ShmemInitStruct("ssd_cache policy", sizeof(SsdPolicyShared), &found);
+	pg_atomic_init_u64(&policy->accesses, 0);
+	pg_atomic_init_u64(&policy->agings, 0);
+	pg_atomic_init_u64(&policy->threshold_bits, 0);
+	policy->aging_interval = Max(nslots, 1024);
+	pg_atomic_init_u64(&policy->next_aging, policy->aging_interval);
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(SsdRegionKey);
+	info.entrysize = sizeof(SsdRegionEnt);
+	info.num_partitions = SSD_POLICY_NUM_PARTITIONS;
+	region_hash = ShmemInitHash("ssd_cache region temperatures",
+								region_capacity(nslots), region_capacity(nslots),
+								&info, HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+	region_locks = locks;
+}
+
+double
+ssd_cache_delta_random(void)
+{
+	return Max(ssd_cache_disk_random_ms - ssd_cache_ssd_random_ms, 0.001);
+}
+
+double
+ssd_cache_delta_seq(void)
+{
+	double		dr = ssd_cache_delta_random();
+
+	return Max(ssd_cache_disk_seq_ms - ssd_cache_ssd_random_ms, dr * 0.01);
+}
+
+uint64
+ssd_cache_agings(void)
+{
+	return policy ? pg_atomic_read_u64(&policy->agings) : 0;
+}
+
+static void
+region_of(const BufferTag *tag, SsdRegionKey *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->rnode = tag->rnode;
+	key->forkNum = tag->forkNum;
+	key->region = tag->blockNum / SSD_TAC_REGION_PAGES;
+}
+
+/* Record this read in the backend's window; is it sequential? */
+static bool
+classify(const BufferTag *tag, const SsdRegionKey *key)
+{
+	bool		adjacent;
+	int			i,
+				hits = 1;
+
+	adjacent = RelFileNodeEquals(last_read.rnode, tag->rnode) &&
+		last_read.forkNum == tag->forkNum &&
+		last_read.blockNum + 1 == tag->blockNum;
+	last_read = *tag;
+
+	/*
+	 * The window is this read and the 19 before it: when the ring is full,
+	 * its oldest entry (about to be replaced) does not count.
+	 */
+	for (i = 0; i < window_len; i++)
+	{
+		if (window_len == SSD_TAC_WINDOW && i == window_next)
+			continue;
+		if (memcmp(&window[i], key, sizeof(SsdRegionKey)) == 0)
+			hits++;
+	}
+	window[window_next] = *key;
+	window_next = (window_next + 1) % SSD_TAC_WINDOW;
+	if (window_len < SSD_TAC_WINDOW)
+		window_len++;
+
+	switch ((SsdSeqDetect) ssd_cache_seq_detect)
+	{
+		case SSD_SEQ_WINDOW:
+			return hits >= SSD_TAC_SEQ_THRESHOLD;
+		case SSD_SEQ_ADJACENT:
+			return adjacent;
+		case SSD_SEQ_NONE:
+			return false;
+		case SSD_SEQ_BOTH:
+			break;
+	}
+	return adjacent || hits >= SSD_TAC_SEQ_THRESHOLD;
+}
+
+/*
+ * A read missed shared_buffers: classify it, heat its region, and return
+ * the region's new temperature.
+ */
+double
+ssd_cache_heat(const BufferTag *tag, bool *sequential)
+{
+	SsdRegionKey key;
+	uint32		hash;
+	SsdRegionEnt *ent;
+	bool		found;
+	double		delta,
+				temperature;
+
+	region_of(tag, &key);
+	*sequential = classify(tag, &key);
+	delta = *sequential ? ssd_cache_delta_seq() : ssd_cache_delta_random();
+
+	hash = get_hash_value(region_hash, &key);
+	LWLockAcquire(REGION_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(region_hash, &key, hash, HASH_ENTER_NULL, &found);
+	if (ent == NULL)
+		temperature = delta;	/* table full: only this access counts */
+	else
+	{
+		if (!found)
+			ent->temperature = 0;
+		ent->temperature += delta;
+		temperature = ent->temperature;
+	}
+	LWLockRelease(REGION_LOCK(hash));
+	pg_atomic_fetch_add_u64(&policy->accesses, 1);
+	return temperature;
+}
+
+/* Should a backend queue this page for admission? */
+bool
+ssd_cache_should_offer(double temperature, bool sequential, bool full)
+{
+	double		bar;
+	uint64		bits;
+
+	if (sequential)
+		return false;
+	if (ssd_cache_policy == SSD_POLICY_CLOCK || !full)
+		return true;
+	bits = pg_atomic_read_u64(&policy->threshold_bits);
+	memcpy(&bar, &bits, sizeof(bar));
+	return temperature >= bar;
+}
+
+void
+ssd_cache_publish_threshold(double threshold)
+{
+	uint64		bits;
+
+	memcpy(&bits, &threshold, sizeof(bits));
+	pg_atomic_write_u64(&policy->threshold_bits, bits);
+}
+
+/* Current temperature of a page's region (0 if never seen). */
+double
+ssd_cache_region_temperature(const BufferTag *tag)
+{
+	SsdRegionKey key;
+	uint32		hash;
+	SsdRegionEnt *ent;
+	double		t;
+
+	region_of(tag, &key);
+	hash = get_hash_value(region_hash, &key);
+	LWLockAcquire(REGION_LOCK(hash), LW_SHARED);
+	ent = hash_search_with_hash_value(region_hash, &key, hash, HASH_FIND, NULL);
+	t = ent ? ent->temperature : 0;
+	LWLockRelease(REGION_LOCK(hash));
+	return t;
+}
+
+/*
+ * Halve every temperature once "slots" accesses have passed since the last
+ * aging; forget regions that cooled to nothing, so the table keeps room.
+ * Only the admission worker calls this.
+ */
+void
+ssd_cache_age_if_due(void)
+{
+	HASH_SEQ_STATUS seq;
+	SsdRegionEnt *ent;
+	int			i;
+	double		floor = ssd_cache_delta_seq() / 64;
+
+	if (pg_atomic_read_u64(&policy->accesses) < pg_atomic_read_u64(&policy->next_aging))
+		return;
+	pg_atomic_write_u64(&policy->next_aging,
+						pg_atomic_read_u64(&policy->accesses) + policy->aging_interval);
+
+	for (i = 0; i < SSD_POLICY_NUM_PARTITIONS; i++)
+		LWLockAcquire(&region_locks[i].lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, region_hash);
+	while ((ent = hash_seq_search(&seq)) != NULL)
+	{
+		ent->temperature /= 2;
+		if (ent->temperature < floor)
+			hash_search(region_hash, &ent->key, HASH_REMOVE, NULL);
+	}
+	for (i = SSD_POLICY_NUM_PARTITIONS; i-- > 0;)
+		LWLockRelease(&region_locks[i].lock);
+	pg_atomic_fetch_add_u64(&policy->agings, 1);
+}

@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_policy.h
+ *	  Admission and replacement policies of ssd_cache: TAC and clock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SSD_CACHE_POLICY_H
+#define SSD_CACHE_POLICY_H
+
+#include "storage/buf_internals.h"
+
+typedef enum SsdCachePolicy
+{
+	SSD_POLICY_TAC,
+	SSD_POLICY_CLOCK
+} SsdCachePolicy;
+
+typedef enum SsdSeqDetect
+{
+	SSD_SEQ_WINDOW,				/* the paper's 20-request window */
+	SSD_SEQ_ADJACENT,			/* block = previous block of the fork + 1 */
+	SSD_SEQ_BOTH,
+	SSD_SEQ_NONE				/* every read is random (experiments, tests) */
+} SsdSeqDetect;
+
+/* GUCs (ssd_cache.c defines them). */
+extern int	ssd_cache_policy;
+extern int	ssd_cache_seq_detect;
+extern double ssd_cache_disk_random_ms;
+extern double ssd_cache_disk_seq_ms;
+extern double ssd_cache_ssd_random_ms;
+
+#define SSD_TAC_REGION_PAGES	32
+#define SSD_TAC_WINDOW			20
+#define SSD_TAC_SEQ_THRESHOLD	3	/* "more than 2" occurrences in the window */
+#define SSD_TAC_MARGIN			1.01
+#define SSD_TAC_REFRESH_STEPS	5
+#define SSD_POLICY_NUM_PARTITIONS 16
+
+extern Size ssd_cache_policy_shmem_size(uint64 nslots);
+extern void ssd_cache_policy_shmem_init(uint64 nslots, LWLockPadded *locks);
+
+/* Reader side. */
+extern double ssd_cache_heat(const BufferTag *tag, bool *sequential);
+extern bool ssd_cache_should_offer(double temperature, bool sequential, bool full);
+
+/* Admission worker side. */
+extern double ssd_cache_region_temperature(const BufferTag *tag);
+extern void ssd_cache_age_if_due(void);
+extern void ssd_cache_publish_threshold(double threshold);
+extern double ssd_cache_delta_random(void);
+extern double ssd_cache_delta_seq(void);
+extern uint64 ssd_cache_agings(void);
+
+#endif							/* SSD_CACHE_POLICY_H */
