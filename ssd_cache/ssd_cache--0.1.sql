@@ -88,23 +88,28 @@ FROM ssd_cache_stats_internal();
 CREATE FUNCTION ssd_cache_relation_blocks(
 	OUT reltablespace oid,
 	OUT relfilenode oid,
-	OUT cached_blocks bigint)
+	OUT cached_blocks bigint,
+	OUT hits bigint,
+	OUT misses bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'ssd_cache_relation_blocks'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
--- Cached blocks per relation of the current database.
+-- Per relation of the current database with cached blocks: how much of it
+-- is cached, and how the reads that missed shared_buffers were served
+-- (since start or ssd_cache_reset_stats()).
 CREATE VIEW ssd_cache_relations AS
-SELECT pg_filenode_relation(
-		   CASE WHEN b.reltablespace = d.dattablespace THEN 0 ELSE b.reltablespace END,
-		   b.relfilenode) AS relation,
-	   b.cached_blocks,
+SELECT r.relation, b.cached_blocks,
 	   round(b.cached_blocks::numeric /
-			 nullif(pg_relation_size(pg_filenode_relation(
-				 CASE WHEN b.reltablespace = d.dattablespace THEN 0 ELSE b.reltablespace END,
-				 b.relfilenode)) / current_setting('block_size')::bigint, 0), 4) AS cached_fraction
-FROM ssd_cache_relation_blocks() b,
-	 pg_database d
+			 nullif(pg_relation_size(r.relation) / current_setting('block_size')::bigint, 0), 4)
+		   AS cached_fraction,
+	   b.hits, b.misses,
+	   round(b.hits::numeric / nullif(b.hits + b.misses, 0), 4) AS hit_ratio
+FROM ssd_cache_relation_blocks() b
+	 CROSS JOIN pg_database d
+	 CROSS JOIN LATERAL pg_filenode_relation(
+		 CASE WHEN b.reltablespace = d.dattablespace THEN 0 ELSE b.reltablespace END,
+		 b.relfilenode) AS r(relation)
 WHERE d.datname = current_database();
 
 CREATE FUNCTION ssd_cache_reset_stats()

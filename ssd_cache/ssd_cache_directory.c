@@ -92,6 +92,9 @@ typedef struct SsdRelEnt
 {
 	RelFileNode rnode;			/* hash key */
 	int64		blocks;			/* WRITING or VALID entries */
+	pg_atomic_uint64 hits;		/* reads served from the SSD */
+	pg_atomic_uint64 misses;	/* reads that went to disk while some of
+								 * the relation was cached */
 } SsdRelEnt;
 
 typedef struct SsdCacheShared
@@ -187,9 +190,21 @@ void
 ssd_cache_reset_counters(void)
 {
 	int			i;
+	HASH_SEQ_STATUS seq;
+	SsdRelEnt  *re;
 
-	for (i = 0; shared && i < SSD_NCOUNTERS; i++)
+	if (!shared)
+		return;
+	for (i = 0; i < SSD_NCOUNTERS; i++)
 		pg_atomic_write_u64(&shared->counters[i], 0);
+	LWLockAcquire(REL_LOCK, LW_SHARED);
+	hash_seq_init(&seq, rel_hash);
+	while ((re = hash_seq_search(&seq)) != NULL)
+	{
+		pg_atomic_write_u64(&re->hits, 0);
+		pg_atomic_write_u64(&re->misses, 0);
+	}
+	LWLockRelease(REL_LOCK);
 }
 
 static char *
@@ -248,11 +263,28 @@ rel_count_add(RelFileNode rnode, int64 delta)
 	if (re)
 	{
 		if (!found)
+		{
 			re->blocks = 0;
+			pg_atomic_init_u64(&re->hits, 0);
+			pg_atomic_init_u64(&re->misses, 0);
+		}
 		re->blocks += delta;
 		if (re->blocks <= 0)
 			hash_search(rel_hash, &rnode, HASH_REMOVE, NULL);
 	}
+	LWLockRelease(REL_LOCK);
+}
+
+/* Count a read of a relation that has cached blocks as a hit or a miss. */
+static void
+rel_count_access(RelFileNode rnode, bool hit)
+{
+	SsdRelEnt  *re;
+
+	LWLockAcquire(REL_LOCK, LW_SHARED);
+	re = hash_search(rel_hash, &rnode, HASH_FIND, NULL);
+	if (re)
+		pg_atomic_fetch_add_u64(hit ? &re->hits : &re->misses, 1);
 	LWLockRelease(REL_LOCK);
 }
 
@@ -393,6 +425,7 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	{
 		LWLockRelease(PART_LOCK(hash));
 		ssd_cache_count(SSD_MISSES, 1);
+		rel_count_access(tag->rnode, false);
 		return false;
 	}
 	slot = ent->slot;
@@ -420,6 +453,7 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	}
 	memcpy(buffer, buf, BLCKSZ);
 	ssd_cache_count(SSD_HITS, 1);
+	rel_count_access(tag->rnode, true);
 	ssd_cache_count(SSD_SSD_READS, 1);
 	return true;
 }
@@ -1112,6 +1146,8 @@ ssd_cache_relation_counts(Oid dbNode)
 
 			rc->rnode = re->rnode;
 			rc->blocks = re->blocks;
+			rc->hits = (int64) pg_atomic_read_u64(&re->hits);
+			rc->misses = (int64) pg_atomic_read_u64(&re->misses);
 			result = lappend(result, rc);
 		}
 	}

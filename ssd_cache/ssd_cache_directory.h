@@ -62,6 +62,8 @@ typedef struct SsdCacheRelCount
 {
 	RelFileNode rnode;
 	int64		blocks;
+	int64		hits;
+	int64		misses;
 } SsdCacheRelCount;
 
 extern void ssd_cache_read_counters(int64 *out);

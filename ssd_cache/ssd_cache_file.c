@@ -225,6 +225,16 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 					 errmsg("could not stat ssd_cache.path \"%s\": %m", path)));
 		created = true;
 	}
+	else if (S_ISREG(st.st_mode) && (uint64) st.st_size < layout->file_size)
+	{
+		/*
+		 * Shorter than its layout: slots past the end would read back as
+		 * zeros after the file is extended below, and an all-zero page is a
+		 * valid (empty) page to PostgreSQL.  Never trust such a file.
+		 */
+		reason = psprintf("it is shorter than a cache of this size (%lld of %llu bytes)",
+						  (long long) st.st_size, (unsigned long long) layout->file_size);
+	}
 	fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_DSYNC | PG_BINARY, S_IRUSR | S_IWUSR);
 	if (fd < 0)
 	{
@@ -261,6 +271,12 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	block = aligned_block();
 	if (created)
 		reason = "the cache file did not exist";
+	else if (reason != NULL)
+	{
+		/* Decided above (truncated file); keep the old epoch for the new one. */
+		if (pg_pread(fd, block, BLCKSZ, 0) == BLCKSZ)
+			memcpy(&h, block, sizeof(h));
+	}
 	else if (pg_pread(fd, block, BLCKSZ, 0) != BLCKSZ)
 		reason = psprintf("its header could not be read: %m");
 	else

@@ -71,7 +71,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
-/* (tablespace, relfilenode, cached_blocks) for the current database. */
+/* (tablespace, relfilenode, cached_blocks, hits, misses) for this database. */
 Datum
 ssd_cache_relation_blocks(PG_FUNCTION_ARGS)
 {
@@ -84,12 +84,14 @@ ssd_cache_relation_blocks(PG_FUNCTION_ARGS)
 	foreach(lc, counts)
 	{
 		SsdCacheRelCount *rc = lfirst(lc);
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
 
 		values[0] = ObjectIdGetDatum(rc->rnode.spcNode);
 		values[1] = ObjectIdGetDatum(rc->rnode.relNode);
 		values[2] = Int64GetDatum(rc->blocks);
+		values[3] = Int64GetDatum(rc->hits);
+		values[4] = Int64GetDatum(rc->misses);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -65,10 +65,10 @@ is($node->safe_psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()'), '0
 # killed repeatedly.  After each recovery: every acknowledged commit, no
 # page differing from the disk, and a warm cache.
 SSDKitTest::ledger_init($node);
-for my $round (1 .. 4)
+for my $round (1 .. 8)
 {
 	my $acked = SSDKitTest::ledger_pgbench($node,
-		clients => 4, seconds => 30, crash_after => 3,
+		clients => 4, seconds => 30, crash_after => 2,
 		extra_sql => "UPDATE t SET pad = md5(random()::text) WHERE id = (random() * 99999)::int + 1;");
 	SSDKitTest::ledger_check($node, $acked, "crash $round");
 	SSDKitTest::cache_drain($node);

@@ -114,6 +114,16 @@ is($node->safe_psql('postgres', $query), $expect, 'corrupted entry: results righ
 is($node->safe_psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()'), '0',
 	'corrupted entry: cache equals disk');
 
+# 4b. A truncated cache file (slots lost, directory intact) is never
+#     trusted: its slots would read back as zeros, i.e. as empty pages.
+warm();
+$node->stop;
+truncate SSDKitTest::cache_file($node), 2 * 1024 * 1024 or die "truncate: $!";
+$node->start;
+ok($node->log_contains(qr/starting with an empty cache .* because it is shorter than a cache of this size/),
+	'a truncated cache file is refused');
+is($node->safe_psql('postgres', $query), $expect, 'truncated cache file: results right');
+
 # 5. A cache file from another cluster is never trusted.
 my $other = SSDKitTest::node('other', cache => '32MB');
 $other->stop;

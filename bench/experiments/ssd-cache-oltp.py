@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Plot and summary of bench/run ssd-cache-oltp."""
+import os
+import sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import report  # noqa: E402
+
+result = sys.argv[1]
+rows = report.read_csv(result)
+meta = report.read_meta(result)
+base = {r["config"]: r for r in rows if r["policy"] == "none"}
+none_tps = float(base["hdd-nocache"]["tps"]) if "hdd-nocache" in base else None
+ssd_tps = float(base["ssd-nocache"]["tps"]) if "ssd-nocache" in base else None
+sizes = sorted({float(r["cache_pct"]) for r in rows if r["policy"] != "none"})
+colors = {"tac": "tab:green", "clock": "tab:orange"}
+
+fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
+ax = axes[0]
+for policy in ("tac", "clock"):
+    pts = sorted((float(r["cache_pct"]), float(r["tps"])) for r in rows if r["policy"] == policy)
+    if pts:
+        ax.plot([p for p, _ in pts], [t for _, t in pts], marker="o", color=colors[policy],
+                label=f"HDD tier + ssd_cache ({policy})")
+        for p, t in pts:
+            ax.annotate(f"{t:,.0f}", (p, t), textcoords="offset points", xytext=(0, 6), ha="center")
+if none_tps:
+    ax.axhline(none_tps, color="tab:red", linestyle="--", label=f"HDD tier, no cache ({none_tps:,.0f})")
+if ssd_tps:
+    ax.axhline(ssd_tps, color="tab:blue", linestyle="--", label=f"all data on SSD tier ({ssd_tps:,.0f})")
+ax.set_yscale("log")
+ax.set_xlabel("SSD cache size, % of the database")
+ax.set_ylabel("tps (log)")
+ax.set_title("Throughput: " + ("read-heavy TPC-C-like mix" if "tpcc" in result else "skewed select-only"))
+ax.set_xticks(sizes)
+ax.legend(fontsize=8)
+
+ax = axes[1]
+for policy in ("tac", "clock"):
+    pts = sorted((float(r["cache_pct"]), float(r["hit_ratio"] or 0)) for r in rows if r["policy"] == policy)
+    if pts:
+        ax.plot([p for p, _ in pts], [h for _, h in pts], marker="o", color=colors[policy], label=policy)
+ax.set_ylim(0, 1)
+ax.set_xlabel("SSD cache size, % of the database")
+ax.set_ylabel("SSD hit ratio (of shared_buffers misses)")
+ax.set_title("Cache hit ratio in the measured interval")
+ax.set_xticks(sizes)
+ax.legend()
+fig.tight_layout()
+fig.savefig(result + ".png", dpi=110)
+
+name = os.path.basename(result)
+title = os.environ.get("SSDKIT_OLTP_TITLE", "ssd-cache-oltp: ssd_cache on the HDD tier, skewed select-only")
+md = ["# " + title, "",
+      f"Command: `bench/run {name} " + meta.get("args", "").strip() + "`", ""]
+md += report.setup_section(meta)
+md += ["", "## Results", "",
+       "| config | cache % | cache MB | tps | vs no cache | tpmC | latency ms | hit ratio | admissions | refusals | slots used | HDD reads/s |",
+       "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+for r in rows:
+    ratio = f"{float(r['tps']) / none_tps:.2f}x" if none_tps else "-"
+    md.append(f"| {r['config']} | {r['cache_pct']} | {r['cache_mb']} | {float(r['tps']):,.1f} | {ratio} "
+              f"| {r.get('tpmc') or '-'} "
+              f"| {r['latency_ms']} | {r['hit_ratio'] or '-'} | {r['admissions']} | {r['refusals']} "
+              f"| {r['used_slots']} | {r['dev_read_iops']} |")
+md += ["", "Per-10-second tps in the measured interval:", ""]
+for r in rows:
+    md.append(f"- {r['config']}: {r['progress_tps']}")
+md += ["", "## Conclusions", ""]
+if none_tps:
+    for policy in ("tac", "clock"):
+        for r in sorted((r for r in rows if r["policy"] == policy), key=lambda r: float(r["cache_pct"])):
+            md.append(f"- {policy} at {r['cache_pct']}%: {float(r['tps']) / none_tps:.2f}x the no-cache "
+                      f"throughput (hit ratio {r['hit_ratio'] or '-'})"
+                      + (f", {float(r['tps']) / ssd_tps:.0%} of all-SSD" if ssd_tps else "") + ".")
+    t25 = [r for r in rows if r["policy"] == "tac" and float(r["cache_pct"]) == 25]
+    if t25:
+        x = float(t25[0]["tps"]) / none_tps
+        md.append(f"- Target (issue 4): tac at 25% with skewed access at least 3x no-cache: "
+                  f"{x:.2f}x, {'met' if x >= 3 else 'NOT met'}.")
+md += ["", f"Raw data: `{name}.csv`; plot: `{name}.png`.", ""]
+with open(result + ".md", "w") as f:
+    f.write("\n".join(md))

@@ -1,0 +1,101 @@
+# bench/experiments/ssd-cache-oltp.sh
+# ssd_cache on the HDD tier: skewed pgbench select-only with tac and clock at 12.5/25/50% of the database, vs no cache and vs all data on the SSD tier.
+#
+# Every run: a fresh copy of one pristine pgbench database on the tier, an
+# empty cache file on the SSD tier, a cold start in the memory cgroup,
+# --warmup seconds of the workload (the cache fills at the HDD's pace), then
+# --seconds measured.  shared_buffers is 3% of the database; the memory cap
+# leaves the OS about 10% of the database (at least 96 MB) for its cache.
+#
+# Options: --scale 30 --seconds 60 --warmup 90 --clients 8
+#          --sizes "12.5 25 50" --policies "tac clock" --baselines "none ssd"
+
+OLTP_DB=bench
+OLTP_DEFAULT_SCALE=30
+
+experiment_main() {
+	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50" policies="tac clock"
+	local baselines="none ssd"
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--scale) scale=$2; shift 2 ;;
+		--seconds) seconds=$2; shift 2 ;;
+		--warmup) warmup=$2; shift 2 ;;
+		--clients) clients=$2; shift 2 ;;
+		--sizes) sizes=$2; shift 2 ;;
+		--policies) policies=$2; shift 2 ;;
+		--baselines) baselines=$2; shift 2 ;;
+		*) die "ssd-cache-oltp: unknown option $1" ;;
+		esac
+	done
+	local pristine db_mb
+	pristine=$(oltp_pristine "$scale")
+	db_mb=$(du -sm "$pristine/base" | cut -f1)
+	meta workloads "$(oltp_description "$scale") database ${db_mb} MB"
+	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache"
+	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps" >"$RESULT.csv"
+
+	local b
+	for b in $baselines; do
+		case $b in
+		none) oltp_run "$pristine" "$db_mb" hdd none 0 "$clients" "$warmup" "$seconds" "$scale" ;;
+		ssd) oltp_run "$pristine" "$db_mb" ssd none 0 "$clients" "$warmup" "$seconds" "$scale" ;;
+		esac
+	done
+	local size policy
+	for size in $sizes; do
+		for policy in $policies; do
+			oltp_run "$pristine" "$db_mb" hdd "$policy" "$size" "$clients" "$warmup" "$seconds" "$scale"
+		done
+	done
+}
+
+# The workload, as hooks another experiment can redefine (ssd-cache-tpcc).
+oltp_pristine() {
+	cache_pristine "$1"
+}
+
+oltp_description() {
+	echo "pgbench select-only, skewed (bench/workloads/select-skewed.sql: random_gaussian 5.0), scale $1,"
+}
+
+# oltp_workload SECONDS CLIENTS SCALE OUTFILE [pgbench options]: prints
+# "tps tpmC latency" (tpmC empty where it does not apply).
+oltp_workload() {
+	local out=$4
+	skewed_pgbench "$@"
+	local res
+	res=$(pgbench_result "$out")
+	echo "${res%% *} - ${res#* }"
+}
+
+# oltp_run PRISTINE DB_MB TIER POLICY CACHE_PCT CLIENTS WARMUP SECONDS SCALE
+oltp_run() {
+	local pristine=$1 db_mb=$2 tier=$3 policy=$4 pct=$5 clients=$6 warmup=$7 seconds=$8 scale=$9
+	local config out c0 c1 d0 d1 dev
+	config="$tier-$policy-$pct"
+	[ "$policy" = none ] && config="$tier-nocache"
+	out="$RUN_DIR/$config.out"
+	dev=$(tier_device "$tier")
+
+	cache_server_start "$pristine" "$db_mb" "$tier" "$policy" "$pct" "$config"
+	oltp_workload "$warmup" "$clients" "$scale" "$out.warmup" >/dev/null
+	c0=$(cache_counters "$OLTP_DB")
+	d0=$(diskstats "$dev")
+	local tps tpmc lat hit adm ref used iops
+	read -r tps tpmc lat <<<"$(oltp_workload "$seconds" "$clients" "$scale" "$out" -P 10)"
+	[ "$tpmc" = - ] && tpmc=""
+	d1=$(diskstats "$dev")
+	c1=$(cache_counters "$OLTP_DB")
+
+	read -r hit adm ref used <<<"$(echo "$c0 $c1" | awk '{
+		h = $7 - $1; m = $8 - $2;
+		printf "%s %d %d %d", (h + m > 0 ? sprintf("%.4f", h / (h + m)) : ""), $9 - $3, $10 - $4, $12 }')"
+	iops=$(echo "$d0 $d1" | awk -v s="$seconds" '{ printf "%.0f", ($5 - $1) / s }')
+	if [ "$CACHE_MB" -eq 0 ]; then
+		hit="" adm="" ref="" used=""
+	fi
+	echo "$config,$tier,$policy,$pct,$CACHE_MB,$tps,$tpmc,$lat,$hit,$adm,$ref,$used,$iops,\"$(pgbench_progress "$out")\"" >>"$RESULT.csv"
+	log "$config: tps $tps${tpmc:+, tpmC $tpmc}, latency $lat ms, hit ratio ${hit:-n/a}, device reads/s $iops"
+	cache_server_stop
+}

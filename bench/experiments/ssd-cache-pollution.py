@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Plot and summary of bench/run ssd-cache-pollution."""
+import os
+import sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import report  # noqa: E402
+
+result = sys.argv[1]
+rows = report.read_csv(result)
+meta = report.read_meta(result)
+phases = ["clean", "seqscan", "random"]
+policies = [p for p in ("tac", "clock") if any(r["policy"] == p for r in rows)]
+by = {(r["policy"], r["phase"]): r for r in rows}
+colors = {"tac": "tab:green", "clock": "tab:orange"}
+
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+width = 0.38
+for k, (ax, col, label) in enumerate(zip(axes, ("oltp_hit_ratio", "tps"),
+                                          ("hit ratio of the OLTP relations", "OLTP tps"))):
+    for i, p in enumerate(policies):
+        vals = [float(by[(p, ph)][col] or 0) if (p, ph) in by else 0 for ph in phases]
+        bars = ax.bar([x + (i - 0.5) * width for x in range(3)], vals, width, color=colors[p], label=p)
+        for b, v in zip(bars, vals):
+            ax.annotate(f"{v:.2f}" if k == 0 else f"{v:,.0f}", (b.get_x() + b.get_width() / 2, v),
+                        ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(3), ["alone", "+ sequential scans", "+ random one-touch scans"])
+    ax.set_title(label)
+    ax.legend()
+axes[0].set_ylim(0, 1.05)
+fig.tight_layout()
+fig.savefig(result + ".png", dpi=110)
+
+md = ["# ssd-cache-pollution: OLTP hit ratio under concurrent scans", "",
+      "Command: `bench/run ssd-cache-pollution " + meta.get("args", "").strip() + "`", ""]
+md += report.setup_section(meta)
+md += ["", "## Results", "",
+       "| policy | phase | OLTP tps | OLTP hit ratio | OLTP blocks cached | cold blocks cached | admissions | refusals | sequential reads |",
+       "|---|---|---|---|---|---|---|---|---|"]
+for r in rows:
+    md.append(f"| {r['policy']} | {r['phase']} | {float(r['tps']):,.1f} | {r['oltp_hit_ratio']} | "
+              f"{r['oltp_cached_blocks']} | {r['cold_cached_blocks']} | {r['admissions']} | "
+              f"{r['refusals']} | {r['sequential_reads']} |")
+md += ["", "## Conclusions", ""]
+for p in policies:
+    clean = by.get((p, "clean"))
+    if not clean or not clean["oltp_hit_ratio"]:
+        continue
+    c = float(clean["oltp_hit_ratio"])
+    for ph in ("seqscan", "random"):
+        r = by.get((p, ph))
+        if r and r["oltp_hit_ratio"]:
+            h = float(r["oltp_hit_ratio"])
+            md.append(f"- {p}, {ph}: OLTP hit ratio {h:.3f} against {c:.3f} alone "
+                      f"({(h - c) / c:+.1%}); {r['cold_cached_blocks']} cold pages cached.")
+t = [by.get(("tac", ph)) for ph in ("clean", "seqscan", "random")]
+if all(x and x["oltp_hit_ratio"] for x in t):
+    worst = min(float(t[1]["oltp_hit_ratio"]), float(t[2]["oltp_hit_ratio"]))
+    ok = worst >= 0.9 * float(t[0]["oltp_hit_ratio"])
+    md.append(f"- Target (issue 4): tac keeps its hit ratio within 10% of the scan-free run: "
+              f"{'met' if ok else 'NOT met'} (worst {worst:.3f} vs {float(t[0]['oltp_hit_ratio']):.3f}).")
+md += ["", "Raw data: `ssd-cache-pollution.csv`; plot: `ssd-cache-pollution.png`.", ""]
+with open(result + ".md", "w") as f:
+    f.write("\n".join(md))

@@ -1,0 +1,123 @@
+# bench/lib/cache.sh: running PostgreSQL with data on the HDD tier and
+# ssd_cache's file on the SSD tier, for the ssd-cache-* experiments.
+
+# cache_conf POLICY CACHE_MB: server settings for a run with the cache
+# (CACHE_MB 0: ssd_cache not loaded at all, i.e. stock PostgreSQL).
+cache_conf() {
+	local policy=$1 mb=$2
+	if [ "$mb" -gt 0 ]; then
+		cat <<CONF
+shared_preload_libraries = 'ssd_cache'
+ssd_cache.path = '$BENCH_DIR/ssd/ssd_cache.dat'
+ssd_cache.size = '${mb}MB'
+ssd_cache.policy = '$policy'
+CONF
+	else
+		echo "shared_preload_libraries = ''"
+	fi
+}
+
+# cache_prepare PRISTINE TIER CONFLINES: copy the pristine cluster to the
+# tier's data directory and append the run's settings; prints the directory.
+cache_prepare() {
+	local pristine=$1 tier=$2 conf=$3 data
+	data="$(tier_dir "$tier")/data"
+	rm -rf "$data"
+	cp -a "$pristine" "$data"
+	rm -f "$data/.loaded"
+	printf '%s\n' "$conf" >>"$data/postgresql.conf"
+	sync
+	echo "$data"
+}
+
+# cache_pristine_init DIR: an empty cluster for a pristine copy, started
+# without a memory limit.
+cache_pristine_init() {
+	local pristine=$1
+	rm -rf "$pristine"
+	runuser -u postgres -- "$PGBIN/initdb" -D "$pristine" --data-checksums -A trust -U postgres \
+		--locale=C.UTF-8 >/dev/null
+	bench_conf </dev/null | runuser -u postgres -- tee -a "$pristine/postgresql.conf" >/dev/null
+	set_memory_limit -1
+	pg_start "$pristine" "$RUN_DIR/load.log" "-c shared_buffers=1GB -c max_wal_size=16GB"
+}
+
+# The pristine TPC-C cluster (database "tpcc"), loaded once.
+cache_pristine_tpcc() {
+	local w=$1 pristine="$BENCH_DIR/ssd/pristine-tpcc$1"
+	if [ ! -f "$pristine/.loaded" ]; then
+		log "loading TPC-C, $w warehouses (once)"
+		cache_pristine_init "$pristine"
+		tpcc_load tpcc "$w"
+		bench_psql -d tpcc -c CHECKPOINT
+		pg_stop "$pristine"
+		touch "$pristine/.loaded"
+	fi
+	echo "$pristine"
+}
+
+# The pristine pgbench cluster (loaded once on the SSD tier, unthrottled).
+cache_pristine() {
+	local scale=$1 pristine="$BENCH_DIR/ssd/pristine-pgbench$scale"
+	if [ ! -f "$pristine/.loaded" ]; then
+		log "loading pgbench scale $scale (once)"
+		cache_pristine_init "$pristine"
+		pgbench_load bench "$scale"
+		# A cold table outside the OLTP working set for the pollution runs:
+		# one row per page, a random key to read it in random order.
+		bench_psql -d bench -c "CREATE TABLE cold (id int, r float8, pad text)" \
+			-c "ALTER TABLE cold ALTER pad SET STORAGE PLAIN" \
+			-c "INSERT INTO cold SELECT g, random(), repeat('c', 7000) FROM generate_series(1, 20000) g" \
+			-c "CREATE INDEX cold_r ON cold (r)"
+		bench_psql -d bench -c "VACUUM ANALYZE" -c CHECKPOINT
+		pg_stop "$pristine"
+		touch "$pristine/.loaded"
+	fi
+	echo "$pristine"
+}
+
+# ssd_cache_stats as "hits misses admissions refusals sequential_reads used_slots".
+cache_counters() {
+	bench_psql -d "$1" -At -F' ' -c "SELECT hits, misses, admissions, refusals, sequential_reads, used_slots FROM ssd_cache_stats" 2>/dev/null ||
+		echo "0 0 0 0 0 0"
+}
+
+# cache_server_start PRISTINE DB_MB TIER POLICY PCT NAME: a fresh copy of the
+# pristine cluster on TIER, an empty cache of PCT% of the database (0: no
+# ssd_cache at all), shared_buffers 3% of the database, a memory cap leaving
+# the OS about 10% (at least 96 MB), the root write throttle for the HDD
+# tier, and a cold start.  Sets DATA, TIER and CACHE_MB for the caller.
+cache_server_start() {
+	local pristine=$1 db_mb=$2 tier=$3 policy=$4 pct=$5 name=$6 sb_mb os_mb
+	CACHE_MB=$(awk -v d="$db_mb" -v p="$pct" 'BEGIN { printf "%d", d * p / 100 }')
+	TIER=$tier
+	sb_mb=$((db_mb * 3 / 100)); [ "$sb_mb" -ge 16 ] || sb_mb=16
+	os_mb=$((db_mb / 10)); [ "$os_mb" -ge 96 ] || os_mb=96
+	DATA=$(cache_prepare "$pristine" "$tier" "$(cache_conf "$policy" "$CACHE_MB")")
+	rm -f "$BENCH_DIR/ssd/ssd_cache.dat"
+	[ "$tier" = hdd ] && root_write_throttle "$HDD_IOPS"
+	drop_caches
+	set_memory_limit "$((sb_mb + os_mb))M"
+	SERVER_OPTS="-c shared_buffers=${sb_mb}MB"
+	log "$name: cache ${CACHE_MB} MB, shared_buffers ${sb_mb} MB, memory cap $((sb_mb + os_mb)) MB"
+	pg_cold_start "$DATA" "$RUN_DIR/$name.log" "$SERVER_OPTS"
+	if [ "$CACHE_MB" -gt 0 ]; then
+		bench_psql -d "${OLTP_DB:-bench}" -c "CREATE EXTENSION ssd_cache"
+	fi
+}
+
+cache_server_stop() {
+	pg_stop "$DATA"
+	if [ "$TIER" = hdd ]; then
+		root_write_throttle 0
+	fi
+	rm -rf "$DATA"
+}
+
+# skewed_pgbench SECONDS CLIENTS SCALE OUTFILE [extra pgbench options]
+skewed_pgbench() {
+	local seconds=$1 clients=$2 scale=$3 out=$4
+	shift 4
+	bench_pgbench -n -c "$clients" -j 2 -T "$seconds" -D scale="$scale" \
+		-f "$WORKLOADS/select-skewed.sql" "$@" bench >"$out" 2>&1
+}
