@@ -294,6 +294,7 @@ ssd_cache_admit_main(Datum arg)
 		}
 
 		ssd_cache_age_if_due();
+		ssd_cache_refresh_admission_bar();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100L, PG_WAIT_EXTENSION);
 		if (ConfigReloadPending)

@@ -766,6 +766,8 @@ heap_sift_down(int64 i)
 	}
 }
 
+static void heap_build(void);
+
 static void
 heap_push(double key, int32 slot)
 {
@@ -774,7 +776,15 @@ heap_push(double key, int32 slot)
 	if (heap == NULL)
 		heap = MemoryContextAllocHuge(TopMemoryContext, sizeof(HeapItem) * (shared->nslots + 1));
 	if (heap_len > (int64) shared->nslots)
-		return;					/* only stale entries could make it full */
+	{
+		/*
+		 * Full of entries of slots that changed page since: rebuild from
+		 * the live slots (this slot is among them), or new pages would
+		 * never become victims.
+		 */
+		heap_build();
+		return;
+	}
 	i = heap_len++;
 	heap[i].key = key;
 	heap[i].slot = slot;
@@ -811,6 +821,8 @@ heap_build(void)
 {
 	uint64		s;
 
+	if (heap == NULL)
+		heap = MemoryContextAllocHuge(TopMemoryContext, sizeof(HeapItem) * (shared->nslots + 1));
 	heap_len = 0;
 	for (s = 0; s < shared->nslots; s++)
 		if (slots[s].in_use)
@@ -818,13 +830,9 @@ heap_build(void)
 	heap_built = true;
 }
 
-/*
- * TAC: the coldest cached page after refreshing up to 5 stale keys, if the
- * newcomer is at least 1% warmer; evicted.  Otherwise -1, and the bar is
- * published for the backends.
- */
-static int32
-tac_victim(double t_new)
+/* Refresh up to 5 stale keys at the top of the heap (the paper's rule). */
+static void
+heap_refresh_top(void)
 {
 	int			step;
 
@@ -836,7 +844,7 @@ tac_victim(double t_new)
 
 		heap_drop_stale_top();
 		if (heap_len == 0)
-			return -1;
+			return;
 		current = ssd_cache_region_temperature(&slots[heap[0].slot].tag);
 		if (current == heap[0].key)
 			break;
@@ -844,6 +852,32 @@ tac_victim(double t_new)
 		heap_sift_down(0);
 	}
 	heap_drop_stale_top();
+}
+
+/*
+ * The admission worker, idle with a full cache: publish the bar from the
+ * current coldest page, so that a bar set before temperatures changed
+ * cannot keep refusing pages that would now pass.
+ */
+void
+ssd_cache_refresh_admission_bar(void)
+{
+	if (!shared || ssd_cache_policy != SSD_POLICY_TAC || !ssd_cache_full())
+		return;
+	heap_refresh_top();
+	if (heap_len > 0)
+		ssd_cache_publish_threshold(heap[0].key * SSD_TAC_MARGIN);
+}
+
+/*
+ * TAC: the coldest cached page after refreshing up to 5 stale keys, if the
+ * newcomer is at least 1% warmer; evicted.  Otherwise -1, and the bar is
+ * published for the backends.
+ */
+static int32
+tac_victim(double t_new)
+{
+	heap_refresh_top();
 	while (heap_len > 0)
 	{
 		HeapItem	top = heap[0];

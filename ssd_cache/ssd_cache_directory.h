@@ -56,6 +56,7 @@ extern bool ssd_cache_relation_cached(RelFileNode rnode);
 
 /* Admission (the worker's side). */
 extern int	ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages);
+extern void ssd_cache_refresh_admission_bar(void);
 
 /* For the views. */
 typedef struct SsdCacheRelCount

@@ -301,5 +301,14 @@ ssd_cache_age_if_due(void)
 	}
 	for (i = SSD_POLICY_NUM_PARTITIONS; i-- > 0;)
 		LWLockRelease(&region_locks[i].lock);
+
+	/* The admission bar is a temperature too. */
+	{
+		uint64		bits = pg_atomic_read_u64(&policy->threshold_bits);
+		double		bar;
+
+		memcpy(&bar, &bits, sizeof(bar));
+		ssd_cache_publish_threshold(bar / 2);
+	}
 	pg_atomic_fetch_add_u64(&policy->agings, 1);
 }
