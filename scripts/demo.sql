@@ -51,7 +51,9 @@ SELECT hits, misses, hit_ratio, ssd_reads, disk_reads FROM ssd_cache_stats;
 SELECT relation, cached_blocks, cached_fraction, hits, misses, hit_ratio FROM ssd_cache_relations
 WHERE relation::text LIKE 'accounts%' ORDER BY relation::text;
 
--- A sequential scan is recognised as such and not admitted (TAC).
+-- A sequential scan is recognised as such and not admitted (TAC).  First
+-- drop the table from the cache so the scan reads the disk.
+SELECT ssd_cache_evict('accounts') AS evicted_pages;
 SELECT ssd_cache_reset_stats();
 SELECT count(*) FROM accounts WHERE pad <> '';
 SELECT sequential_reads, admissions FROM ssd_cache_stats;
