@@ -16,18 +16,7 @@ OLTP_DEFAULT_SCALE=30
 experiment_main() {
 	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50" policies="tac clock"
 	local baselines="none ssd"
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--scale) scale=$2; shift 2 ;;
-		--seconds) seconds=$2; shift 2 ;;
-		--warmup) warmup=$2; shift 2 ;;
-		--clients) clients=$2; shift 2 ;;
-		--sizes) sizes=$2; shift 2 ;;
-		--policies) policies=$2; shift 2 ;;
-		--baselines) baselines=$2; shift 2 ;;
-		*) die "ssd-cache-oltp: unknown option $1" ;;
-		esac
-	done
+	parse_options ssd-cache-oltp "$@"
 	local pristine db_mb
 	pristine=$(oltp_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)

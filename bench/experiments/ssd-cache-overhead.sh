@@ -11,15 +11,7 @@
 
 experiment_main() {
 	local scale=10 seconds=30 rounds=3 clients=4 r config
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--scale) scale=$2; shift 2 ;;
-		--seconds) seconds=$2; shift 2 ;;
-		--rounds) rounds=$2; shift 2 ;;
-		--clients) clients=$2; shift 2 ;;
-		*) die "ssd-cache-overhead: unknown option $1" ;;
-		esac
-	done
+	parse_options ssd-cache-overhead "$@"
 	local pristine
 	pristine=$(cache_pristine "$scale")
 	meta workloads "pgbench select-only (-S), scale $scale, shared_buffers 512 MB (every read hits shared_buffers)"

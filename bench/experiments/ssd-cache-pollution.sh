@@ -18,17 +18,7 @@
 
 experiment_main() {
 	local scale=30 seconds=60 warmup=90 clients=8 pct=25 policies="tac clock"
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--scale) scale=$2; shift 2 ;;
-		--seconds) seconds=$2; shift 2 ;;
-		--warmup) warmup=$2; shift 2 ;;
-		--clients) clients=$2; shift 2 ;;
-		--pct) pct=$2; shift 2 ;;
-		--policies) policies=$2; shift 2 ;;
-		*) die "ssd-cache-pollution: unknown option $1" ;;
-		esac
-	done
+	parse_options ssd-cache-pollution "$@"
 	local pristine db_mb policy phase
 	pristine=$(cache_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)

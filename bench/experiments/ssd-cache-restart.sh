@@ -12,16 +12,7 @@
 
 experiment_main() {
 	local scale=30 warmup=240 seconds=120 clients=8 pct=25
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--scale) scale=$2; shift 2 ;;
-		--warmup) warmup=$2; shift 2 ;;
-		--seconds) seconds=$2; shift 2 ;;
-		--clients) clients=$2; shift 2 ;;
-		--pct) pct=$2; shift 2 ;;
-		*) die "ssd-cache-restart: unknown option $1" ;;
-		esac
-	done
+	parse_options ssd-cache-restart "$@"
 	local pristine db_mb steady mode
 	pristine=$(cache_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)

@@ -12,16 +12,7 @@
 
 experiment_main() {
 	local scale=100 warehouses=10 seconds=120 clients=8 tiers="hdd ssd"
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--scale) scale=$2; shift 2 ;;
-		--warehouses) warehouses=$2; shift 2 ;;
-		--seconds) seconds=$2; shift 2 ;;
-		--clients) clients=$2; shift 2 ;;
-		--tiers) tiers=$2; shift 2 ;;
-		*) die "tiers-baseline: unknown option $1" ;;
-		esac
-	done
+	parse_options tiers-baseline "$@"
 
 	local pristine="$BENCH_DIR/ssd/pristine-pgbench$scale-tpcc$warehouses"
 	if [ ! -f "$pristine/.loaded" ]; then

@@ -137,3 +137,26 @@ stop_bench_servers() {
 		runuser -u postgres -- "$PGBIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
 	done
 }
+
+# parse_options EXPERIMENT "$@": each "--name value" sets the caller's local
+# variable "name" (dashes become underscores); an option with no such local
+# variable, or without a value, is an error.  Callers declare their options
+# with their defaults as locals, then call this.
+parse_options() {
+	local experiment=$1 opt var
+	shift
+	while [ $# -gt 0 ]; do
+		opt=$1
+		case $opt in
+		--*) ;;
+		*) die "$experiment: unexpected argument '$opt'" ;;
+		esac
+		var=${opt#--}
+		var=${var//-/_}
+		[[ $var =~ ^[a-z_]+$ ]] && declare -p "$var" >/dev/null 2>&1 ||
+			die "$experiment: unknown option $opt"
+		[ $# -ge 2 ] || die "$experiment: option $opt needs a value"
+		printf -v "$var" '%s' "$2"
+		shift 2
+	done
+}
