@@ -13,7 +13,7 @@ import report  # noqa: E402
 result = sys.argv[1]
 rows = report.read_csv(result)
 meta = report.read_meta(result)
-phases = ["clean", "seqscan", "random"]
+phases = ["clean", "seqscan", "random", "clean-after"]
 policies = [p for p in ("tac", "clock") if any(r["policy"] == p for r in rows)]
 by = {(r["policy"], r["phase"]): r for r in rows}
 colors = {"tac": "tab:green", "clock": "tab:orange"}
@@ -24,11 +24,11 @@ for k, (ax, col, label) in enumerate(zip(axes, ("oltp_hit_ratio", "tps"),
                                           ("hit ratio of the OLTP relations", "OLTP tps"))):
     for i, p in enumerate(policies):
         vals = [float(by[(p, ph)][col] or 0) if (p, ph) in by else 0 for ph in phases]
-        bars = ax.bar([x + (i - 0.5) * width for x in range(3)], vals, width, color=colors[p], label=p)
+        bars = ax.bar([x + (i - 0.5) * width for x in range(len(phases))], vals, width, color=colors[p], label=p)
         for b, v in zip(bars, vals):
             ax.annotate(f"{v:.2f}" if k == 0 else f"{v:,.0f}", (b.get_x() + b.get_width() / 2, v),
                         ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(range(3), ["alone", "+ sequential scans", "+ random one-touch scans"])
+    ax.set_xticks(range(len(phases)), ["alone", "+ sequential\nscans", "+ random\none-touch scans", "alone\nagain"])
     ax.set_title(label)
     ax.legend()
 axes[0].set_ylim(0, 1.05)
@@ -46,23 +46,30 @@ for r in rows:
               f"{r['oltp_cached_blocks']} | {r['cold_cached_blocks']} | {r['admissions']} | "
               f"{r['refusals']} | {r['sequential_reads']} |")
 md += ["", "## Conclusions", ""]
+def reference(p):
+    """Mean OLTP hit ratio of the scan-free phases around the polluted ones."""
+    vals = [float(by[(p, ph)]["oltp_hit_ratio"]) for ph in ("clean", "clean-after")
+            if (p, ph) in by and by[(p, ph)]["oltp_hit_ratio"]]
+    return sum(vals) / len(vals) if vals else None
+
+
 for p in policies:
-    clean = by.get((p, "clean"))
-    if not clean or not clean["oltp_hit_ratio"]:
+    c = reference(p)
+    if c is None:
         continue
-    c = float(clean["oltp_hit_ratio"])
     for ph in ("seqscan", "random"):
         r = by.get((p, ph))
         if r and r["oltp_hit_ratio"]:
             h = float(r["oltp_hit_ratio"])
-            md.append(f"- {p}, {ph}: OLTP hit ratio {h:.3f} against {c:.3f} alone "
+            md.append(f"- {p}, {ph}: OLTP hit ratio {h:.3f} against {c:.3f} without scans (mean of the phases before and after) "
                       f"({(h - c) / c:+.1%}); {r['cold_cached_blocks']} cold pages cached.")
-t = [by.get(("tac", ph)) for ph in ("clean", "seqscan", "random")]
-if all(x and x["oltp_hit_ratio"] for x in t):
-    worst = min(float(t[1]["oltp_hit_ratio"]), float(t[2]["oltp_hit_ratio"]))
-    ok = worst >= 0.9 * float(t[0]["oltp_hit_ratio"])
-    md.append(f"- Target (issue 4): tac keeps its hit ratio within 10% of the scan-free run: "
-              f"{'met' if ok else 'NOT met'} (worst {worst:.3f} vs {float(t[0]['oltp_hit_ratio']):.3f}).")
+t = [by.get(("tac", ph)) for ph in ("seqscan", "random")]
+ref = reference("tac")
+if ref and all(x and x["oltp_hit_ratio"] for x in t):
+    worst = min(float(x["oltp_hit_ratio"]) for x in t)
+    ok = worst >= 0.9 * ref
+    md.append(f"- Target (issue 4): tac keeps its hit ratio within 10% of the scan-free runs: "
+              f"{'met' if ok else 'NOT met'} (worst {worst:.3f} vs {ref:.3f}).")
 md += ["", "Raw data: `ssd-cache-pollution.csv`; plot: `ssd-cache-pollution.png`.", ""]
 with open(result + ".md", "w") as f:
     f.write("\n".join(md))

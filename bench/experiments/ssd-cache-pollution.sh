@@ -1,35 +1,39 @@
 # bench/experiments/ssd-cache-pollution.sh
 # Scan pollution: skewed select-only on the HDD tier with a 25% cache, alone and with concurrent large scans of a cold table, tac vs clock.
 #
-# Per policy, one server: a warm-up, then three measured phases:
+# Per policy, one server: a warm-up long enough to fill the cache, then four
+# measured phases:
 #   clean       the OLTP workload alone;
 #   seqscan     plus a loop of sequential scans of a 160 MB cold table
 #               (one row per page);
 #   random      plus a loop of index scans of the same table in random key
-#               order, so every cold page is read once, at random.
+#               order, so every cold page is read once, at random;
+#   clean-after the OLTP workload alone again.
+# The polluted phases are compared with the mean of the two scan-free phases
+# around them, so that a cache still warming up does not pass for pollution.
 # Reported per phase: OLTP tps and the hit ratio of the OLTP relations
 # (pgbench_accounts and its key, from ssd_cache_relations), which the
 # polluter's own reads do not dilute.  The polluter also competes for the
 # HDD's 200 IOPS, so tps falls in every polluted phase; the hit ratio is the
 # cache's doing.
 #
-# Options: --scale 30 --seconds 60 --warmup 90 --clients 8 --pct 25
+# Options: --scale 30 --seconds 60 --warmup 240 --clients 8 --pct 25
 #          --policies "tac clock"
 
 experiment_main() {
-	local scale=30 seconds=60 warmup=90 clients=8 pct=25 policies="tac clock"
+	local scale=30 seconds=60 warmup=240 clients=8 pct=25 policies="tac clock"
 	parse_options ssd-cache-pollution "$@"
 	local pristine db_mb policy phase
 	pristine=$(cache_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	meta workloads "pgbench select-only, skewed (random_gaussian 5.0), scale $scale, database ${db_mb} MB incl. a 160 MB cold table; cache ${pct}% of the database"
-	meta settings "clients $clients (-j 2), warm-up ${warmup} s, then three phases of ${seconds} s on the same server"
+	meta settings "clients $clients (-j 2), warm-up ${warmup} s, then four phases of ${seconds} s on the same server"
 	echo "policy,phase,tps,oltp_hit_ratio,oltp_cached_blocks,cold_cached_blocks,admissions,refusals,sequential_reads" >"$RESULT.csv"
 
 	for policy in $policies; do
 		cache_server_start "$pristine" "$db_mb" hdd "$policy" "$pct" "pollution-$policy"
 		skewed_pgbench "$warmup" "$clients" "$scale" "$RUN_DIR/$policy-warmup.out"
-		for phase in clean seqscan random; do
+		for phase in clean seqscan random clean-after; do
 			pollution_phase "$policy" "$phase" "$seconds" "$clients" "$scale"
 		done
 		cache_server_stop
@@ -50,7 +54,7 @@ pollution_phase() {
 	local policy=$1 phase=$2 seconds=$3 clients=$4 scale=$5 ppid="" out stats
 	out="$RUN_DIR/$policy-$phase.out"
 	bench_psql -d bench -c "SELECT ssd_cache_reset_stats()" >/dev/null
-	if [ "$phase" != clean ]; then
+	if [ "$phase" = seqscan ] || [ "$phase" = random ]; then
 		polluter "$phase" &
 		ppid=$!
 	fi
