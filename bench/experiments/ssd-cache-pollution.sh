@@ -63,6 +63,10 @@ pollution_phase() {
 		kill "$ppid" 2>/dev/null || true
 		pkill -f "FROM cold" 2>/dev/null || true
 		wait "$ppid" 2>/dev/null || true
+		# A backend whose client is gone keeps scanning until it has a
+		# result to send; stop it, or it competes with the next phase.
+		bench_psql -d bench -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+			WHERE query LIKE '%FROM cold%' AND pid <> pg_backend_pid()" >/dev/null
 	fi
 	stats=$(bench_psql -d bench -At -F, -c "
 		SELECT round(sum(hits)::numeric / nullif(sum(hits + misses), 0), 4),
