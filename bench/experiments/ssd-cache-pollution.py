@@ -46,30 +46,36 @@ for r in rows:
               f"{r['oltp_cached_blocks']} | {r['cold_cached_blocks']} | {r['admissions']} | "
               f"{r['refusals']} | {r['sequential_reads']} |")
 md += ["", "## Conclusions", ""]
-def reference(p):
-    """Mean OLTP hit ratio of the scan-free phases around the polluted ones."""
-    vals = [float(by[(p, ph)]["oltp_hit_ratio"]) for ph in ("clean", "clean-after")
-            if (p, ph) in by and by[(p, ph)]["oltp_hit_ratio"]]
-    return sum(vals) / len(vals) if vals else None
+def hit(p, ph):
+    r = by.get((p, ph))
+    return float(r["oltp_hit_ratio"]) if r and r["oltp_hit_ratio"] else None
 
 
+# The reference is the scan-free phase before the scans (the cache is full by
+# then); the phase after shows whether the damage outlasts the scans.
 for p in policies:
-    c = reference(p)
-    if c is None:
+    before = hit(p, "clean")
+    if before is None:
         continue
     for ph in ("seqscan", "random"):
-        r = by.get((p, ph))
-        if r and r["oltp_hit_ratio"]:
-            h = float(r["oltp_hit_ratio"])
-            md.append(f"- {p}, {ph}: OLTP hit ratio {h:.3f} against {c:.3f} without scans (mean of the phases before and after) "
-                      f"({(h - c) / c:+.1%}); {r['cold_cached_blocks']} cold pages cached.")
-t = [by.get(("tac", ph)) for ph in ("seqscan", "random")]
-ref = reference("tac")
-if ref and all(x and x["oltp_hit_ratio"] for x in t):
-    worst = min(float(x["oltp_hit_ratio"]) for x in t)
-    ok = worst >= 0.9 * ref
-    md.append(f"- Target (issue 4): tac keeps its hit ratio within 10% of the scan-free runs: "
-              f"{'met' if ok else 'NOT met'} (worst {worst:.3f} vs {ref:.3f}).")
+        h = hit(p, ph)
+        if h is not None:
+            md.append(f"- {p}, {ph}: OLTP hit ratio {h:.3f} against {before:.3f} before the scans "
+                      f"({(h - before) / before:+.1%}); {by[(p, ph)]['cold_cached_blocks']} cold pages cached.")
+    after = hit(p, "clean-after")
+    if after is not None:
+        md.append(f"- {p}, after the scans: OLTP hit ratio {after:.3f} ({(after - before) / before:+.1%} "
+                  f"against before); {by[(p, 'clean-after')]['cold_cached_blocks']} cold pages still cached.")
+t = [hit("tac", ph) for ph in ("clean", "seqscan", "random", "clean-after")]
+if all(x is not None for x in t):
+    worst = min(t[1:])
+    ok = worst >= 0.9 * t[0]
+    md.append(f"- Target (issue 4): tac keeps its hit ratio within 10% of the scan-free run: "
+              f"{'met' if ok else 'NOT met'} (worst {worst:.3f} vs {t[0]:.3f}).")
+c = [hit("clock", ph) for ph in ("clean", "random", "clean-after")]
+if all(x is not None for x in c):
+    md.append(f"- clock loses hit ratio to the random one-touch scans and keeps losing it afterwards "
+              f"({c[0]:.3f} -> {c[1]:.3f} -> {c[2]:.3f}); sequential scans it refuses like tac.")
 md += ["", "Raw data: `ssd-cache-pollution.csv`; plot: `ssd-cache-pollution.png`.", ""]
 with open(result + ".md", "w") as f:
     f.write("\n".join(md))
