@@ -33,6 +33,8 @@ SELECT ssd_cache_reset_stats();
 SELECT ssd_cache_evict('pg_class');
 SELECT * FROM ssd_cache_measure_devices('pg_class');
 SELECT * FROM ssd_cache_measure_devices('pg_class', 5);
+SELECT ssd_cache_lookup_cost(0);
+SELECT ssd_cache_lookup_cost(10);
 
 -- Bad arguments.
 CREATE VIEW v AS SELECT 1 AS x;

@@ -149,3 +149,10 @@ AS 'MODULE_PATHNAME', 'ssd_cache_measure_devices'
 LANGUAGE C STRICT VOLATILE;
 
 REVOKE ALL ON FUNCTION ssd_cache_measure_devices(regclass, int) FROM PUBLIC;
+
+-- Nanoseconds per directory lookup of a page that is not cached: what a read
+-- that misses shared_buffers and the cache pays for the cache.
+CREATE FUNCTION ssd_cache_lookup_cost(probes int DEFAULT 1000000)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'ssd_cache_lookup_cost'
+LANGUAGE C STRICT VOLATILE;

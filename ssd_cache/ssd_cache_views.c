@@ -13,6 +13,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "portability/instr_time.h"
 #include "utils/rel.h"
 
 #include "ssd_cache.h"
@@ -26,6 +27,7 @@ PG_FUNCTION_INFO_V1(ssd_cache_relation_blocks);
 PG_FUNCTION_INFO_V1(ssd_cache_reset_stats);
 PG_FUNCTION_INFO_V1(ssd_cache_evict);
 PG_FUNCTION_INFO_V1(ssd_cache_verify_sql);
+PG_FUNCTION_INFO_V1(ssd_cache_lookup_cost);
 
 /* One row: configuration, state and every counter. */
 Datum
@@ -144,4 +146,47 @@ ssd_cache_verify_sql(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum(checked);
 	values[1] = Int64GetDatum(mismatched);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * ssd_cache_lookup_cost(probes): nanoseconds per directory lookup of a page
+ * that is not cached, the work every read that misses shared_buffers and
+ * the cache adds (hash, partition lock, probe).  The probed pages belong to
+ * a relfilenode no relation uses.
+ */
+Datum
+ssd_cache_lookup_cost(PG_FUNCTION_ARGS)
+{
+	int32		probes = PG_GETARG_INT32(0);
+	BufferTag	tag;
+	instr_time	start,
+				elapsed;
+	int32		i,
+				found = 0;
+
+	if (probes < 1 || probes > 100000000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("probes must be between 1 and 100000000")));
+	if (!ssd_cache_enabled())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ssd_cache is not enabled"),
+				 errhint("Set ssd_cache.path and restart the server.")));
+	memset(&tag, 0, sizeof(tag));
+	tag.rnode.spcNode = InvalidOid;
+	tag.rnode.dbNode = InvalidOid;
+	tag.rnode.relNode = InvalidOid;
+	tag.forkNum = MAIN_FORKNUM;
+	INSTR_TIME_SET_CURRENT(start);
+	for (i = 0; i < probes; i++)
+	{
+		tag.blockNum = (BlockNumber) i;
+		found += ssd_cache_contains(&tag);
+	}
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, start);
+	if (found != 0)
+		elog(ERROR, "ssd_cache_lookup_cost: found pages of relfilenode 0");
+	PG_RETURN_FLOAT8(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9 / probes);
 }
