@@ -74,7 +74,9 @@ if all(x is not None for x in t):
               f"{'met' if ok else 'NOT met'} (worst {worst:.3f} vs {t[0]:.3f}).")
 c = [hit("clock", ph) for ph in ("clean", "random", "clean-after")]
 if all(x is not None for x in c):
-    md.append(f"- clock loses hit ratio to the random one-touch scans and keeps losing it afterwards "
+    trend = ("and does not recover afterwards" if c[2] <= c[1] else
+             "and recovers only partly afterwards" if c[2] < c[0] else "and recovers afterwards")
+    md.append(f"- clock loses hit ratio to the random one-touch scans {trend} "
               f"({c[0]:.3f} -> {c[1]:.3f} -> {c[2]:.3f}); sequential scans it refuses like tac.")
 md += ["", "Raw data: `ssd-cache-pollution.csv`; plot: `ssd-cache-pollution.png`.", ""]
 with open(result + ".md", "w") as f:
