@@ -402,6 +402,33 @@ remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction)
 }
 
 /*
+ * Find the readable (VALID) entry of tag; with want_slot >= 0 only if it is
+ * in that slot.  Returns its slot, pinned if "pin", or -1.  *present (if
+ * not NULL) says whether the tag has an entry at all, in any state.
+ */
+static int32
+find_valid(const BufferTag *tag, int32 want_slot, bool pin, bool *present)
+{
+	uint32		hash = get_hash_value(lookup_hash, tag);
+	SsdLookupEnt *ent;
+	int32		slot = -1;
+
+	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	if (present)
+		*present = ent != NULL;
+	if (ent != NULL && ent->state == ENT_VALID &&
+		(want_slot < 0 || ent->slot == want_slot))
+	{
+		slot = ent->slot;
+		if (pin)
+			pg_atomic_fetch_add_u32(&slots[slot].pins, 1);
+	}
+	LWLockRelease(PART_LOCK(hash));
+	return slot;
+}
+
+/*
  * Read path: if the page is cached, read it from the SSD into buffer and
  * return true.  A failed or corrupt SSD read invalidates the slot and
  * returns false, so the caller reads the disk.
@@ -409,8 +436,6 @@ remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction)
 bool
 ssd_cache_read(const BufferTag *tag, char *buffer)
 {
-	uint32		hash;
-	SsdLookupEnt *ent;
 	int32		slot;
 	char	   *buf;
 	bool		ok;
@@ -418,20 +443,14 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	if (!shared || ssd_cache_degraded())
 		return false;
 
-	hash = get_hash_value(lookup_hash, tag);
-	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
-	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
-	if (ent == NULL || ent->state != ENT_VALID)
+	slot = find_valid(tag, -1, true, NULL);
+	if (slot < 0)
 	{
-		LWLockRelease(PART_LOCK(hash));
 		ssd_cache_count(SSD_MISSES, 1);
 		rel_count_access(tag->rnode, false);
 		return false;
 	}
-	slot = ent->slot;
-	pg_atomic_fetch_add_u32(&slots[slot].pins, 1);
 	slots[slot].usage = 1;
-	LWLockRelease(PART_LOCK(hash));
 
 	buf = process_io_buffer();
 	ok = ssd_cache_file_read_slot(slot, buf);
@@ -466,30 +485,24 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 void
 ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 {
-	uint32		hash;
-	SsdLookupEnt *ent;
 	int32		slot;
+	bool		present;
+	bool		degraded;
+	bool		ok;
 	char	   *buf;
 
 	if (!shared)
 		return;
-	hash = get_hash_value(lookup_hash, tag);
-	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
-	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
-	if (ent == NULL)
-	{
-		LWLockRelease(PART_LOCK(hash));
+	degraded = ssd_cache_degraded();
+	slot = find_valid(tag, -1, !degraded, &present);
+	if (!present)
 		return;
-	}
-	if (ent->state != ENT_VALID || ssd_cache_degraded())
+	if (slot < 0 || degraded)
 	{
-		LWLockRelease(PART_LOCK(hash));
+		/* Not readable (or not to be updated): forget it; nothing is pinned. */
 		ssd_cache_invalidate_block(tag);
 		return;
 	}
-	slot = ent->slot;
-	pg_atomic_fetch_add_u32(&slots[slot].pins, 1);
-	LWLockRelease(PART_LOCK(hash));
 
 	/*
 	 * The buffer manager never writes a block while another process reads or
@@ -497,15 +510,15 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 	 */
 	buf = process_io_buffer();
 	memcpy(buf, buffer, BLCKSZ);
-	if (ssd_cache_file_write_slot(slot, buf))
+	ok = ssd_cache_file_write_slot(slot, buf);
+	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+	if (ok)
 	{
-			ssd_cache_count(SSD_OVERWRITES, 1);
+		ssd_cache_count(SSD_OVERWRITES, 1);
 		ssd_cache_count(SSD_SSD_WRITES, 1);
-		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 	}
 	else
 	{
-		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 		ssd_cache_note_error("SSD write", tag);
 		ssd_cache_invalidate_block(tag);
 	}
@@ -515,18 +528,9 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 bool
 ssd_cache_contains(const BufferTag *tag)
 {
-	uint32		hash;
-	SsdLookupEnt *ent;
-	bool		result;
-
 	if (!shared || ssd_cache_degraded())
 		return false;
-	hash = get_hash_value(lookup_hash, tag);
-	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
-	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
-	result = ent != NULL && ent->state == ENT_VALID;
-	LWLockRelease(PART_LOCK(hash));
-	return result;
+	return find_valid(tag, -1, false, NULL) >= 0;
 }
 
 /* Durably forget one block (no-op if it is not cached). */
@@ -1109,8 +1113,6 @@ ssd_cache_verify(int64 *checked, int64 *mismatched)
 	for (s = 0; s < shared->nslots; s++)
 	{
 		BufferTag	tag;
-		uint32		hash;
-		SsdLookupEnt *ent;
 		SMgrRelation reln;
 		char	   *buf;
 		const char *problem = NULL;
@@ -1118,17 +1120,9 @@ ssd_cache_verify(int64 *checked, int64 *mismatched)
 		CHECK_FOR_INTERRUPTS();
 		if (!slots[s].in_use)
 			continue;
-		tag = slots[s].tag;
-		hash = get_hash_value(lookup_hash, &tag);
-		LWLockAcquire(PART_LOCK(hash), LW_SHARED);
-		ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
-		if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s)
-		{
-			LWLockRelease(PART_LOCK(hash));
+		tag = slots[s].tag;		/* a racy copy; find_valid re-checks */
+		if (find_valid(&tag, (int32) s, true, NULL) < 0)
 			continue;
-		}
-		pg_atomic_fetch_add_u32(&slots[s].pins, 1);
-		LWLockRelease(PART_LOCK(hash));
 
 		buf = process_io_buffer();
 		reln = smgropen(tag.rnode, InvalidBackendId);
