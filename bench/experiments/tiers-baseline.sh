@@ -14,21 +14,8 @@ experiment_main() {
 	local scale=100 warehouses=10 seconds=120 clients=8 tiers="hdd ssd"
 	parse_options tiers-baseline "$@"
 
-	local pristine="$BENCH_DIR/ssd/pristine-pgbench$scale-tpcc$warehouses"
-	if [ ! -f "$pristine/.loaded" ]; then
-		log "loading pgbench scale $scale and TPC-C $warehouses warehouses (once)"
-		rm -rf "$pristine"
-		runuser -u postgres -- "$PGBIN/initdb" -D "$pristine" --data-checksums -A trust -U postgres \
-			--locale=C.UTF-8 >/dev/null
-		baseline_conf | runuser -u postgres -- tee -a "$pristine/postgresql.conf" >/dev/null
-		set_memory_limit -1
-		pg_start "$pristine" "$RUN_DIR/load.log" "-c shared_buffers=1GB -c max_wal_size=16GB -c checkpoint_timeout=1h"
-		pgbench_load bench "$scale"
-		tpcc_load tpcc "$warehouses"
-		bench_psql -d postgres -c CHECKPOINT
-		pg_stop "$pristine"
-		touch "$pristine/.loaded"
-	fi
+	local pristine
+	pristine=$(pristine_cluster "pgbench$scale-tpcc$warehouses" load_baseline "$scale" "$warehouses")
 
 	echo "tier,workload,clients,seconds,shared_buffers_mb,memory_limit_mb,db_mb,tps,tpmc,latency_ms,blks_read,blks_hit,hit_pct,dev_read_iops,dev_write_iops,dev_read_mbs,dev_write_mbs,checkpoints,progress_tps" >"$RESULT.csv"
 	meta settings "clients $clients (pgbench -j 2), $seconds s a run, checkpoint_timeout 60s, max_wal_size 4GB, synchronous_commit on, full_page_writes on; pgbench client outside the cgroups"
@@ -50,12 +37,14 @@ experiment_main() {
 	done
 }
 
-baseline_conf() {
-	bench_conf <<CONF
-checkpoint_timeout = 60s
-max_wal_size = 4GB
-CONF
+# Both workloads in one cluster.
+load_baseline() {
+	pgbench_load bench "$1"
+	tpcc_load tpcc "$2"
 }
+
+# The servers' settings for every run.
+BASELINE_OPTS="-c checkpoint_timeout=60s -c max_wal_size=4GB"
 
 # run_one TIER DATA WORKLOAD DB CLIENTS SECONDS [WAREHOUSES]
 run_one() {
@@ -68,7 +57,7 @@ run_one() {
 	# processes, the proportions of the DESIGN.md baseline: 48 MB / 400 MB
 	# for pgbench scale 100).  Small databases get floors of 16 MB and
 	# 160 MB, below which the server's own processes do not fit.
-	pg_start "$data" "$RUN_DIR/$tier.log" "-c shared_buffers=128MB"
+	pg_start "$data" "$RUN_DIR/$tier.log" "-c shared_buffers=128MB $BASELINE_OPTS"
 	db_mb=$(bench_psql -d "$db" -At -c "SELECT pg_database_size('$db') / 1048576")
 	pg_stop "$data"
 	drop_caches
@@ -80,7 +69,7 @@ run_one() {
 	set_memory_limit "${mem_mb}M"
 
 	log "$tier $workload: cold start, shared_buffers ${sb_mb}MB, memory cgroup ${mem_mb}MB, database ${db_mb}MB"
-	pg_cold_start "$data" "$RUN_DIR/$tier.log" "-c shared_buffers=${sb_mb}MB"
+	pg_cold_start "$data" "$RUN_DIR/$tier.log" "-c shared_buffers=${sb_mb}MB $BASELINE_OPTS"
 	bench_psql -d "$db" -c "SELECT pg_stat_reset()" >/dev/null
 	local ckpt0 d0 d1 tpmc="" res
 	ckpt0=$(bench_psql -d "$db" -At -c "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter")

@@ -30,50 +30,25 @@ cache_prepare() {
 	echo "$data"
 }
 
-# cache_pristine_init DIR: an empty cluster for a pristine copy, started
-# without a memory limit.
-cache_pristine_init() {
-	local pristine=$1
-	rm -rf "$pristine"
-	runuser -u postgres -- "$PGBIN/initdb" -D "$pristine" --data-checksums -A trust -U postgres \
-		--locale=C.UTF-8 >/dev/null
-	bench_conf </dev/null | runuser -u postgres -- tee -a "$pristine/postgresql.conf" >/dev/null
-	set_memory_limit -1
-	pg_start "$pristine" "$RUN_DIR/load.log" "-c shared_buffers=1GB -c max_wal_size=16GB"
-}
-
 # The pristine TPC-C cluster (database "tpcc"), loaded once.
 cache_pristine_tpcc() {
-	local w=$1 pristine="$BENCH_DIR/ssd/pristine-tpcc$1"
-	if [ ! -f "$pristine/.loaded" ]; then
-		log "loading TPC-C, $w warehouses (once)"
-		cache_pristine_init "$pristine"
-		tpcc_load tpcc "$w"
-		bench_psql -d tpcc -c CHECKPOINT
-		pg_stop "$pristine"
-		touch "$pristine/.loaded"
-	fi
-	echo "$pristine"
+	pristine_cluster "tpcc$1" tpcc_load tpcc "$1"
+}
+
+# pgbench at a scale, plus a cold table outside the OLTP working set for the
+# pollution runs: one row per page, a random key to read it in random order.
+load_pgbench_with_cold() {
+	pgbench_load bench "$1"
+	bench_psql -d bench -c "CREATE TABLE cold (id int, r float8, pad text)" \
+		-c "ALTER TABLE cold ALTER pad SET STORAGE PLAIN" \
+		-c "INSERT INTO cold SELECT g, random(), repeat('c', 7000) FROM generate_series(1, 20000) g" \
+		-c "CREATE INDEX cold_r ON cold (r)"
+	bench_psql -d bench -c "VACUUM ANALYZE"
 }
 
 # The pristine pgbench cluster (loaded once on the SSD tier, unthrottled).
 cache_pristine() {
-	local scale=$1 pristine="$BENCH_DIR/ssd/pristine-pgbench$scale"
-	if [ ! -f "$pristine/.loaded" ]; then
-		log "loading pgbench scale $scale (once)"
-		cache_pristine_init "$pristine"
-		pgbench_load bench "$scale"
-		# A cold table outside the OLTP working set for the pollution runs:
-		# one row per page, a random key to read it in random order.
-		bench_psql -d bench -c "CREATE TABLE cold (id int, r float8, pad text)" \
-			-c "ALTER TABLE cold ALTER pad SET STORAGE PLAIN" \
-			-c "INSERT INTO cold SELECT g, random(), repeat('c', 7000) FROM generate_series(1, 20000) g" \
-			-c "CREATE INDEX cold_r ON cold (r)"
-		bench_psql -d bench -c "VACUUM ANALYZE" -c CHECKPOINT
-		pg_stop "$pristine"
-		touch "$pristine/.loaded"
-	fi
-	echo "$pristine"
+	pristine_cluster "pgbench$1" load_pgbench_with_cold "$1"
 }
 
 # ssd_cache_stats as "hits misses admissions refusals sequential_reads used_slots".

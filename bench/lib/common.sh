@@ -160,3 +160,27 @@ parse_options() {
 		shift 2
 	done
 }
+
+# pristine_cluster NAME LOADER [ARGS...]: a cluster under the SSD tier that
+# the function LOADER fills once (called with ARGS while the server runs
+# without a memory limit), checkpointed and stopped; later calls reuse it.
+# Experiments copy it to a tier for each run.  Prints its directory.
+pristine_cluster() {
+	local name=$1 loader=$2 pristine="$BENCH_DIR/ssd/pristine-$1"
+	shift 2
+	if [ ! -f "$pristine/.loaded" ]; then
+		log "loading $name (once)"
+		rm -rf "$pristine"
+		runuser -u postgres -- "$PGBIN/initdb" -D "$pristine" --data-checksums -A trust -U postgres \
+			--locale=C.UTF-8 >/dev/null
+		bench_conf </dev/null | runuser -u postgres -- tee -a "$pristine/postgresql.conf" >/dev/null
+		set_memory_limit -1
+		pg_start "$pristine" "$RUN_DIR/load.log" \
+			"-c shared_buffers=1GB -c max_wal_size=16GB -c checkpoint_timeout=1h"
+		"$loader" "$@" >&2
+		bench_psql -d postgres -c CHECKPOINT
+		pg_stop "$pristine"
+		touch "$pristine/.loaded"
+	fi
+	echo "$pristine"
+}
