@@ -205,6 +205,41 @@ ssdkit_uring_queue_write(SsdkitUring *u, int fd, const void *buf, Size len,
 }
 
 /* Hand every queued request to the kernel; returns how many were submitted. */
+
+/*
+ * Submit what is queued and wait, in the same system call, until at least
+ * one request has completed (reap it with ssdkit_uring_reap).  For loops
+ * that keep a fixed number of requests in flight and are timed, such as
+ * device calibration, where a separate submit and wait would double the
+ * system calls per request.  The wait has no timeout: it ends when the
+ * device answers.
+ */
+int
+ssdkit_uring_submit_and_wait(SsdkitUring *u)
+{
+	int			ret;
+
+	if (u->queued == 0)
+		return 0;
+	ret = io_uring_submit_and_wait(&u->ring, 1);
+	if (ret == -EINTR || ret == -EAGAIN)
+		return ssdkit_uring_submit(u);
+	if (ret < 0)
+	{
+		errno = -ret;
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not submit %d io_uring requests: %m", u->queued)));
+	}
+	u->queued -= ret;
+	u->inflight += ret;
+	u->submitted_total += ret;
+	u->peak_inflight = Max(u->peak_inflight, u->inflight);
+	if (u->queued > 0)
+		ret += ssdkit_uring_submit(u);
+	return ret;
+}
+
 int
 ssdkit_uring_submit(SsdkitUring *u)
 {

@@ -59,6 +59,7 @@ extern SSDKIT_INTERNAL bool ssdkit_uring_queue_write(SsdkitUring *u, int fd,
 													 const void *buf, Size len,
 													 off_t offset, uint64 tag);
 extern SSDKIT_INTERNAL int ssdkit_uring_submit(SsdkitUring *u);
+extern SSDKIT_INTERNAL int ssdkit_uring_submit_and_wait(SsdkitUring *u);
 extern SSDKIT_INTERNAL int ssdkit_uring_reap(SsdkitUring *u,
 											 SsdkitUringCompletion *out,
 											 int max, bool wait);

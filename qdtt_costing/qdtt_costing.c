@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * qdtt_costing.c
- *	  Module entry point of qdtt_costing: GUC namespace and status.
+ *	  Module entry point of qdtt_costing: GUCs, hooks and status.
  *
- * The planner integration installs hooks when the library is loaded; list it
- * in shared_preload_libraries (or session_preload_libraries) so every
- * backend plans with it.
+ * The planner integration is a set_rel_pathlist_hook, installed when the
+ * library is loaded; list it in shared_preload_libraries (or
+ * session_preload_libraries) so that every backend plans with it.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,9 +15,15 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "qdtt_costing.h"
 #include "ssdkit_status.h"
 
 PG_MODULE_MAGIC;
+
+bool		qdtt_enable = true;
+int			qdtt_max_queue_depth = 32;
+double		qdtt_stop_threshold = 0.20;
+int			qdtt_queue_depth_budget = 64;
 
 /* Whether the library came in through shared_preload_libraries. */
 static bool loaded_at_startup = false;
@@ -31,8 +37,33 @@ _PG_init(void)
 {
 	loaded_at_startup = process_shared_preload_libraries_in_progress;
 
-	/* Unknown "qdtt_costing.*" settings are errors, so a typo cannot go unnoticed. */
+	DefineCustomBoolVariable("qdtt.enable",
+							 "Costs base-relation scans with the calibrated QDTT model of their tablespace.",
+							 "Without a model for the tablespace the planner is unchanged.",
+							 &qdtt_enable, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("qdtt.max_queue_depth",
+							"Largest queue depth qdtt_calibrate() measures.",
+							"The ladder is 1, 2, 4, ... up to this value.",
+							&qdtt_max_queue_depth, 32, 1, QDTT_MAX_QUEUE_DEPTH_LIMIT,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("qdtt.stop_threshold",
+							 "Smallest improvement from doubling the queue depth that counts as a gain.",
+							 "qdtt_calibrate() stops early below it, and the maximum beneficial queue depth is the last depth that reached it.",
+							 &qdtt_stop_threshold, 0.20, 0.01, 0.99,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("qdtt.queue_depth_budget",
+							"Outstanding reads all running queries together may be planned to keep in flight (0 = no limit).",
+							"A query planned while N client backends run statements assumes at most budget / N.",
+							&qdtt_queue_depth_budget, 64, 0, 65536,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+
+	/* Unknown settings in our namespaces are errors, so typos show. */
+	MarkGUCPrefixReserved("qdtt");
 	MarkGUCPrefixReserved("qdtt_costing");
+
+	qdtt_model_init();
+	qdtt_planner_init();
 }
 
 /* qdtt_costing_status(): library version, how it was loaded, io_uring support. */

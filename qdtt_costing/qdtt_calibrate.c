@@ -1,0 +1,696 @@
+/*-------------------------------------------------------------------------
+ *
+ * qdtt_calibrate.c
+ *	  qdtt_calibrate(): measure a tablespace's device as QDTT(band, queue
+ *	  depth) and store the grid as that tablespace's model.
+ *
+ * Method (Ghodsnia, ch. 3.6): one process keeps exactly q reads in flight.
+ * Here that is an io_uring of q page-sized O_DIRECT reads, each re-issued
+ * as soon as it completes, into a calibration file that was pre-written
+ * with incompressible data (never-written blocks may read back as free
+ * zeros).  A point's cost is elapsed time / reads: the amortized cost per
+ * page, not the latency.  Queue depths ascend 1, 2, 4, ...; within a queue
+ * depth bands descend, and after the largest band at a new queue depth the
+ * early-stop rule compares it with the previous queue depth: less than
+ * qdtt.stop_threshold improvement ends the measurement and the remaining
+ * points get a default slightly above the last beneficial cost, so the
+ * planner never sees a gain the device does not have.
+ *
+ * Band 1 is "sequential", and is measured the way PostgreSQL reads
+ * sequentially: buffered 8 kB reads with kernel readahead, one stream at
+ * queue depth 1 (Seq Scan), and at queue depth q, q streams that take
+ * 2 MB chunks in file order as a Parallel Seq Scan's participants do.  An
+ * O_DIRECT 8 kB sequential read would miss readahead and price a Seq Scan
+ * several times too high.
+ *
+ * The file lives in the tablespace's pgsql_tmp directory with the temp-file
+ * prefix, so a crash mid-calibration leaves nothing behind after the next
+ * start; normally it is removed before the function returns.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/extension.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/fd.h"
+#include "utils/backend_status.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "qdtt_costing.h"
+#include "ssdkit_uring.h"
+
+PG_FUNCTION_INFO_V1(qdtt_calibrate);
+
+/* Chunk a Parallel Seq Scan participant takes for a ~1 GB table (8192 max). */
+#define SEQ_CHUNK_PAGES		256
+/* At most this many sequential streams (parallel participants) are modelled. */
+#define MAX_SEQ_STREAMS		32
+/* Pre-write unit of the calibration file. */
+#define PREWRITE_CHUNK		(1024 * 1024)
+/* Each point is the best of this many runs (see measure_point). */
+#define POINT_TRIALS		3
+/* Default for a point skipped by the early stop: "slightly larger". */
+#define DEFAULT_MARGIN		1.01
+
+typedef struct Calibration
+{
+	char		path[MAXPGPATH];
+	int			fd_direct;		/* O_DIRECT, for random reads */
+	int			seq_fds[MAX_SEQ_STREAMS];	/* buffered, one per stream */
+	int			nseq_fds;
+	int64		npages;
+	double		point_seconds;
+	SsdkitUring *ring;
+	char	   *bufs;			/* max_qd page buffers */
+	pg_prng_state prng;
+	const char *spcname;
+} Calibration;
+
+static double
+now_seconds(void)
+{
+	instr_time	t;
+
+	INSTR_TIME_SET_CURRENT(t);
+	return INSTR_TIME_GET_DOUBLE(t);
+}
+
+static void
+report_progress(const char *spcname, const char *what, double band, int qd)
+{
+	char		buf[256];
+
+	snprintf(buf, sizeof(buf), "qdtt_calibrate('%s'): %s band %.0f pages, queue depth %d",
+			 spcname, what, band, qd);
+	pgstat_report_activity(STATE_RUNNING, buf);
+}
+
+/* Device name (e.g. "vda1 (254:1)") of the file system holding "dir". */
+static char *
+device_name(const char *dir)
+{
+	struct stat st;
+	char		link[MAXPGPATH];
+	char		target[MAXPGPATH];
+	ssize_t		n;
+
+	if (stat(dir, &st) != 0)
+		return pstrdup("unknown");
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u",
+			 major(st.st_dev), minor(st.st_dev));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return psprintf("%u:%u", major(st.st_dev), minor(st.st_dev));
+	target[n] = '\0';
+	return psprintf("%s (%u:%u)", strrchr(target, '/') ? strrchr(target, '/') + 1 : target,
+					major(st.st_dev), minor(st.st_dev));
+}
+
+/*
+ * Create the calibration file with O_DIRECT and fill it with incompressible
+ * data.  Errors here are the user's to fix (no O_DIRECT, no space), so they
+ * get a message that says which.
+ */
+static void
+prepare_file(Calibration *c, Oid spcoid, int file_size_mb)
+{
+	char		dir[MAXPGPATH];
+	struct statvfs vfs;
+	char	   *buf;
+	uint64		need = (uint64) file_size_mb * 1024 * 1024;
+	uint64		done;
+
+	TempTablespacePath(dir, spcoid);
+	if (MakePGDirectory(dir) != 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", dir)));
+
+	if (statvfs(dir, &vfs) == 0 &&
+		(uint64) vfs.f_bavail * vfs.f_frsize < need + need / 10 + 64 * 1024 * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("not enough free space in tablespace \"%s\" for a %d MB calibration file",
+						c->spcname, file_size_mb),
+				 errdetail("%llu MB are free; the file needs %d MB plus a 10%% and 64 MB margin.",
+						   (unsigned long long) ((uint64) vfs.f_bavail * vfs.f_frsize / (1024 * 1024)),
+						   file_size_mb),
+				 errhint("Pass a smaller file_size_mb, or free space on the device.")));
+
+	snprintf(c->path, sizeof(c->path), "%s/%sqdtt_calibration.%d",
+			 dir, PG_TEMP_FILE_PREFIX, MyProcPid);
+	if (!AcquireExternalFD())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("could not open calibration file: too many open files")));
+	c->fd_direct = open(c->path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | PG_BINARY, 0600);
+	if (c->fd_direct < 0)
+	{
+		int			save_errno = errno;
+
+		ReleaseExternalFD();
+		errno = save_errno;
+		if (errno == EINVAL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the file system of tablespace \"%s\" does not support O_DIRECT", c->spcname),
+					 errdetail("Opening \"%s\" with O_DIRECT failed: %m.", c->path),
+					 errhint("Calibration must bypass the page cache to measure the device; tmpfs and some network file systems cannot.")));
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create calibration file \"%s\": %m", c->path)));
+	}
+
+	buf = ssdkit_uring_alloc_buffer(c->ring, PREWRITE_CHUNK);
+	for (done = 0; done < need; done += PREWRITE_CHUNK)
+	{
+		uint64	   *words = (uint64 *) buf;
+		int			i;
+		ssize_t		n;
+
+		CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < PREWRITE_CHUNK / sizeof(uint64); i++)
+			words[i] = pg_prng_uint64(&c->prng);
+		n = pwrite(c->fd_direct, buf, PREWRITE_CHUNK, done);
+		if (n != PREWRITE_CHUNK)
+		{
+			if (n >= 0)
+				errno = ENOSPC;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write calibration file \"%s\": %m", c->path)));
+		}
+	}
+	if (fdatasync(c->fd_direct) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not fsync calibration file \"%s\": %m", c->path)));
+	c->npages = need / BLCKSZ;
+}
+
+/* Close and remove the calibration file; safe to call more than once. */
+static void
+remove_file(Calibration *c)
+{
+	int			i;
+
+	for (i = 0; i < c->nseq_fds; i++)
+	{
+		close(c->seq_fds[i]);
+		ReleaseExternalFD();
+	}
+	c->nseq_fds = 0;
+	if (c->fd_direct >= 0)
+	{
+		close(c->fd_direct);
+		ReleaseExternalFD();
+		c->fd_direct = -1;
+	}
+	if (c->path[0] != '\0')
+	{
+		if (unlink(c->path) != 0 && errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not remove calibration file \"%s\": %m", c->path)));
+		c->path[0] = '\0';
+	}
+}
+
+/*
+ * Random single-page reads uniformly within one band of "band" pages, with
+ * "qd" of them in flight at all times; returns microseconds per page.
+ */
+static double
+measure_random(Calibration *c, int64 band, int qd)
+{
+	SsdkitUringCompletion done[QDTT_MAX_QUEUE_DEPTH_LIMIT];
+	int64		start;
+	int64		reads = 0;
+	int64		min_reads = Max(16, 4 * qd);
+	int			inflight = 0;
+	bool		issuing = true;
+	double		t0,
+				t1;
+	int			i;
+
+	band = Min(band, c->npages);
+	start = (band >= c->npages) ? 0 :
+		(int64) pg_prng_uint64_range(&c->prng, 0, c->npages - band);
+
+	t0 = now_seconds();
+	for (i = 0; i < qd; i++)
+	{
+		int64		page = start + (int64) pg_prng_uint64_range(&c->prng, 0, band - 1);
+
+		ssdkit_uring_queue_read(c->ring, c->fd_direct, c->bufs + (Size) i * BLCKSZ,
+								BLCKSZ, (off_t) page * BLCKSZ, i);
+		inflight++;
+	}
+	while (inflight > 0)
+	{
+		int			n;
+
+		ssdkit_uring_submit_and_wait(c->ring);
+		n = ssdkit_uring_reap(c->ring, done, qd, true);
+
+		for (i = 0; i < n; i++)
+		{
+			ssdkit_uring_check(&done[i], false, c->path, 0, BLCKSZ);
+			reads++;
+			inflight--;
+			if (issuing)
+			{
+				int64		page = start + (int64) pg_prng_uint64_range(&c->prng, 0, band - 1);
+
+				ssdkit_uring_queue_read(c->ring, c->fd_direct,
+										c->bufs + (Size) done[i].tag * BLCKSZ,
+										BLCKSZ, (off_t) page * BLCKSZ, done[i].tag);
+				inflight++;
+			}
+		}
+		if (issuing && reads >= min_reads &&
+			now_seconds() - t0 >= c->point_seconds)
+			issuing = false;
+		CHECK_FOR_INTERRUPTS();
+	}
+	t1 = now_seconds();
+	return (t1 - t0) * 1e6 / reads;
+}
+
+/*
+ * Sequential reads the way PostgreSQL does them: buffered 8 kB reads with
+ * kernel readahead.  One stream at queue depth 1; at queue depth q, q
+ * streams (each its own open file, so its own readahead) that take 2 MB
+ * chunks in file order like Parallel Seq Scan participants.
+ */
+static double
+measure_sequential(Calibration *c, int qd)
+{
+	SsdkitUringCompletion done[MAX_SEQ_STREAMS];
+	int			streams = Min(qd, MAX_SEQ_STREAMS);
+	int64		next_page[MAX_SEQ_STREAMS];
+	int64		chunk_end[MAX_SEQ_STREAMS];
+	int64		next_chunk;
+	int64		nchunks = Max(c->npages / SEQ_CHUNK_PAGES, 1);
+	int64		reads = 0;
+	int64		min_reads = Max(64, 16 * streams);
+	int			inflight = 0;
+	bool		issuing = true;
+	double		t0,
+				t1;
+	int			i;
+
+	while (c->nseq_fds < streams)
+	{
+		int			fd;
+
+		if (!AcquireExternalFD())
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("could not open calibration file: too many open files")));
+		fd = open(c->path, O_RDONLY | PG_BINARY);
+		if (fd < 0)
+		{
+			ReleaseExternalFD();
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not open calibration file \"%s\": %m", c->path)));
+		}
+		c->seq_fds[c->nseq_fds++] = fd;
+	}
+	/* Start cold: the measurement must come from the device. */
+	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
+
+	next_chunk = (int64) pg_prng_uint64_range(&c->prng, 0, nchunks - 1);
+	for (i = 0; i < streams; i++)
+	{
+		int64		chunk = next_chunk++ % nchunks;
+
+		next_page[i] = chunk * SEQ_CHUNK_PAGES;
+		chunk_end[i] = (streams == 1) ? c->npages : next_page[i] + SEQ_CHUNK_PAGES;
+	}
+
+	t0 = now_seconds();
+	for (i = 0; i < streams; i++)
+	{
+		ssdkit_uring_queue_read(c->ring, c->seq_fds[i], c->bufs + (Size) i * BLCKSZ,
+								BLCKSZ, (off_t) next_page[i] * BLCKSZ, i);
+		next_page[i]++;
+		inflight++;
+	}
+	while (inflight > 0)
+	{
+		int			n;
+
+		ssdkit_uring_submit_and_wait(c->ring);
+		n = ssdkit_uring_reap(c->ring, done, streams, true);
+
+		for (i = 0; i < n; i++)
+		{
+			int			s = (int) done[i].tag;
+
+			ssdkit_uring_check(&done[i], false, c->path, 0, BLCKSZ);
+			reads++;
+			inflight--;
+			if (!issuing)
+				continue;
+			if (next_page[s] >= chunk_end[s] || next_page[s] >= c->npages)
+			{
+				if (streams == 1)
+				{
+					next_page[s] = 0;
+					chunk_end[s] = c->npages;
+				}
+				else
+				{
+					int64		chunk = next_chunk++ % nchunks;
+
+					next_page[s] = chunk * SEQ_CHUNK_PAGES;
+					chunk_end[s] = next_page[s] + SEQ_CHUNK_PAGES;
+				}
+			}
+			ssdkit_uring_queue_read(c->ring, c->seq_fds[s], c->bufs + (Size) s * BLCKSZ,
+									BLCKSZ, (off_t) next_page[s] * BLCKSZ, s);
+			next_page[s]++;
+			inflight++;
+		}
+		if (issuing && reads >= min_reads &&
+			now_seconds() - t0 >= c->point_seconds)
+			issuing = false;
+		CHECK_FOR_INTERRUPTS();
+	}
+	t1 = now_seconds();
+	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
+	return (t1 - t0) * 1e6 / reads;
+}
+
+/*
+ * One grid point: the best of POINT_TRIALS short runs.  The devices we
+ * calibrate are shared (virtual disks, other tenants, the kernel's own
+ * writeback), and interference only ever makes a run slower, so the
+ * minimum is the steadiest estimate of what the device can do.
+ */
+static double
+measure_point(Calibration *c, int64 band, int qd)
+{
+	double		total = c->point_seconds;
+	double		best = -1;
+	int			i;
+
+	report_progress(c->spcname, "measuring", (double) band, qd);
+	c->point_seconds = total / POINT_TRIALS;
+	for (i = 0; i < POINT_TRIALS; i++)
+	{
+		double		cost = (band == 1) ? measure_sequential(c, qd) :
+			measure_random(c, band, qd);
+
+		if (best < 0 || cost < best)
+			best = cost;
+	}
+	c->point_seconds = total;
+	return best;
+}
+
+/* Store the grid as the tablespace's model, replacing the old one. */
+static void
+store_model(const char *spcname, int64 *bands, int nbands, int *qds, int nqds,
+			double *cost, bool *measured, const char *device, int file_size_mb,
+			bool early_stop, int stopped_at, int beneficial, double prep_s,
+			double measure_s, int npoints, int ndefaulted)
+{
+	const char *schema = quote_identifier(get_namespace_name(qdtt_extension_schema()));
+	char	   *sql;
+	Oid			types[5] = {NAMEOID, INT8OID, INT4OID, FLOAT8OID, BOOLOID};
+	Datum		values[5];
+	int			bi,
+				qi;
+
+	SPI_connect();
+	sql = psprintf("DELETE FROM %s.qdtt_calibration WHERE tablespace = $1", schema);
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(spcname));
+	if (SPI_execute_with_args(sql, 1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the old QDTT model");
+
+	sql = psprintf("INSERT INTO %s.qdtt_calibration (tablespace, band_pages, queue_depth, cost_us, measured) "
+				   "VALUES ($1, $2, $3, $4, $5)", schema);
+	for (bi = 0; bi < nbands; bi++)
+		for (qi = 0; qi < nqds; qi++)
+		{
+			values[1] = Int64GetDatum(bands[bi]);
+			values[2] = Int32GetDatum(qds[qi]);
+			values[3] = Float8GetDatum(cost[bi * nqds + qi]);
+			values[4] = BoolGetDatum(measured[bi * nqds + qi]);
+			if (SPI_execute_with_args(sql, 5, types, values, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not store the QDTT model");
+		}
+
+	{
+		Oid			rtypes[11] = {NAMEOID, TEXTOID, INT4OID, BOOLOID, INT4OID, INT4OID,
+		INT4OID, INT4OID, FLOAT8OID, FLOAT8OID, INT4OID};
+		Datum		rv[11];
+		char		rn[11];
+
+		memset(rn, ' ', sizeof(rn));
+		rv[0] = values[0];
+		rv[1] = CStringGetTextDatum(device);
+		rv[2] = Int32GetDatum(file_size_mb);
+		rv[3] = BoolGetDatum(early_stop);
+		rv[4] = Int32GetDatum(stopped_at);
+		if (stopped_at == 0)
+			rn[4] = 'n';
+		rv[5] = Int32GetDatum(beneficial);
+		rv[6] = Int32GetDatum(npoints);
+		rv[7] = Int32GetDatum(ndefaulted);
+		rv[8] = Float8GetDatum(prep_s);
+		rv[9] = Float8GetDatum(measure_s);
+		rv[10] = Int32GetDatum(qds[nqds - 1]);
+		sql = psprintf("INSERT INTO %s.qdtt_calibration_run AS r (tablespace, device, file_size_mb, early_stop, "
+					   "stopped_at_queue_depth, max_beneficial_queue_depth, points_measured, points_defaulted, "
+					   "prepare_seconds, measure_seconds, max_queue_depth) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+					   "ON CONFLICT (tablespace) DO UPDATE SET calibrated_at = now(), device = EXCLUDED.device, "
+					   "file_size_mb = EXCLUDED.file_size_mb, early_stop = EXCLUDED.early_stop, "
+					   "stopped_at_queue_depth = EXCLUDED.stopped_at_queue_depth, "
+					   "max_beneficial_queue_depth = EXCLUDED.max_beneficial_queue_depth, "
+					   "points_measured = EXCLUDED.points_measured, points_defaulted = EXCLUDED.points_defaulted, "
+					   "prepare_seconds = EXCLUDED.prepare_seconds, measure_seconds = EXCLUDED.measure_seconds, "
+					   "max_queue_depth = EXCLUDED.max_queue_depth", schema);
+		if (SPI_execute_with_args(sql, 11, rtypes, rv, rn, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not store the QDTT calibration run");
+	}
+	SPI_finish();
+}
+
+/*
+ * qdtt_calibrate(tablespace name, file_size_mb int, point_seconds float8,
+ *				  early_stop bool)
+ */
+Datum
+qdtt_calibrate(PG_FUNCTION_ARGS)
+{
+	char	   *spcname = NameStr(*PG_GETARG_NAME(0));
+	int			file_size_mb = PG_GETARG_INT32(1);
+	double		point_seconds = PG_GETARG_FLOAT8(2);
+	bool		early_stop = PG_GETARG_BOOL(3);
+	Oid			spcoid;
+	Calibration c;
+	int64		bands[64];
+	int			qds[16];
+	int			nbands = 0,
+				nqds = 0;
+	double	   *cost;
+	bool	   *measured;
+	int			stopped_at = 0;
+	int			last_good_qi = 0;
+	int			npoints = 0,
+				ndefaulted = 0;
+	double		t_start,
+				t_prepared,
+				t_done;
+	char	   *device;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+	int			bi,
+				qi,
+				q;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to calibrate a tablespace"),
+				 errdetail("qdtt_calibrate() writes a file into the tablespace and changes plans of every session."),
+				 errhint("Run it as a superuser.")));
+	(void) qdtt_model_table(false);
+	spcoid = qdtt_tablespace_oid(spcname);
+	if (spcoid == GLOBALTABLESPACE_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot calibrate tablespace \"%s\"", spcname),
+				 errdetail("pg_global holds only shared catalogs.")));
+	if (file_size_mb < 16 || file_size_mb > 1024 * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("file_size_mb must be between 16 and 1048576, got %d", file_size_mb),
+				 errhint("Use a file larger than the device's caches; 1024 MB suits most SSDs.")));
+	if (!(point_seconds >= 0.01 && point_seconds <= 60.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("point_seconds must be between 0.01 and 60, got %g", point_seconds)));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	/* The ladders: QD 1, 2, 4, ... up to qdtt.max_queue_depth; bands x16. */
+	for (q = 1; q < qdtt_max_queue_depth; q *= 2)
+		qds[nqds++] = q;
+	qds[nqds++] = qdtt_max_queue_depth;
+
+	memset(&c, 0, sizeof(c));
+	c.fd_direct = -1;
+	c.spcname = spcname;
+	c.point_seconds = point_seconds;
+	pg_prng_seed(&c.prng, (uint64) MyProcPid ^ (uint64) GetCurrentTimestamp());
+	c.ring = ssdkit_uring_create(qdtt_max_queue_depth);
+	c.bufs = ssdkit_uring_alloc_buffer(c.ring, (Size) qdtt_max_queue_depth * BLCKSZ);
+
+	PG_TRY();
+	{
+		int64		b;
+
+		t_start = now_seconds();
+		report_progress(spcname, "writing the calibration file,", 0, 0);
+		prepare_file(&c, spcoid, file_size_mb);
+		device = device_name(c.path);
+		/* Let the device settle after the writes: one discarded point. */
+		(void) measure_random(&c, c.npages, 1);
+		t_prepared = now_seconds();
+
+		for (b = 1; b < c.npages && nbands < 63; b *= QDTT_BAND_FACTOR)
+			bands[nbands++] = b;
+		bands[nbands++] = c.npages;
+
+		cost = palloc0(sizeof(double) * nbands * nqds);
+		measured = palloc0(sizeof(bool) * nbands * nqds);
+
+		for (qi = 0; qi < nqds; qi++)
+		{
+			for (bi = nbands - 1; bi >= 0; bi--)
+			{
+				cost[bi * nqds + qi] = measure_point(&c, bands[bi], qds[qi]);
+				measured[bi * nqds + qi] = true;
+				npoints++;
+
+				/* The early-stop test, right after the largest band. */
+				if (qi > 0 && bi == nbands - 1)
+				{
+					double		prev = cost[bi * nqds + qi - 1];
+					double		gain = 1.0 - cost[bi * nqds + qi] / prev;
+
+					if (gain < qdtt_stop_threshold && stopped_at == 0)
+					{
+						if (early_stop)
+						{
+							stopped_at = qds[qi];
+							break;
+						}
+					}
+					else if (stopped_at == 0)
+						last_good_qi = qi;
+				}
+			}
+			ereport(NOTICE,
+					(errmsg("qdtt_calibrate: queue depth %d: largest band %.2f us/page, sequential %s",
+							qds[qi], cost[(nbands - 1) * nqds + qi],
+							measured[qi] ? psprintf("%.2f us/page", cost[qi]) : "not measured")));
+			if (stopped_at != 0)
+				break;
+		}
+
+		if (stopped_at != 0)
+		{
+			int			stop_qi = qi;
+
+			/* Sequential streams at the stopping depth are still measured:
+			 * a parallel seq scan can be slower than a serial one. */
+			cost[stop_qi] = measure_point(&c, 1, qds[stop_qi]);
+			measured[stop_qi] = true;
+			npoints++;
+			for (qi = stop_qi; qi < nqds; qi++)
+				for (bi = 0; bi < nbands; bi++)
+				{
+					double		dflt = DEFAULT_MARGIN * cost[bi * nqds + last_good_qi];
+
+					if (bi == 0)
+					{
+						if (qi == stop_qi)
+							continue;
+						dflt = Max(dflt, cost[stop_qi]);
+					}
+					cost[bi * nqds + qi] = dflt;
+					measured[bi * nqds + qi] = false;
+					ndefaulted++;
+				}
+			ereport(NOTICE,
+					(errmsg("qdtt_calibrate: stopped early at queue depth %d: the largest band improved by less than %.0f%% over queue depth %d",
+							stopped_at, qdtt_stop_threshold * 100, qds[stop_qi - 1])));
+		}
+		t_done = now_seconds();
+		remove_file(&c);
+	}
+	PG_FINALLY();
+	{
+		remove_file(&c);
+		pgstat_report_activity(STATE_RUNNING, "qdtt_calibrate: storing the model");
+	}
+	PG_END_TRY();
+
+	{
+		QdttModel	m;
+		double	   *fb = palloc(sizeof(double) * nbands);
+
+		for (bi = 0; bi < nbands; bi++)
+			fb[bi] = (double) bands[bi];
+		m.nbands = nbands;
+		m.nqds = nqds;
+		m.bands = fb;
+		m.qds = qds;
+		m.cost_us = cost;
+		m.max_beneficial_qd = 0;
+		store_model(spcname, bands, nbands, qds, nqds, cost, measured, device,
+					file_size_mb, early_stop, stopped_at,
+					qdtt_model_beneficial_qd(&m, qdtt_stop_threshold),
+					t_prepared - t_start, t_done - t_prepared, npoints, ndefaulted);
+
+		ereport(NOTICE,
+				(errmsg("qdtt_calibrate: measured %d points in %.2f s (file preparation %.2f s), %d defaulted",
+						npoints, t_done - t_prepared, t_prepared - t_start, ndefaulted)));
+
+		values[0] = DirectFunctionCall1(namein, CStringGetDatum(spcname));
+		values[1] = CStringGetTextDatum(device);
+		values[2] = Int32GetDatum(qdtt_model_beneficial_qd(&m, qdtt_stop_threshold));
+		values[3] = Int32GetDatum(npoints);
+		values[4] = Int32GetDatum(ndefaulted);
+		values[5] = Int32GetDatum(stopped_at);
+		nulls[5] = (stopped_at == 0);
+		values[6] = Float8GetDatum(t_prepared - t_start);
+		values[7] = Float8GetDatum(t_done - t_prepared);
+	}
+	ssdkit_uring_destroy(c.ring);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ *
+ * qdtt_costing.h
+ *	  Shared declarations of the qdtt_costing extension: the QDTT device
+ *	  model (cost per page as a function of band size and queue depth), its
+ *	  calibration, and the planner integration.
+ *
+ * Units: a model stores the amortized cost of reading one BLCKSZ page, in
+ * microseconds, at each calibrated (band, queue depth) point.  The planner
+ * turns those into PostgreSQL cost units by normalizing with the
+ * sequential, queue-depth-1 point: page_cost(b, q) = seq_page_cost *
+ * QDTT(b, q) / QDTT(1, 1).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef QDTT_COSTING_H
+#define QDTT_COSTING_H
+
+#include "postgres.h"
+
+#include "nodes/pathnodes.h"
+
+/* Queue depths are powers of two up to this (the thesis's ladder goes to 32). */
+#define QDTT_MAX_QUEUE_DEPTH_LIMIT	256
+
+/* Bands of the geometric calibration ladder grow by this factor. */
+#define QDTT_BAND_FACTOR	16
+
+/* GUCs (qdtt_costing.c) */
+extern bool qdtt_enable;
+extern int	qdtt_max_queue_depth;
+extern double qdtt_stop_threshold;
+extern int	qdtt_queue_depth_budget;
+
+/* A calibrated model of one tablespace's device. */
+typedef struct QdttModel
+{
+	Oid			spcoid;
+	int			nbands;
+	int			nqds;
+	double	   *bands;			/* ascending, bands[0] == 1 */
+	int		   *qds;			/* ascending, qds[0] == 1 */
+	double	   *cost_us;		/* nbands x nqds, row-major by band */
+	int			max_beneficial_qd;	/* largest QD passing the stop rule */
+} QdttModel;
+
+#define QDTT_POINT(m, bi, qi)	((m)->cost_us[(bi) * (m)->nqds + (qi)])
+
+/* qdtt_model.c */
+extern const QdttModel *qdtt_model_for_tablespace(Oid spcoid, bool *incomplete);
+extern double qdtt_model_cost(const QdttModel *model, double band, double qd);
+extern int	qdtt_model_beneficial_qd(const QdttModel *model, double threshold);
+extern Oid	qdtt_model_table(bool missing_ok);
+extern Oid	qdtt_extension_schema(void);
+extern Oid	qdtt_tablespace_oid(const char *spcname);
+extern void qdtt_model_init(void);
+
+/* qdtt_calibrate.c: nothing beyond its SQL function. */
+
+/* qdtt_planner.c */
+extern void qdtt_planner_init(void);
+
+/* What the planner considered for one base relation (qdtt_explain). */
+typedef struct QdttCandidate
+{
+	Index		relid;			/* range table index */
+	Oid			reloid;
+	const char *kind;			/* "Seq Scan", "Index Scan", ... */
+	Oid			indexoid;		/* InvalidOid for non-index paths */
+	int			workers;		/* planned workers (0 = serial) */
+	double		band;			/* band the heap I/O was costed at */
+	double		queue_depth;	/* queue depth it was costed at */
+	double		pages;			/* heap pages it is expected to read */
+	Cost		stock_cost;		/* total cost with PostgreSQL's costing */
+	Cost		qdtt_cost;		/* total cost with the QDTT model */
+	bool		has_qdtt;		/* false: QDTT left this relation alone */
+	const char *note;			/* why, when it did */
+	Path	   *path;			/* the path object (for "chosen") */
+} QdttCandidate;
+
+/* Set by qdtt_explain() while it plans; the hook appends QdttCandidates. */
+extern List *qdtt_capture;
+extern bool qdtt_capturing;
+extern MemoryContext qdtt_capture_cxt;
+
+#endif							/* QDTT_COSTING_H */

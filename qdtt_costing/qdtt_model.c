@@ -1,0 +1,538 @@
+/*-------------------------------------------------------------------------
+ *
+ * qdtt_model.c
+ *	  The QDTT model: loading the calibrated grids from the extension's
+ *	  table, caching them per backend, and the thesis's bilinear
+ *	  interpolation (linear in band, then linear in queue depth).
+ *
+ * The planner asks for a tablespace's model for every base relation it
+ * plans, so the grids are cached in backend memory.  The cache is dropped
+ * on any relcache invalidation of the model table; a statement trigger on
+ * the table (qdtt_model_changed) sends one, so a new calibration, or a
+ * model edited by hand, is seen by every backend at its next query.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_tablespace.h"
+#include "commands/extension.h"
+#include "commands/tablespace.h"
+#include "commands/trigger.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "qdtt_costing.h"
+
+PG_FUNCTION_INFO_V1(qdtt_cost);
+PG_FUNCTION_INFO_V1(qdtt_model_changed);
+PG_FUNCTION_INFO_V1(qdtt_max_beneficial_queue_depth);
+
+/* Column numbers of qdtt_calibration (see the install script). */
+#define Anum_qdtt_tablespace	1
+#define Anum_qdtt_band_pages	2
+#define Anum_qdtt_queue_depth	3
+#define Anum_qdtt_cost_us		4
+
+typedef struct QdttModelEntry
+{
+	QdttModel	model;
+	bool		complete;
+} QdttModelEntry;
+
+/* Backend-local cache: every tablespace's model, loaded together. */
+static MemoryContext model_cxt = NULL;
+static List *model_cache = NIL; /* of QdttModelEntry */
+static bool model_cache_valid = false;
+static Oid	model_table_oid = InvalidOid;
+
+static void
+model_cache_reset(void)
+{
+	if (model_cxt != NULL)
+		MemoryContextReset(model_cxt);
+	model_cache = NIL;
+	model_cache_valid = false;
+}
+
+static void
+model_relcache_callback(Datum arg, Oid relid)
+{
+	/*
+	 * Before the extension exists, any new relation may be its table, so
+	 * look again; afterwards only the table itself matters.
+	 */
+	if (relid == InvalidOid || !OidIsValid(model_table_oid) ||
+		relid == model_table_oid)
+		model_cache_reset();
+}
+
+void
+qdtt_model_init(void)
+{
+	CacheRegisterRelcacheCallback(model_relcache_callback, (Datum) 0);
+}
+
+/*
+ * The schema qdtt_costing was created in (get_extension_schema() is not
+ * exported before PostgreSQL 16), or InvalidOid when it is not installed.
+ */
+Oid
+qdtt_extension_schema(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("qdtt_costing"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+/*
+ * The OID of the model table in this database, or InvalidOid when the
+ * extension is not installed here (an ERROR unless missing_ok).
+ */
+Oid
+qdtt_model_table(bool missing_ok)
+{
+	Oid			nsp = qdtt_extension_schema();
+	Oid			relid = InvalidOid;
+
+	if (OidIsValid(nsp))
+		relid = get_relname_relid("qdtt_calibration", nsp);
+	if (!OidIsValid(relid) && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"qdtt_costing\" is not installed in this database"),
+				 errhint("Run CREATE EXTENSION qdtt_costing.")));
+	return relid;
+}
+
+/* Tablespace name to OID with a PostgreSQL-style error. */
+Oid
+qdtt_tablespace_oid(const char *spcname)
+{
+	Oid			spcoid = get_tablespace_oid(spcname, true);
+
+	if (!OidIsValid(spcoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tablespace \"%s\" does not exist", spcname),
+				 errhint("SELECT spcname FROM pg_tablespace lists the tablespaces.")));
+	return spcoid;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	return (x > y) - (x < y);
+}
+
+typedef struct RawPoint
+{
+	double		band;
+	int			qd;
+	double		cost;
+} RawPoint;
+
+/*
+ * Turn one tablespace's points into a grid.  A model is complete when it has
+ * band 1 and queue depth 1 and a point for every (band, queue depth) pair;
+ * the planner uses complete models only.
+ */
+static void
+build_model(QdttModelEntry *e, Oid spcoid, RawPoint *pts, int n)
+{
+	QdttModel  *m = &e->model;
+	int			i,
+				found = 0;
+	bool	   *seen;
+
+	m->spcoid = spcoid;
+	m->bands = palloc(sizeof(double) * n);
+	m->qds = palloc(sizeof(int) * n);
+	m->nbands = m->nqds = 0;
+	for (i = 0; i < n; i++)
+	{
+		int			j;
+
+		for (j = 0; j < m->nbands && m->bands[j] != pts[i].band; j++)
+			;
+		if (j == m->nbands)
+			m->bands[m->nbands++] = pts[i].band;
+		for (j = 0; j < m->nqds && m->qds[j] != pts[i].qd; j++)
+			;
+		if (j == m->nqds)
+			m->qds[m->nqds++] = pts[i].qd;
+	}
+	qsort(m->bands, m->nbands, sizeof(double), cmp_double);
+	qsort(m->qds, m->nqds, sizeof(int), cmp_int);
+
+	m->cost_us = palloc0(sizeof(double) * m->nbands * m->nqds);
+	seen = palloc0(sizeof(bool) * m->nbands * m->nqds);
+	for (i = 0; i < n; i++)
+	{
+		int			bi,
+					qi;
+
+		for (bi = 0; m->bands[bi] != pts[i].band; bi++)
+			;
+		for (qi = 0; m->qds[qi] != pts[i].qd; qi++)
+			;
+		if (!seen[bi * m->nqds + qi])
+			found++;
+		seen[bi * m->nqds + qi] = true;
+		QDTT_POINT(m, bi, qi) = pts[i].cost;
+	}
+	e->complete = (found == m->nbands * m->nqds &&
+				   m->bands[0] == 1.0 && m->qds[0] == 1);
+	m->max_beneficial_qd = e->complete ?
+		qdtt_model_beneficial_qd(m, qdtt_stop_threshold) : 1;
+}
+
+/* Read every model in the table into the cache. */
+static void
+load_models(void)
+{
+	Oid			relid = qdtt_model_table(true);
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	Snapshot	snapshot;
+	MemoryContext oldcxt;
+	List	   *names = NIL;	/* distinct tablespace names */
+	RawPoint   *pts;
+	int		   *owner;			/* index into names of each point */
+	int			npts = 0,
+				maxpts = 256;
+	ListCell   *lc;
+	int			i;
+
+	if (model_cxt == NULL)
+		model_cxt = AllocSetContextCreate(TopMemoryContext,
+										  "qdtt_costing models",
+										  ALLOCSET_SMALL_SIZES);
+	model_cache_reset();
+	model_table_oid = relid;
+	if (!OidIsValid(relid))
+	{
+		model_cache_valid = true;
+		return;
+	}
+
+	oldcxt = MemoryContextSwitchTo(model_cxt);
+	pts = palloc(sizeof(RawPoint) * maxpts);
+	owner = palloc(sizeof(int) * maxpts);
+	rel = table_open(relid, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		char	   *name;
+
+		slot_getallattrs(slot);
+		if (slot->tts_isnull[Anum_qdtt_tablespace - 1] ||
+			slot->tts_isnull[Anum_qdtt_band_pages - 1] ||
+			slot->tts_isnull[Anum_qdtt_queue_depth - 1] ||
+			slot->tts_isnull[Anum_qdtt_cost_us - 1])
+			continue;			/* the table's NOT NULLs prevent this */
+		name = NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_tablespace - 1]));
+
+		i = 0;
+		foreach(lc, names)
+		{
+			if (strcmp((char *) lfirst(lc), name) == 0)
+				break;
+			i++;
+		}
+		if (lc == NULL)
+			names = lappend(names, pstrdup(name));
+		if (npts == maxpts)
+		{
+			maxpts *= 2;
+			pts = repalloc(pts, sizeof(RawPoint) * maxpts);
+			owner = repalloc(owner, sizeof(int) * maxpts);
+		}
+		owner[npts] = i;
+		pts[npts].band = (double) DatumGetInt64(slot->tts_values[Anum_qdtt_band_pages - 1]);
+		pts[npts].qd = DatumGetInt32(slot->tts_values[Anum_qdtt_queue_depth - 1]);
+		pts[npts].cost = DatumGetFloat8(slot->tts_values[Anum_qdtt_cost_us - 1]);
+		npts++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+
+	i = 0;
+	foreach(lc, names)
+	{
+		Oid			spcoid = get_tablespace_oid((char *) lfirst(lc), true);
+
+		if (OidIsValid(spcoid))
+		{
+			QdttModelEntry *e = palloc0(sizeof(QdttModelEntry));
+			RawPoint   *mine = palloc(sizeof(RawPoint) * npts);
+			int			n = 0,
+						j;
+
+			for (j = 0; j < npts; j++)
+				if (owner[j] == i)
+					mine[n++] = pts[j];
+			build_model(e, spcoid, mine, n);
+			model_cache = lappend(model_cache, e);
+		}
+		i++;
+	}
+	MemoryContextSwitchTo(oldcxt);
+	model_cache_valid = true;
+}
+
+/*
+ * The model of a tablespace (0 means the database's default), or NULL when
+ * there is none or it is incomplete (then *incomplete says which).
+ */
+const QdttModel *
+qdtt_model_for_tablespace(Oid spcoid, bool *incomplete)
+{
+	ListCell   *lc;
+
+	if (incomplete)
+		*incomplete = false;
+	if (!OidIsValid(spcoid))
+		spcoid = MyDatabaseTableSpace;
+	if (!model_cache_valid)
+		load_models();
+	foreach(lc, model_cache)
+	{
+		QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
+
+		if (e->model.spcoid == spcoid)
+		{
+			if (!e->complete)
+			{
+				if (incomplete)
+					*incomplete = true;
+				return NULL;
+			}
+			return &e->model;
+		}
+	}
+	return NULL;
+}
+
+/* Index i with arr[i] <= x <= arr[i + 1] (x already clamped into range). */
+static int
+bracket(const double *arr, int n, double x)
+{
+	int			i;
+
+	for (i = 0; i < n - 2 && arr[i + 1] < x; i++)
+		;
+	return i;
+}
+
+/* QDTT(band, q') at one calibrated queue depth: linear in band. */
+static double
+cost_at_qd(const QdttModel *m, double band, int qi)
+{
+	int			bi;
+	double		b1,
+				b2,
+				c1,
+				c2;
+
+	if (m->nbands == 1)
+		return QDTT_POINT(m, 0, qi);
+	bi = bracket(m->bands, m->nbands, band);
+	b1 = m->bands[bi];
+	b2 = m->bands[bi + 1];
+	c1 = QDTT_POINT(m, bi, qi);
+	c2 = QDTT_POINT(m, bi + 1, qi);
+	if (band == b1)
+		return c1;
+	if (band == b2)
+		return c2;
+	return c1 + (c2 - c1) * (band - b1) / (b2 - b1);
+}
+
+/*
+ * QDTT(band, qd) in microseconds per page: the thesis's bilinear rule,
+ * exact at calibrated points, clamped to the calibrated ranges outside.
+ */
+double
+qdtt_model_cost(const QdttModel *m, double band, double qd)
+{
+	double		q1,
+				q2,
+				c1,
+				c2;
+	int			qi;
+
+	band = Max(band, m->bands[0]);
+	band = Min(band, m->bands[m->nbands - 1]);
+	qd = Max(qd, (double) m->qds[0]);
+	qd = Min(qd, (double) m->qds[m->nqds - 1]);
+
+	if (m->nqds == 1)
+		return cost_at_qd(m, band, 0);
+	for (qi = 0; qi < m->nqds - 2 && m->qds[qi + 1] < qd; qi++)
+		;
+	q1 = m->qds[qi];
+	q2 = m->qds[qi + 1];
+	c1 = cost_at_qd(m, band, qi);
+	if (qd == q1)
+		return c1;
+	c2 = cost_at_qd(m, band, qi + 1);
+	if (qd == q2)
+		return c2;
+	return c1 + (c2 - c1) / (q2 - q1) * (qd - q1);
+}
+
+/*
+ * The maximum beneficial queue depth: the smallest calibrated queue depth
+ * whose random-read cost (averaged over the random bands, so that one noisy
+ * point cannot decide) is within "threshold" of the best any queue depth
+ * achieves.  Going deeper buys less than the early-stop rule counts as a
+ * gain.  A device with no queue-depth gain gets 1.
+ */
+int
+qdtt_model_beneficial_qd(const QdttModel *m, double threshold)
+{
+	double		best = -1;
+	double	   *score = palloc0(sizeof(double) * m->nqds);
+	int			first_random = (m->nbands > 1) ? 1 : 0;
+	int			bi,
+				qi,
+				result = m->qds[0];
+
+	for (qi = 0; qi < m->nqds; qi++)
+	{
+		for (bi = first_random; bi < m->nbands; bi++)
+			score[qi] += QDTT_POINT(m, bi, qi);
+		score[qi] /= (m->nbands - first_random);
+		if (best < 0 || score[qi] < best)
+			best = score[qi];
+	}
+	for (qi = 0; qi < m->nqds; qi++)
+		if (score[qi] <= best * (1.0 + threshold))
+		{
+			result = m->qds[qi];
+			break;
+		}
+	pfree(score);
+	return result;
+}
+
+/* qdtt_max_beneficial_queue_depth(tablespace): for the qdtt_model view. */
+Datum
+qdtt_max_beneficial_queue_depth(PG_FUNCTION_ARGS)
+{
+	Oid			spcoid = get_tablespace_oid(NameStr(*PG_GETARG_NAME(0)), true);
+	const QdttModel *m;
+
+	if (!OidIsValid(spcoid) || !OidIsValid(qdtt_model_table(true)))
+		PG_RETURN_NULL();
+	m = qdtt_model_for_tablespace(spcoid, NULL);
+	if (m == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_INT32(qdtt_model_beneficial_qd(m, qdtt_stop_threshold));
+}
+
+/*
+ * qdtt_cost(band, queue_depth, tablespace): the interpolated cost per page
+ * in microseconds.
+ */
+Datum
+qdtt_cost(PG_FUNCTION_ARGS)
+{
+	double		band = PG_GETARG_FLOAT8(0);
+	double		qd = PG_GETARG_FLOAT8(1);
+	char	   *spcname = NameStr(*PG_GETARG_NAME(2));
+	Oid			spcoid = qdtt_tablespace_oid(spcname);
+	const QdttModel *m;
+	bool		incomplete;
+
+	if (!(band >= 1.0) || isinf(band))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("band must be at least 1 page, got %g", band),
+				 errdetail("The band is the number of contiguous pages random reads fall in; 1 means sequential.")));
+	if (!(qd >= 1.0) || isinf(qd))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queue depth must be at least 1, got %g", qd)));
+
+	(void) qdtt_model_table(false);
+	m = qdtt_model_for_tablespace(spcoid, &incomplete);
+	if (m == NULL && incomplete)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("QDTT model of tablespace \"%s\" is incomplete", spcname),
+				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths."),
+				 errhint("Run qdtt_calibrate('%s') or complete the rows in qdtt_calibration.", spcname)));
+	if (m == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tablespace \"%s\" has no QDTT model", spcname),
+				 errhint("Run SELECT * FROM qdtt_calibrate('%s').", spcname)));
+	PG_RETURN_FLOAT8(qdtt_model_cost(m, band, qd));
+}
+
+/*
+ * Statement trigger on qdtt_calibration: tell every backend (this one
+ * included) to reload the models, by invalidating the table's relcache
+ * entry; the invalidation is sent at commit.
+ */
+Datum
+qdtt_model_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("qdtt_model_changed() must be called as a trigger")));
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	model_cache_reset();
+	PG_RETURN_POINTER(NULL);
+}

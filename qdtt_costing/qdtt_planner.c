@@ -1,0 +1,659 @@
+/*-------------------------------------------------------------------------
+ *
+ * qdtt_planner.c
+ *	  Plan base-relation scans with the QDTT model.
+ *
+ * PostgreSQL prices a page with one of two scalars (seq_page_cost,
+ * random_page_cost) whatever the access pattern, and divides only CPU cost
+ * among parallel workers.  With a model for the relation's tablespace we
+ * instead price each access pattern's heap pages at the model's cost for
+ * its band and queue depth:
+ *
+ *	 Seq Scan				band 1, queue depth 1
+ *	 Parallel Seq Scan		band 1, queue depth = participants
+ *	 Index (Only) Scan		band = heap pages, queue depth 1
+ *	 Parallel Index Scan	band = heap pages, queue depth = participants
+ *	 Bitmap Heap Scan		band = heap pages, queue depth =
+ *							effective_io_concurrency (the prefetch distance)
+ *	 Parallel Bitmap Heap	as Parallel Index Scan
+ *
+ * converted to PostgreSQL's units by page_cost(b, q) = seq_page_cost *
+ * QDTT(b, q) / QDTT(1, 1), so CPU costs keep their meaning and a model
+ * equal to the stock page costs plans exactly like stock.
+ *
+ * set_rel_pathlist_hook runs after core built and pruned the paths with its
+ * own costs, so recosting the survivors would miss paths QDTT prefers (a
+ * parallel index scan dropped against a parallel seq scan, say).  We
+ * therefore regenerate the relation's scan paths with core's own path
+ * builders, each family in a scratch copy of the RelOptInfo under page
+ * costs set for that family's pattern, and move each family's survivors
+ * into the relation, where add_path() compares them on their QDTT costs.
+ * Core's costing functions do the arithmetic, so every feature they model
+ * (correlation, index-only visibility, caching, disabled plan types) is
+ * kept.  Index pages read through amcostestimate are priced at the heap's
+ * band, a simplification.
+ *
+ * Parallel index scans get the worker count the model says is worth it:
+ * the maximum beneficial queue depth minus the leader, capped by
+ * max_parallel_workers_per_gather, the table's parallel_workers and the
+ * queue-depth budget (below).  Parallel seq scans get one partial path per
+ * worker count up to the number of CPUs (a seq scan is CPU-bound; the
+ * thesis used #cores), and add_partial_path keeps the cheapest.
+ *
+ * Queue-depth budget (qdtt.queue_depth_budget, the thesis's future work):
+ * a query planned while N client backends are running statements (this one
+ * included) may assume at most budget / N outstanding reads: every queue
+ * depth used for costing, and the participants of a parallel index scan,
+ * are capped at that share.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "utils/backend_status.h"
+#include "utils/lsyscache.h"
+#include "utils/spccache.h"
+
+#include "qdtt_costing.h"
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+List	   *qdtt_capture = NIL;
+bool		qdtt_capturing = false;
+MemoryContext qdtt_capture_cxt = NULL;
+
+/* What the regeneration of one relation needs to know. */
+typedef struct QdttRelPlan
+{
+	const QdttModel *model;
+	double		unit;			/* the user's seq_page_cost */
+	double		heap_band;		/* pages of the heap */
+	double		qd_share;		/* queue-depth budget share */
+	double		bitmap_qd;
+	int			pis_workers;	/* -1: the stock heuristic */
+	double		pis_qd;
+	int			pfts_max_workers;
+} QdttRelPlan;
+
+/* Online CPUs, for the parallel seq scan degree. */
+static int
+cpu_count(void)
+{
+	long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (n > 0) ? (int) n : 1;
+}
+
+/*
+ * The share of the queue-depth budget a query planned now may assume:
+ * budget / (client backends running a statement), at least 1.
+ */
+static double
+queue_depth_share(void)
+{
+	int			n,
+				i,
+				active = 0;
+
+	if (qdtt_queue_depth_budget <= 0)
+		return (double) QDTT_MAX_QUEUE_DEPTH_LIMIT * 1024;
+	n = pgstat_fetch_stat_numbackends();
+	for (i = 1; i <= n; i++)
+	{
+		LocalPgBackendStatus *l = pgstat_fetch_stat_local_beentry(i);
+
+		if (l != NULL && l->backendStatus.st_backendType == B_BACKEND &&
+			l->backendStatus.st_state == STATE_RUNNING)
+			active++;
+	}
+	active = Max(active, 1);
+	return Max(1.0, (double) (qdtt_queue_depth_budget / active));
+}
+
+/* Page cost of the model in PostgreSQL units for the user's seq_page_cost. */
+static double
+page_cost(const QdttRelPlan *p, double band, double qd)
+{
+	qd = Min(qd, p->qd_share);
+	return p->unit * qdtt_model_cost(p->model, band, qd) /
+		QDTT_POINT(p->model, 0, 0);
+}
+
+static void
+set_page_costs(const QdttRelPlan *p, double random_qd, double seq_qd)
+{
+	random_page_cost = page_cost(p, p->heap_band, random_qd);
+	seq_page_cost = page_cost(p, 1.0, seq_qd);
+}
+
+/* Does core's scan-path machinery (which we regenerate) build this path? */
+static bool
+is_regenerated(Path *path)
+{
+	switch (path->pathtype)
+	{
+		case T_SeqScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Paths built in a scratch RelOptInfo must point at the real one. */
+static void
+reparent(Path *path, RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	path->parent = rel;
+	if (IsA(path, BitmapHeapPath))
+		reparent(((BitmapHeapPath *) path)->bitmapqual, rel);
+	else if (IsA(path, BitmapAndPath))
+	{
+		foreach(lc, ((BitmapAndPath *) path)->bitmapquals)
+			reparent((Path *) lfirst(lc), rel);
+	}
+	else if (IsA(path, BitmapOrPath))
+	{
+		foreach(lc, ((BitmapOrPath *) path)->bitmapquals)
+			reparent((Path *) lfirst(lc), rel);
+	}
+}
+
+/*
+ * Build core's index paths (plain, index-only, bitmap, and their partial
+ * forms) into a scratch copy of "rel" under the current page-cost settings.
+ */
+static RelOptInfo *
+index_paths_in_scratch(PlannerInfo *root, RelOptInfo *rel, bool parallel)
+{
+	RelOptInfo *scratch = makeNode(RelOptInfo);
+
+	memcpy(scratch, rel, sizeof(RelOptInfo));
+	scratch->pathlist = NIL;
+	scratch->partial_pathlist = NIL;
+	scratch->consider_parallel = parallel && rel->consider_parallel;
+	create_index_paths(root, scratch);
+	/* get_baserel_parampathinfo() may have added entries; keep them. */
+	rel->ppilist = scratch->ppilist;
+	return scratch;
+}
+
+typedef struct Candidate
+{
+	Path	   *path;
+	bool		partial;
+	double		band;
+	double		qd;
+} Candidate;
+
+static List *
+add_candidate(List *list, Path *path, RelOptInfo *rel, bool partial,
+			  double band, double qd)
+{
+	Candidate  *c = palloc(sizeof(Candidate));
+
+	reparent(path, rel);
+	c->path = path;
+	c->partial = partial;
+	c->band = band;
+	c->qd = qd;
+	return lappend(list, c);
+}
+
+/* Heap pages a path is expected to read (for qdtt_explain). */
+static double
+heap_pages_of(PlannerInfo *root, RelOptInfo *rel, Path *path)
+{
+	if (path->pathtype == T_SeqScan)
+		return rel->pages;
+	if (IsA(path, IndexPath))
+	{
+		IndexPath  *ip = (IndexPath *) path;
+		double		tuples = clamp_row_est(ip->indexselectivity * rel->tuples);
+
+		return index_pages_fetched(tuples, rel->pages, ip->indexinfo->pages, root);
+	}
+	if (IsA(path, BitmapHeapPath))
+	{
+		Cost		c;
+		double		t;
+
+		return compute_bitmap_pages(root, rel, ((BitmapHeapPath *) path)->bitmapqual,
+									1.0, &c, &t);
+	}
+	return 0;
+}
+
+static Oid
+first_index_of(Path *path)
+{
+	if (IsA(path, IndexPath))
+		return ((IndexPath *) path)->indexinfo->indexoid;
+	if (IsA(path, BitmapHeapPath))
+		return first_index_of(((BitmapHeapPath *) path)->bitmapqual);
+	if (IsA(path, BitmapAndPath))
+		return first_index_of(linitial(((BitmapAndPath *) path)->bitmapquals));
+	if (IsA(path, BitmapOrPath))
+		return first_index_of(linitial(((BitmapOrPath *) path)->bitmapquals));
+	return InvalidOid;
+}
+
+static const char *
+kind_of(Path *path)
+{
+	bool		par = path->parallel_aware;
+
+	switch (path->pathtype)
+	{
+		case T_SeqScan:
+			return par ? "Parallel Seq Scan" : "Seq Scan";
+		case T_IndexScan:
+			return par ? "Parallel Index Scan" : "Index Scan";
+		case T_IndexOnlyScan:
+			return par ? "Parallel Index Only Scan" : "Index Only Scan";
+		case T_BitmapHeapScan:
+			return par ? "Parallel Bitmap Heap Scan" : "Bitmap Heap Scan";
+		case T_TidScan:
+			return "Tid Scan";
+		default:
+			return "other";
+	}
+}
+
+/* Deep enough copy of a bitmap tree to recost it without touching it. */
+static Path *
+copy_bitmap_tree(Path *path)
+{
+	ListCell   *lc;
+
+	if (IsA(path, IndexPath))
+	{
+		IndexPath  *c = makeNode(IndexPath);
+
+		memcpy(c, path, sizeof(IndexPath));
+		return (Path *) c;
+	}
+	else if (IsA(path, BitmapAndPath))
+	{
+		BitmapAndPath *c = makeNode(BitmapAndPath);
+
+		memcpy(c, path, sizeof(BitmapAndPath));
+		c->bitmapquals = NIL;
+		foreach(lc, ((BitmapAndPath *) path)->bitmapquals)
+			c->bitmapquals = lappend(c->bitmapquals, copy_bitmap_tree(lfirst(lc)));
+		return (Path *) c;
+	}
+	else
+	{
+		BitmapOrPath *c = makeNode(BitmapOrPath);
+
+		memcpy(c, path, sizeof(BitmapOrPath));
+		c->bitmapquals = NIL;
+		foreach(lc, ((BitmapOrPath *) path)->bitmapquals)
+			c->bitmapquals = lappend(c->bitmapquals, copy_bitmap_tree(lfirst(lc)));
+		return (Path *) c;
+	}
+}
+
+static void
+recost_bitmap_tree(PlannerInfo *root, Path *path)
+{
+	ListCell   *lc;
+
+	if (IsA(path, IndexPath))
+		cost_index((IndexPath *) path, root, 1.0, false);
+	else if (IsA(path, BitmapAndPath))
+	{
+		foreach(lc, ((BitmapAndPath *) path)->bitmapquals)
+			recost_bitmap_tree(root, lfirst(lc));
+		cost_bitmap_and_node((BitmapAndPath *) path, root);
+	}
+	else
+	{
+		foreach(lc, ((BitmapOrPath *) path)->bitmapquals)
+			recost_bitmap_tree(root, lfirst(lc));
+		cost_bitmap_or_node((BitmapOrPath *) path, root);
+	}
+}
+
+/*
+ * What stock PostgreSQL would charge for this (unparameterized) path: core's
+ * costing on a copy, with the page costs and worker settings restored.
+ */
+static Cost
+stock_cost_of(PlannerInfo *root, RelOptInfo *rel, Path *path)
+{
+	if (IsA(path, IndexPath))
+	{
+		IndexPath  *c = makeNode(IndexPath);
+
+		memcpy(c, path, sizeof(IndexPath));
+		cost_index(c, root, 1.0, path->parallel_aware);
+		return c->path.total_cost;
+	}
+	if (IsA(path, BitmapHeapPath))
+	{
+		BitmapHeapPath *c = makeNode(BitmapHeapPath);
+
+		memcpy(c, path, sizeof(BitmapHeapPath));
+		c->bitmapqual = copy_bitmap_tree(c->bitmapqual);
+		recost_bitmap_tree(root, c->bitmapqual);
+		cost_bitmap_heap_scan(&c->path, root, rel, NULL, c->bitmapqual, 1.0);
+		return c->path.total_cost;
+	}
+	if (path->pathtype == T_SeqScan)
+	{
+		Path	   *c = makeNode(Path);
+
+		memcpy(c, path, sizeof(Path));
+		cost_seqscan(c, root, rel, NULL);
+		return c->total_cost;
+	}
+	return path->total_cost;
+}
+
+static void
+capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
+				   List *cands, double saved_random, double saved_seq,
+				   int saved_rel_workers)
+{
+	MemoryContext old = MemoryContextSwitchTo(qdtt_capture_cxt);
+	ListCell   *lc;
+
+	random_page_cost = saved_random;
+	seq_page_cost = saved_seq;
+	rel->rel_parallel_workers = saved_rel_workers;
+	foreach(lc, cands)
+	{
+		Candidate  *c = lfirst(lc);
+		QdttCandidate *q;
+
+		if (c->path->param_info != NULL || c->path->pathtype == T_TidScan)
+			continue;
+		q = palloc0(sizeof(QdttCandidate));
+		q->relid = rel->relid;
+		q->reloid = rte->relid;
+		q->kind = kind_of(c->path);
+		q->indexoid = first_index_of(c->path);
+		q->workers = c->path->parallel_workers;
+		q->band = c->band;
+		q->queue_depth = c->qd;
+		q->pages = heap_pages_of(root, rel, c->path);
+		q->qdtt_cost = c->path->total_cost;
+		q->stock_cost = stock_cost_of(root, rel, c->path);
+		q->has_qdtt = true;
+		q->path = c->path;
+		qdtt_capture = lappend(qdtt_capture, q);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Rebuild the scan paths of "rel" with QDTT costs (see the file header).
+ */
+static void
+regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
+				 QdttRelPlan *p)
+{
+	double		saved_random = random_page_cost;
+	double		saved_seq = seq_page_cost;
+	bool		saved_enable_indexscan = enable_indexscan;
+	bool		saved_enable_indexonlyscan = enable_indexonlyscan;
+	int			saved_rel_workers = rel->rel_parallel_workers;
+	List	   *kept = NIL;
+	List	   *kept_partial = NIL;
+	List	   *cands = NIL;
+	ListCell   *lc;
+
+	/* Paths other extensions added stay; core's scan paths are rebuilt. */
+	foreach(lc, rel->pathlist)
+		if (!is_regenerated((Path *) lfirst(lc)))
+			kept = lappend(kept, lfirst(lc));
+	foreach(lc, rel->partial_pathlist)
+		if (!is_regenerated((Path *) lfirst(lc)))
+			kept_partial = lappend(kept_partial, lfirst(lc));
+	rel->pathlist = NIL;
+	rel->partial_pathlist = NIL;
+
+	PG_TRY();
+	{
+		RelOptInfo *scratch;
+		Relids		required_outer = rel->lateral_relids;
+
+		/* Serial: Seq Scan, Index Scan, Index Only Scan, TID scans at QD 1. */
+		set_page_costs(p, 1, 1);
+		cands = add_candidate(cands, create_seqscan_path(root, rel, required_outer, 0),
+							  rel, false, 1, 1);
+		scratch = index_paths_in_scratch(root, rel, false);
+		foreach(lc, scratch->pathlist)
+			if (IsA(lfirst(lc), IndexPath))
+				cands = add_candidate(cands, lfirst(lc), rel, false, p->heap_band, 1);
+		create_tidscan_paths(root, rel);	/* straight into rel */
+
+		/*
+		 * Bitmap heap scans prefetch effective_io_concurrency pages ahead.
+		 * Plain index paths are disabled here so that, priced at this
+		 * queue depth they do not have, they cannot crowd out bitmap paths.
+		 */
+		set_page_costs(p, p->bitmap_qd, 1);
+		enable_indexscan = false;
+		enable_indexonlyscan = false;
+		scratch = index_paths_in_scratch(root, rel, false);
+		enable_indexscan = saved_enable_indexscan;
+		enable_indexonlyscan = saved_enable_indexonlyscan;
+		foreach(lc, scratch->pathlist)
+			if (IsA(lfirst(lc), BitmapHeapPath))
+				cands = add_candidate(cands, lfirst(lc), rel, false,
+									  p->heap_band, p->bitmap_qd);
+
+		/* Parallel index and bitmap scans: QD = participants. */
+		if (rel->consider_parallel && required_outer == NULL && p->pis_workers != 0)
+		{
+			if (p->pis_workers > 0)
+				rel->rel_parallel_workers = p->pis_workers;
+			set_page_costs(p, p->pis_qd, p->pis_qd);
+			scratch = index_paths_in_scratch(root, rel, true);
+			rel->rel_parallel_workers = saved_rel_workers;
+			foreach(lc, scratch->partial_pathlist)
+				cands = add_candidate(cands, lfirst(lc), rel, true,
+									  p->heap_band, p->pis_qd);
+		}
+
+		/* Parallel seq scans: one partial path per worker count. */
+		if (rel->consider_parallel && required_outer == NULL)
+		{
+			int			w;
+
+			for (w = 1; w <= p->pfts_max_workers; w++)
+			{
+				double		qd = w + (parallel_leader_participation ? 1 : 0);
+
+				set_page_costs(p, 1, qd);
+				cands = add_candidate(cands, create_seqscan_path(root, rel, NULL, w),
+									  rel, true, 1, Min(qd, p->qd_share));
+			}
+		}
+
+		if (qdtt_capturing)
+			capture_candidates(root, rel, rte, cands, saved_random, saved_seq,
+							   saved_rel_workers);
+	}
+	PG_FINALLY();
+	{
+		random_page_cost = saved_random;
+		seq_page_cost = saved_seq;
+		enable_indexscan = saved_enable_indexscan;
+		enable_indexonlyscan = saved_enable_indexonlyscan;
+		rel->rel_parallel_workers = saved_rel_workers;
+	}
+	PG_END_TRY();
+
+	foreach(lc, cands)
+	{
+		Candidate  *c = lfirst(lc);
+
+		if (c->partial)
+			add_partial_path(rel, c->path);
+		else
+			add_path(rel, c->path);
+	}
+	foreach(lc, kept)
+		add_path(rel, lfirst(lc));
+	foreach(lc, kept_partial)
+		add_partial_path(rel, lfirst(lc));
+}
+
+/*
+ * Stock's worker count for this relation, or 0 when stock would not scan it
+ * in parallel at all (too small, parallel_workers = 0, no workers allowed).
+ */
+static int
+stock_workers(RelOptInfo *rel, double heap_pages, double index_pages)
+{
+	return compute_parallel_worker(rel, heap_pages, index_pages,
+								   max_parallel_workers_per_gather);
+}
+
+/* qdtt_explain() on a relation QDTT leaves alone: list core's paths. */
+static void
+capture_stock_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
+					const char *why)
+{
+	MemoryContext old = MemoryContextSwitchTo(qdtt_capture_cxt);
+	List	   *all = list_concat_copy(rel->pathlist, rel->partial_pathlist);
+	ListCell   *lc;
+
+	foreach(lc, all)
+	{
+		Path	   *path = lfirst(lc);
+		QdttCandidate *q;
+
+		if (path->param_info != NULL || !is_regenerated(path) ||
+			path->pathtype == T_TidScan)
+			continue;
+		q = palloc0(sizeof(QdttCandidate));
+		q->relid = rel->relid;
+		q->reloid = rte->relid;
+		q->kind = kind_of(path);
+		q->indexoid = first_index_of(path);
+		q->workers = path->parallel_workers;
+		q->pages = heap_pages_of(root, rel, path);
+		q->stock_cost = path->total_cost;
+		q->has_qdtt = false;
+		q->note = why;
+		q->path = path;
+		qdtt_capture = lappend(qdtt_capture, q);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+static void
+qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					  RangeTblEntry *rte)
+{
+	const QdttModel *model;
+	QdttRelPlan p;
+	double		check_random,
+				check_seq;
+	int			beneficial;
+	int			max_index_pages = 0;
+	bool		incomplete;
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist_hook)
+		(*prev_set_rel_pathlist_hook) (root, rel, rti, rte);
+
+	if ((rel->reloptkind != RELOPT_BASEREL &&
+		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
+		rel->rtekind != RTE_RELATION || rte->inh || rte->tablesample != NULL ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
+		rel->pathlist == NIL || IS_DUMMY_REL(rel))
+		return;
+	if (!qdtt_enable)
+	{
+		if (qdtt_capturing)
+			capture_stock_paths(root, rel, rte, "qdtt.enable is off");
+		return;
+	}
+
+	model = qdtt_model_for_tablespace(rel->reltablespace, &incomplete);
+	if (model == NULL)
+	{
+		if (qdtt_capturing)
+			capture_stock_paths(root, rel, rte, incomplete ?
+								"the tablespace's model is incomplete" :
+								"no model for the tablespace");
+		return;
+	}
+
+	/*
+	 * Per-tablespace seq_page_cost/random_page_cost override the settings
+	 * our regeneration works through; such a tablespace keeps stock costing.
+	 */
+	get_tablespace_page_costs(rel->reltablespace, &check_random, &check_seq);
+	if (check_random != random_page_cost || check_seq != seq_page_cost)
+	{
+		if (qdtt_capturing)
+			capture_stock_paths(root, rel, rte,
+								"the tablespace sets its own page costs");
+		return;
+	}
+
+	p.model = model;
+	p.unit = seq_page_cost;
+	p.heap_band = Max(rel->pages, 1);
+	p.qd_share = queue_depth_share();
+	p.bitmap_qd = Min(Max(get_tablespace_io_concurrency(rel->reltablespace), 1),
+					  p.qd_share);
+
+	/* Parallel index scans: workers = beneficial QD - leader, bounded. */
+	foreach(lc, rel->indexlist)
+		max_index_pages = Max(max_index_pages, ((IndexOptInfo *) lfirst(lc))->pages);
+	beneficial = Min(model->max_beneficial_qd, (int) p.qd_share);
+	if (beneficial <= 1)
+		p.pis_workers = -1;		/* no queue-depth gain: stock's degree */
+	else if (stock_workers(rel, -1, max_index_pages) == 0 &&
+			 rel->rel_parallel_workers == -1)
+		p.pis_workers = 0;		/* too small for a parallel scan */
+	else
+	{
+		p.pis_workers = beneficial - (parallel_leader_participation ? 1 : 0);
+		p.pis_workers = Min(p.pis_workers, max_parallel_workers_per_gather);
+		if (rel->rel_parallel_workers >= 0)
+			p.pis_workers = Min(p.pis_workers, rel->rel_parallel_workers);
+	}
+	p.pis_qd = (p.pis_workers > 0) ?
+		p.pis_workers + (parallel_leader_participation ? 1 : 0) :
+		1 + (parallel_leader_participation ? 1 : 0) +
+		Max(stock_workers(rel, -1, max_index_pages), 0);
+	p.pis_qd = Min(p.pis_qd, p.qd_share);
+
+	/* Parallel seq scans: up to stock's degree, and no more than the CPUs. */
+	p.pfts_max_workers = stock_workers(rel, rel->pages, -1);
+	if (beneficial > 1)
+		p.pfts_max_workers = Min(p.pfts_max_workers,
+								 Max(cpu_count() - (parallel_leader_participation ? 1 : 0), 1));
+
+	regenerate_paths(root, rel, rte, &p);
+}
+
+void
+qdtt_planner_init(void)
+{
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = qdtt_set_rel_pathlist;
+}
