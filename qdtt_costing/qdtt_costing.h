@@ -76,11 +76,13 @@ typedef struct QdttCandidate
 	bool		has_qdtt;		/* false: QDTT left this relation alone */
 	const char *note;			/* why, when it did */
 	Path	   *path;			/* the path object (for "chosen") */
+	int			round;			/* which set_rel_pathlist call produced it */
 } QdttCandidate;
 
 /* Set by qdtt_explain() while it plans; the hook appends QdttCandidates. */
 extern List *qdtt_capture;
 extern bool qdtt_capturing;
 extern MemoryContext qdtt_capture_cxt;
+extern int	qdtt_capture_round;
 
 #endif							/* QDTT_COSTING_H */

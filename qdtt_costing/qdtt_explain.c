@@ -172,6 +172,23 @@ qdtt_explain(PG_FUNCTION_ARGS)
 		QdttCandidate *c = lfirst(lc);
 		Datum		values[11];
 		bool		nulls[11] = {0};
+		ListCell   *later;
+		bool		superseded = false;
+
+		/*
+		 * The planner may plan a relation more than once (min/max
+		 * aggregates try an index subquery first); the last planning of a
+		 * relation is the one the final plan comes from.
+		 */
+		for_each_cell(later, qdtt_capture, lnext(qdtt_capture, lc))
+		{
+			QdttCandidate *l = lfirst(later);
+
+			if (l->relid == c->relid && l->round != c->round)
+				superseded = true;
+		}
+		if (superseded)
+			continue;
 
 		values[0] = ObjectIdGetDatum(c->reloid);
 		values[1] = CStringGetTextDatum(c->kind);

@@ -70,6 +70,7 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 List	   *qdtt_capture = NIL;
 bool		qdtt_capturing = false;
 MemoryContext qdtt_capture_cxt = NULL;
+int			qdtt_capture_round = 0;
 
 /* What the regeneration of one relation needs to know. */
 typedef struct QdttRelPlan
@@ -397,6 +398,7 @@ capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		q->stock_cost = stock_cost_of(root, rel, c->path);
 		q->has_qdtt = true;
 		q->path = c->path;
+		q->round = qdtt_capture_round;
 		qdtt_capture = lappend(qdtt_capture, q);
 	}
 	MemoryContextSwitchTo(old);
@@ -528,6 +530,27 @@ stock_workers(RelOptInfo *rel, double heap_pages, double index_pages)
 								   max_parallel_workers_per_gather);
 }
 
+/*
+ * Does the tablespace set seq_page_cost or random_page_cost itself?  Then
+ * get_tablespace_page_costs() ignores the settings we plan through.  Ask it
+ * with the settings at values no one would choose.
+ */
+static bool
+tablespace_sets_page_costs(Oid spcoid)
+{
+	double		saved_random = random_page_cost;
+	double		saved_seq = seq_page_cost;
+	double		r,
+				s;
+
+	random_page_cost = -1;
+	seq_page_cost = -1;
+	get_tablespace_page_costs(spcoid, &r, &s);
+	random_page_cost = saved_random;
+	seq_page_cost = saved_seq;
+	return r != -1 || s != -1;
+}
+
 /* qdtt_explain() on a relation QDTT leaves alone: list core's paths. */
 static void
 capture_stock_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
@@ -556,6 +579,7 @@ capture_stock_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		q->has_qdtt = false;
 		q->note = why;
 		q->path = path;
+		q->round = qdtt_capture_round;
 		qdtt_capture = lappend(qdtt_capture, q);
 	}
 	MemoryContextSwitchTo(old);
@@ -567,8 +591,6 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	const QdttModel *model;
 	QdttRelPlan p;
-	double		check_random,
-				check_seq;
 	int			beneficial;
 	int			max_index_pages = 0;
 	bool		incomplete;
@@ -576,6 +598,7 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 	if (prev_set_rel_pathlist_hook)
 		(*prev_set_rel_pathlist_hook) (root, rel, rti, rte);
+	qdtt_capture_round++;
 
 	if ((rel->reloptkind != RELOPT_BASEREL &&
 		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
@@ -604,8 +627,7 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	 * Per-tablespace seq_page_cost/random_page_cost override the settings
 	 * our regeneration works through; such a tablespace keeps stock costing.
 	 */
-	get_tablespace_page_costs(rel->reltablespace, &check_random, &check_seq);
-	if (check_random != random_page_cost || check_seq != seq_page_cost)
+	if (tablespace_sets_page_costs(rel->reltablespace))
 	{
 		if (qdtt_capturing)
 			capture_stock_paths(root, rel, rte,
