@@ -577,8 +577,11 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		report_progress(spcname, "writing the calibration file,", 0, 0);
 		prepare_file(&c, spcoid, file_size_mb);
 		device = device_name(c.path);
-		/* Let the device settle after the writes: one discarded point. */
+		/* Let the device settle after the writes: a short discarded run. */
+		report_progress(spcname, "warming up,", (double) c.npages, 1);
+		c.point_seconds = Min(point_seconds, 0.05);
 		(void) measure_random(&c, c.npages, 1);
+		c.point_seconds = point_seconds;
 		t_prepared = now_seconds();
 
 		for (b = 1; b < c.npages && nbands < 63; b *= QDTT_BAND_FACTOR)

@@ -35,6 +35,20 @@ ssdkit_cluster_stop "$data"
 trap - EXIT
 
 echo "== TAP (t/) =="
+# A small HDD tier (throttled loop device, bench/tiers) for the tests that
+# calibrate devices; they skip with a message where it cannot be made.
+tiers_env=(SSDKIT_BENCH_DIR="$scratch/tiers" HDD_IMAGE_SIZE=1G SSDKIT_CG_NAME=ssdkit_check)
+tiers_down() { env "${tiers_env[@]}" "$root/bench/tiers" down >/dev/null 2>&1 || true; }
+if [ "$(id -u)" -eq 0 ] && env "${tiers_env[@]}" "$root/bench/tiers" up --no-fio \
+	>"$scratch/tiers.log" 2>&1; then
+	# The TAP tests (as postgres) move their postmaster into the cgroup.
+	chown postgres: /sys/fs/cgroup/blkio/ssdkit_check/cgroup.procs
+	export SSDKIT_HDD_DIR="$scratch/tiers/hdd"
+	export SSDKIT_HDD_CGROUP=/sys/fs/cgroup/blkio/ssdkit_check
+	trap tiers_down EXIT
+else
+	echo "HDD tier not available (see $scratch/tiers.log); device tests will skip"
+fi
 as_server_user=()
 [ "$(id -u)" -eq 0 ] && as_server_user=(runuser -u postgres --)
 (
@@ -42,12 +56,15 @@ as_server_user=()
 	cd "$scratch/tap" &&
 	"${as_server_user[@]}" env PATH="$PATH" TESTDIR="$scratch/tap" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
-		SSDKIT_ROOT="$root" \
+		SSDKIT_ROOT="$root" SSDKIT_HDD_DIR="${SSDKIT_HDD_DIR:-}" \
+		SSDKIT_HDD_CGROUP="${SSDKIT_HDD_CGROUP:-}" \
 		prove ${PROVE_FLAGS:--v} -I "$PGXS_DIR/src/test/perl" -I "$scratch/src/t" \
-		"$scratch"/src/t/*.pl
+		"$scratch"/src/t/${SSDKIT_TAP_TESTS:-*}.pl
 ) || {
 	status=1
 	echo "TAP failed: logs in $scratch/tap/tmp_check/log" >&2
 }
 
+tiers_down
+trap - EXIT
 exit $status
