@@ -1,0 +1,177 @@
+# bench/experiments/qdtt-query31.sh
+# QDTT: Query 3.1 over T1, T33, T200 on both tiers; every forced plan vs the stock and the QDTT planner; calibration times.
+#
+# The analogue of Ghodsnia ch. 3 (Tables 3.2/3.3, Fig. 3.8):
+#   SELECT max(c1) FROM Tk WHERE c2 BETWEEN lo AND hi
+# over T_k (k rows per page, c1 and c2 independent random permutations, a
+# btree on c2), buffer pool 5% of the table, memory capped, every run cold.
+# Per tier: calibrate the tier's device (with and without the early stop,
+# times recorded), then for each table and selectivity run each forced plan
+# (IS, FTS, bitmap heap scan prefetching effective_io_concurrency = 32 pages,
+# PIS and PFTS at several degrees) and the plans the stock planner and the
+# QDTT planner choose.  A plan slower than the cap (3 x the seq scan, at
+# least 10 s) is stopped and recorded as censored; a forced index plan that
+# hit the cap is not run again at higher selectivities (it only gets slower).
+#
+# Options: --tiers "ssd hdd"  --tables "1:60000 33:2000000 200:12000000"
+#          (k:rows, about 470 MB each)  --ssd_sels "..."  --hdd_sels "..."
+#          --calibration_mb 512
+
+experiment_main() {
+	local tiers="ssd hdd" tables="1:60000 33:2000000 200:12000000"
+	local ssd_sels="0.001 0.01 0.1 0.5 1 2 5 10 25 50"
+	local hdd_sels="0.001 0.003 0.01 0.03 0.1 1 10 50"
+	local calibration_mb=512
+	parse_options qdtt-query31 "$@"
+
+	local pristine
+	pristine=$(pristine_cluster "qdtt-$(echo "$tables" | tr ' :' '_x')" load_tk_tables "$tables")
+
+	echo "tier,table,rows_per_page,rows,pages,selectivity_pct,variant,plan,workers,ms,censored,reused" >"$RESULT.csv"
+	echo "tier,early_stop,file_mb,points_measured,points_defaulted,stopped_at_qd,max_beneficial_qd,prepare_s,measure_s" >"$RESULT-calibration.csv"
+	meta settings "shared_buffers 5% of the table, memory cgroup shared_buffers + 128 MB, jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16); every run cold (stop, drop caches, start)"
+	meta query "SELECT max(c1) FROM Tk WHERE c2 BETWEEN 1000001 AND 1000000 + rows * selectivity (c2 a permutation of 1..rows)"
+
+	local tier data
+	for tier in $tiers; do
+		data="$(tier_dir "$tier")/qdtt"
+		log "$tier: copying the pristine cluster"
+		rm -rf "$data"
+		cp -a "$pristine" "$data"
+		rm -f "$data/.loaded"
+		sync
+		[ "$tier" = hdd ] && root_write_throttle "$HDD_IOPS"
+		calibrate_tier "$tier" "$data" "$calibration_mb"
+		local sels=$ssd_sels
+		[ "$tier" = hdd ] && sels=$hdd_sels
+		local spec
+		for spec in $tables; do
+			sweep_table "$tier" "$data" "${spec%%:*}" "${spec##*:}" "$sels"
+		done
+		[ "$tier" = hdd ] && root_write_throttle 0
+		pg_stop "$data"
+		rm -rf "$data"
+	done
+}
+
+load_tk_tables() {
+	local spec
+	bench_psql -d postgres -c "CREATE DATABASE qdtt"
+	for spec in $1; do
+		tk_load qdtt "t${spec%%:*}" "${spec%%:*}" "${spec##*:}"
+	done
+}
+
+QDTT_OPTS="-c shared_preload_libraries=qdtt_costing -c jit=off -c max_worker_processes=16 -c max_parallel_workers=16 -c max_parallel_workers_per_gather=8 -c effective_io_concurrency=32"
+
+# calibrate_tier TIER DATA MB: without, then with the early stop (the model
+# the planner then uses is the early-stop one, as a DBA would make it).
+calibrate_tier() {
+	local tier=$1 data=$2 mb=$3 early
+	set_memory_limit 1G
+	pg_cold_start "$data" "$RUN_DIR/$tier.log" "-c shared_buffers=128MB $QDTT_OPTS"
+	bench_psql -d qdtt -c "CREATE EXTENSION IF NOT EXISTS qdtt_costing"
+	for early in false true; do
+		log "$tier: qdtt_calibrate(early_stop => $early)"
+		bench_psql -d qdtt -At -F, -c "
+			SELECT '$tier', $early, $mb, points_measured, points_defaulted, coalesce(stopped_at_queue_depth, 0),
+				   max_beneficial_queue_depth, round(prepare_seconds::numeric, 2), round(measure_seconds::numeric, 2)
+			FROM qdtt_calibrate('pg_default', $mb, 0.25, $early)" >>"$RESULT-calibration.csv"
+	done
+	bench_psql -d qdtt -c "SELECT band_pages, queue_depths, cost_us, page_cost FROM qdtt_model" >"$RUN_DIR/$tier-model.txt"
+	pg_stop "$data"
+}
+
+# variant_settings VARIANT TABLE: the statements that force each plan (the
+# planner is stock for them).  A degree of parallelism is forced with the
+# table's parallel_workers, set in the run's transaction and rolled back;
+# the CPU cost settings only make the planner prefer the parallel form.
+variant_settings() {
+	local forced="SET qdtt.enable = off; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET cpu_operator_cost = 10; SET cpu_tuple_cost = 10; SET cpu_index_tuple_cost = 10;"
+	case $1 in
+	IS) echo "BEGIN; SET qdtt.enable = off; SET enable_bitmapscan = off; SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0;" ;;
+	FTS) echo "BEGIN; SET qdtt.enable = off; SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = 0;" ;;
+	BHS) echo "BEGIN; SET qdtt.enable = off; SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0;" ;;
+	PIS*) echo "BEGIN; ALTER TABLE $2 SET (parallel_workers = ${1#PIS}); $forced SET enable_bitmapscan = off; SET enable_seqscan = off; SET max_parallel_workers_per_gather = ${1#PIS};" ;;
+	PFTS*) echo "BEGIN; ALTER TABLE $2 SET (parallel_workers = ${1#PFTS}); $forced SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = ${1#PFTS};" ;;
+	stock) echo "BEGIN; SET qdtt.enable = off;" ;;
+	qdtt) echo "BEGIN; SET qdtt.enable = on;" ;;
+	esac
+}
+
+# The scan of a plan, e.g. "Parallel Index Scan" or "Seq Scan", and its workers.
+plan_shape() {
+	local scan workers
+	scan=$(grep -o -m1 -E '(Parallel )?(Index Only Scan|Index Scan|Bitmap Heap Scan|Seq Scan)' <<<"$1")
+	workers=$(grep -o -m1 -E 'Workers (Planned|Launched): [0-9]+' <<<"$1" | grep -o '[0-9]*$')
+	echo "${scan:-?}|${workers:-0}"
+}
+
+sweep_table() {
+	local tier=$1 data=$2 k=$3 rows=$4 sels=$5
+	local tab="t$k" pages sb_mb sel lo hi variant cap_ms
+	local -A censored_from=()
+
+	pg_start "$data" "$RUN_DIR/$tier.log" "-c shared_buffers=128MB $QDTT_OPTS"
+	pages=$(bench_psql -d qdtt -At -c "SELECT pg_relation_size('$tab') / 8192")
+	pg_stop "$data"
+	sb_mb=$((pages * 8 / 1024 / 20))
+	[ "$sb_mb" -ge 16 ] || sb_mb=16
+	set_memory_limit "$((sb_mb + 128))M"
+	local opts="-c shared_buffers=${sb_mb}MB $QDTT_OPTS"
+
+	# The cap: 3 x a cold seq scan, at least 10 s.
+	pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
+	local t0 t1
+	t0=$(date +%s%N)
+	bench_psql -d qdtt -At -c "$(variant_settings FTS "$tab") SELECT max(c1) FROM $tab; ROLLBACK" >/dev/null
+	t1=$(date +%s%N)
+	cap_ms=$(( (t1 - t0) / 1000000 * 3 ))
+	[ "$cap_ms" -ge 10000 ] || cap_ms=10000
+	log "$tier $tab: $pages pages, shared_buffers ${sb_mb}MB, cap ${cap_ms} ms"
+
+	for sel in $sels; do
+		# c2 is a permutation of 1..rows: a range of rows * sel% values.
+		local width
+		width=$(awk -v r="$rows" -v s="$sel" 'BEGIN { w = int(r * s / 100 + 0.5); print (w < 1) ? 1 : w }')
+		lo=$(( 1 + (rows - width) / 3 ))
+		hi=$(( lo + width - 1 ))
+		local query="SELECT max(c1) FROM $tab WHERE c2 BETWEEN $lo AND $hi"
+		local -A plan_ms=() plan_text=()
+		for variant in IS FTS BHS PIS2 PIS8 PFTS1 PFTS2 stock qdtt; do
+			local settings explain shape ms cens=0 reused=0
+			settings=$(variant_settings "$variant" "$tab")
+			explain=$(bench_psql -d qdtt -At -c "$settings EXPLAIN (COSTS OFF) $query; ROLLBACK")
+			shape=$(plan_shape "$explain")
+			if [ -n "${censored_from[$variant]:-}" ]; then
+				echo "$tier,$tab,$k,$rows,$pages,$sel,$variant,${shape%|*},${shape#*|},$cap_ms,1,0" >>"$RESULT.csv"
+				continue
+			fi
+			# The same plan as a variant already run: the same measurement.
+			if [ -n "${plan_ms[$explain]:-}" ]; then
+				ms=${plan_ms[$explain]}
+				cens=${ms#*:}
+				ms=${ms%:*}
+				reused=1
+			else
+				pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
+				local out
+				if out=$(bench_psql -d qdtt -At -c "SET statement_timeout = $cap_ms; $settings EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query; ROLLBACK" 2>&1); then
+					ms=$(grep -o 'Execution Time: [0-9.]*' <<<"$out" | grep -o '[0-9.]*$')
+					shape=$(plan_shape "$out")
+				else
+					grep -q 'statement timeout' <<<"$out" || die "$tier $tab $variant: $out"
+					ms=$cap_ms
+					cens=1
+				fi
+				plan_ms[$explain]="$ms:$cens"
+			fi
+			if [ "$cens" = 1 ] && [[ $variant == IS || $variant == BHS || $variant == PIS* ]]; then
+				censored_from[$variant]=1
+			fi
+			echo "$tier,$tab,$k,$rows,$pages,$sel,$variant,${shape%|*},${shape#*|},$ms,$cens,$reused" >>"$RESULT.csv"
+			log "$tier $tab $sel% $variant: ${shape%|*} (${shape#*|} workers) $ms ms$([ "$cens" = 1 ] && echo ' (censored)')"
+		done
+	done
+	pg_stop "$data"
+}
