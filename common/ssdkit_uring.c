@@ -173,6 +173,23 @@ ssdkit_uring_get_sqe(SsdkitUring *u)
 	return sqe;
 }
 
+/* Prepare one read or write; false when the ring is full. */
+static bool
+ssdkit_uring_queue_rw(SsdkitUring *u, bool write, int fd, void *buf, Size len,
+					  off_t offset, uint64 tag)
+{
+	struct io_uring_sqe *sqe = ssdkit_uring_get_sqe(u);
+
+	if (sqe == NULL)
+		return false;
+	if (write)
+		io_uring_prep_write(sqe, fd, buf, len, offset);
+	else
+		io_uring_prep_read(sqe, fd, buf, len, offset);
+	io_uring_sqe_set_data64(sqe, tag);
+	return true;
+}
+
 /*
  * Queue a read of "len" bytes at "offset" into "buf".  Returns false, queuing
  * nothing, when the ring already holds "depth" requests: reap first.
@@ -181,13 +198,7 @@ bool
 ssdkit_uring_queue_read(SsdkitUring *u, int fd, void *buf, Size len,
 						off_t offset, uint64 tag)
 {
-	struct io_uring_sqe *sqe = ssdkit_uring_get_sqe(u);
-
-	if (sqe == NULL)
-		return false;
-	io_uring_prep_read(sqe, fd, buf, len, offset);
-	io_uring_sqe_set_data64(sqe, tag);
-	return true;
+	return ssdkit_uring_queue_rw(u, false, fd, buf, len, offset, tag);
 }
 
 /* As ssdkit_uring_queue_read(), for a write of "buf". */
@@ -195,59 +206,23 @@ bool
 ssdkit_uring_queue_write(SsdkitUring *u, int fd, const void *buf, Size len,
 						 off_t offset, uint64 tag)
 {
-	struct io_uring_sqe *sqe = ssdkit_uring_get_sqe(u);
-
-	if (sqe == NULL)
-		return false;
-	io_uring_prep_write(sqe, fd, buf, len, offset);
-	io_uring_sqe_set_data64(sqe, tag);
-	return true;
+	return ssdkit_uring_queue_rw(u, true, fd, unconstify(void *, buf), len, offset, tag);
 }
-
-/* Hand every queued request to the kernel; returns how many were submitted. */
 
 /*
- * Submit what is queued and wait, in the same system call, until at least
- * one request has completed (reap it with ssdkit_uring_reap).  For loops
- * that keep a fixed number of requests in flight and are timed, such as
- * device calibration, where a separate submit and wait would double the
- * system calls per request.  The wait has no timeout: it ends when the
- * device answers.
+ * Hand every queued request to the kernel; with "wait", also wait in the
+ * same system call until at least one request has completed.  Returns how
+ * many requests were submitted.
  */
-int
-ssdkit_uring_submit_and_wait(SsdkitUring *u)
-{
-	int			ret;
-
-	if (u->queued == 0)
-		return 0;
-	ret = io_uring_submit_and_wait(&u->ring, 1);
-	if (ret == -EINTR || ret == -EAGAIN)
-		return ssdkit_uring_submit(u);
-	if (ret < 0)
-	{
-		errno = -ret;
-		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("could not submit %d io_uring requests: %m", u->queued)));
-	}
-	u->queued -= ret;
-	u->inflight += ret;
-	u->submitted_total += ret;
-	u->peak_inflight = Max(u->peak_inflight, u->inflight);
-	if (u->queued > 0)
-		ret += ssdkit_uring_submit(u);
-	return ret;
-}
-
-int
-ssdkit_uring_submit(SsdkitUring *u)
+static int
+ssdkit_uring_submit_queued(SsdkitUring *u, bool wait)
 {
 	int			done = 0;
 
 	while (u->queued > 0)
 	{
-		int			ret = io_uring_submit(&u->ring);
+		int			ret = wait ? io_uring_submit_and_wait(&u->ring, 1) :
+			io_uring_submit(&u->ring);
 
 		if (ret == -EINTR || ret == -EAGAIN)
 		{
@@ -265,9 +240,31 @@ ssdkit_uring_submit(SsdkitUring *u)
 		u->inflight += ret;
 		u->submitted_total += ret;
 		done += ret;
+		wait = false;
 	}
 	u->peak_inflight = Max(u->peak_inflight, u->inflight);
 	return done;
+}
+
+/* Hand every queued request to the kernel; returns how many were submitted. */
+int
+ssdkit_uring_submit(SsdkitUring *u)
+{
+	return ssdkit_uring_submit_queued(u, false);
+}
+
+/*
+ * Submit what is queued and wait, in the same system call, until at least
+ * one request has completed (reap it with ssdkit_uring_reap).  For loops
+ * that keep a fixed number of requests in flight and are timed, such as
+ * device calibration, where a separate submit and wait would double the
+ * system calls per request.  The wait has no timeout: it ends when the
+ * device answers.
+ */
+int
+ssdkit_uring_submit_and_wait(SsdkitUring *u)
+{
+	return ssdkit_uring_submit_queued(u, true);
 }
 
 /*

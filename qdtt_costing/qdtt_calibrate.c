@@ -232,43 +232,44 @@ remove_file(Calibration *c)
 	}
 }
 
+/* Where a slot's next read goes: a file and a page. */
+typedef void (*NextRead) (Calibration *c, void *state, int slot, int *fd, int64 *page);
+
+static void
+queue_next(Calibration *c, NextRead next_read, void *state, int slot)
+{
+	int			fd;
+	int64		page;
+
+	next_read(c, state, slot, &fd, &page);
+	ssdkit_uring_queue_read(c->ring, fd, c->bufs + (Size) slot * BLCKSZ, BLCKSZ,
+							(off_t) page * BLCKSZ, slot);
+}
+
 /*
- * Random single-page reads uniformly within one band of "band" pages, with
- * "qd" of them in flight at all times; returns microseconds per page.
+ * The calibration's I/O loop: one read in flight per slot, each re-issued
+ * (at the place next_read() says) as soon as it completes, until
+ * point_seconds have passed and min_reads are done; then the last reads
+ * drain.  Returns elapsed microseconds per read: the amortized cost.
  */
 static double
-measure_random(Calibration *c, int64 band, int qd)
+run_reads(Calibration *c, int slots, int64 min_reads, NextRead next_read, void *state)
 {
 	SsdkitUringCompletion done[QDTT_MAX_QUEUE_DEPTH_LIMIT];
-	int64		start;
 	int64		reads = 0;
-	int64		min_reads = Max(16, 4 * qd);
 	int			inflight = 0;
 	bool		issuing = true;
-	double		t0,
-				t1;
+	double		t0 = now_seconds();
 	int			i;
 
-	band = Min(band, c->npages);
-	start = (band >= c->npages) ? 0 :
-		(int64) pg_prng_uint64_range(&c->prng, 0, c->npages - band);
-
-	t0 = now_seconds();
-	for (i = 0; i < qd; i++)
-	{
-		int64		page = start + (int64) pg_prng_uint64_range(&c->prng, 0, band - 1);
-
-		ssdkit_uring_queue_read(c->ring, c->fd_direct, c->bufs + (Size) i * BLCKSZ,
-								BLCKSZ, (off_t) page * BLCKSZ, i);
-		inflight++;
-	}
+	for (i = 0; i < slots; i++, inflight++)
+		queue_next(c, next_read, state, i);
 	while (inflight > 0)
 	{
 		int			n;
 
 		ssdkit_uring_submit_and_wait(c->ring);
-		n = ssdkit_uring_reap(c->ring, done, qd, true);
-
+		n = ssdkit_uring_reap(c->ring, done, slots, true);
 		for (i = 0; i < n; i++)
 		{
 			ssdkit_uring_check(&done[i], false, c->path, 0, BLCKSZ);
@@ -276,11 +277,7 @@ measure_random(Calibration *c, int64 band, int qd)
 			inflight--;
 			if (issuing)
 			{
-				int64		page = start + (int64) pg_prng_uint64_range(&c->prng, 0, band - 1);
-
-				ssdkit_uring_queue_read(c->ring, c->fd_direct,
-										c->bufs + (Size) done[i].tag * BLCKSZ,
-										BLCKSZ, (off_t) page * BLCKSZ, done[i].tag);
+				queue_next(c, next_read, state, (int) done[i].tag);
 				inflight++;
 			}
 		}
@@ -289,8 +286,72 @@ measure_random(Calibration *c, int64 band, int qd)
 			issuing = false;
 		CHECK_FOR_INTERRUPTS();
 	}
-	t1 = now_seconds();
-	return (t1 - t0) * 1e6 / reads;
+	return (now_seconds() - t0) * 1e6 / reads;
+}
+
+/* Random reads: uniformly within one band of the file. */
+typedef struct RandomBand
+{
+	int64		start;
+	int64		band;
+} RandomBand;
+
+static void
+next_random(Calibration *c, void *state, int slot, int *fd, int64 *page)
+{
+	RandomBand *r = (RandomBand *) state;
+
+	*fd = c->fd_direct;
+	*page = r->start + (int64) pg_prng_uint64_range(&c->prng, 0, r->band - 1);
+}
+
+/*
+ * Random single-page O_DIRECT reads within one band of "band" pages, with
+ * "qd" of them in flight at all times; microseconds per page.
+ */
+static double
+measure_random(Calibration *c, int64 band, int qd)
+{
+	RandomBand r;
+
+	r.band = Min(band, c->npages);
+	r.start = (r.band >= c->npages) ? 0 :
+		(int64) pg_prng_uint64_range(&c->prng, 0, c->npages - r.band);
+	return run_reads(c, qd, Max(16, 4 * qd), next_random, &r);
+}
+
+/* Sequential streams: each reads its chunk in order, then takes the next. */
+typedef struct SeqStreams
+{
+	int			streams;
+	int64		nchunks;
+	int64		next_chunk;
+	int64		next_page[MAX_SEQ_STREAMS];
+	int64		chunk_end[MAX_SEQ_STREAMS];
+} SeqStreams;
+
+static void
+next_sequential(Calibration *c, void *state, int slot, int *fd, int64 *page)
+{
+	SeqStreams *q = (SeqStreams *) state;
+
+	if (q->next_page[slot] >= q->chunk_end[slot])
+	{
+		if (q->streams == 1)
+		{
+			/* A Seq Scan: the whole file in order, wrapping around. */
+			q->next_page[slot] = (q->chunk_end[slot] == 0) ?
+				q->next_chunk * SEQ_CHUNK_PAGES : 0;
+			q->chunk_end[slot] = c->npages;
+		}
+		else
+		{
+			q->next_page[slot] = (q->next_chunk++ % q->nchunks) * SEQ_CHUNK_PAGES;
+			q->chunk_end[slot] = Min(q->next_page[slot] + SEQ_CHUNK_PAGES, c->npages);
+		}
+	}
+	*fd = c->seq_fds[slot];
+	*page = q->next_page[slot]++;
 }
 
 /*
@@ -302,21 +363,15 @@ measure_random(Calibration *c, int64 band, int qd)
 static double
 measure_sequential(Calibration *c, int qd)
 {
-	SsdkitUringCompletion done[MAX_SEQ_STREAMS];
-	int			streams = Min(qd, MAX_SEQ_STREAMS);
-	int64		next_page[MAX_SEQ_STREAMS];
-	int64		chunk_end[MAX_SEQ_STREAMS];
-	int64		next_chunk;
-	int64		nchunks = Max(c->npages / SEQ_CHUNK_PAGES, 1);
-	int64		reads = 0;
-	int64		min_reads = Max(64, 16 * streams);
-	int			inflight = 0;
-	bool		issuing = true;
-	double		t0,
-				t1;
-	int			i;
+	SeqStreams q;
+	double		cost;
 
-	while (c->nseq_fds < streams)
+	memset(&q, 0, sizeof(q));
+	q.streams = Min(qd, MAX_SEQ_STREAMS);
+	q.nchunks = Max(c->npages / SEQ_CHUNK_PAGES, 1);
+	q.next_chunk = (int64) pg_prng_uint64_range(&c->prng, 0, q.nchunks - 1);
+
+	while (c->nseq_fds < q.streams)
 	{
 		int			fd;
 
@@ -334,70 +389,12 @@ measure_sequential(Calibration *c, int qd)
 		}
 		c->seq_fds[c->nseq_fds++] = fd;
 	}
-	/* Start cold: the measurement must come from the device. */
+
+	/* Start and leave cold: the measurement must come from the device. */
 	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
-
-	next_chunk = (int64) pg_prng_uint64_range(&c->prng, 0, nchunks - 1);
-	for (i = 0; i < streams; i++)
-	{
-		int64		chunk = next_chunk++ % nchunks;
-
-		next_page[i] = chunk * SEQ_CHUNK_PAGES;
-		chunk_end[i] = (streams == 1) ? c->npages : next_page[i] + SEQ_CHUNK_PAGES;
-	}
-
-	t0 = now_seconds();
-	for (i = 0; i < streams; i++)
-	{
-		ssdkit_uring_queue_read(c->ring, c->seq_fds[i], c->bufs + (Size) i * BLCKSZ,
-								BLCKSZ, (off_t) next_page[i] * BLCKSZ, i);
-		next_page[i]++;
-		inflight++;
-	}
-	while (inflight > 0)
-	{
-		int			n;
-
-		ssdkit_uring_submit_and_wait(c->ring);
-		n = ssdkit_uring_reap(c->ring, done, streams, true);
-
-		for (i = 0; i < n; i++)
-		{
-			int			s = (int) done[i].tag;
-
-			ssdkit_uring_check(&done[i], false, c->path, 0, BLCKSZ);
-			reads++;
-			inflight--;
-			if (!issuing)
-				continue;
-			if (next_page[s] >= chunk_end[s] || next_page[s] >= c->npages)
-			{
-				if (streams == 1)
-				{
-					next_page[s] = 0;
-					chunk_end[s] = c->npages;
-				}
-				else
-				{
-					int64		chunk = next_chunk++ % nchunks;
-
-					next_page[s] = chunk * SEQ_CHUNK_PAGES;
-					chunk_end[s] = next_page[s] + SEQ_CHUNK_PAGES;
-				}
-			}
-			ssdkit_uring_queue_read(c->ring, c->seq_fds[s], c->bufs + (Size) s * BLCKSZ,
-									BLCKSZ, (off_t) next_page[s] * BLCKSZ, s);
-			next_page[s]++;
-			inflight++;
-		}
-		if (issuing && reads >= min_reads &&
-			now_seconds() - t0 >= c->point_seconds)
-			issuing = false;
-		CHECK_FOR_INTERRUPTS();
-	}
-	t1 = now_seconds();
+	cost = run_reads(c, q.streams, Max(64, 16 * q.streams), next_sequential, &q);
 	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
-	return (t1 - t0) * 1e6 / reads;
+	return cost;
 }
 
 /*

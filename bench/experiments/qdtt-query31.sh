@@ -34,12 +34,7 @@ experiment_main() {
 
 	local tier data
 	for tier in $tiers; do
-		data="$(tier_dir "$tier")/qdtt"
-		log "$tier: copying the pristine cluster"
-		rm -rf "$data"
-		cp -a "$pristine" "$data"
-		rm -f "$data/.loaded"
-		sync
+		data=$(tier_copy "$pristine" "$tier" qdtt)
 		[ "$tier" = hdd ] && root_write_throttle "$HDD_IOPS"
 		calibrate_tier "$tier" "$data" "$calibration_mb"
 		local sels=$ssd_sels

@@ -23,12 +23,7 @@ experiment_main() {
 
 	local tier data
 	for tier in $tiers; do
-		data="$(tier_dir "$tier")/data"
-		log "$tier: copying the pristine cluster"
-		rm -rf "$data"
-		cp -a "$pristine" "$data"
-		rm -f "$data/.loaded"
-		sync
+		data=$(tier_copy "$pristine" "$tier" data)
 		[ "$tier" = hdd ] && root_write_throttle "$HDD_IOPS"
 		run_one "$tier" "$data" tpcb bench "$clients" "$seconds"
 		run_one "$tier" "$data" tpcc tpcc "$clients" "$seconds" "$warehouses"

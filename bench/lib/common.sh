@@ -161,6 +161,19 @@ parse_options() {
 	done
 }
 
+# tier_copy PRISTINE TIER NAME: a fresh copy of a pristine cluster on a
+# tier (so every tier starts from the same bytes); prints its directory.
+tier_copy() {
+	local data
+	data="$(tier_dir "$2")/$3"
+	log "$2: copying the pristine cluster"
+	rm -rf "$data"
+	cp -a "$1" "$data"
+	rm -f "$data/.loaded"
+	sync
+	echo "$data"
+}
+
 # pristine_cluster NAME LOADER [ARGS...]: a cluster under the SSD tier that
 # the function LOADER fills once (called with ARGS while the server runs
 # without a memory limit), checkpointed and stopped; later calls reuse it.
