@@ -81,6 +81,7 @@ typedef struct QdttRelPlan
 	double		qd_share;		/* queue-depth budget share */
 	double		bitmap_qd;
 	bool		bitmap_prefetch_gain;	/* prefetching gains from QD */
+	bool		parallel_gain;	/* parallel index/bitmap scans gain from QD */
 	int			pis_workers;	/* -1: the stock heuristic */
 	double		pis_qd;
 	int			pfts_max_workers;
@@ -478,6 +479,9 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 			if (p->pis_workers > 0)
 				rel->rel_parallel_workers = p->pis_workers;
 			set_page_costs(p, p->pis_qd, p->pis_qd);
+			/* Participants read heap pages one request each (see above). */
+			if (p->parallel_gain)
+				seq_page_cost = random_page_cost;
 			scratch = index_paths_in_scratch(root, rel, true);
 			rel->rel_parallel_workers = saved_rel_workers;
 			foreach(lc, scratch->partial_pathlist)
@@ -675,6 +679,8 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		1 + (parallel_leader_participation ? 1 : 0) +
 		Max(stock_workers(rel, -1, max_index_pages), 0);
 	p.pis_qd = Min(p.pis_qd, p.qd_share);
+	p.parallel_gain = p.pis_qd > 1 &&
+		page_cost(&p, p.heap_band, p.pis_qd) < page_cost(&p, p.heap_band, 1);
 
 	/* Parallel seq scans: up to stock's degree, and no more than the CPUs. */
 	p.pfts_max_workers = stock_workers(rel, rel->pages, -1);

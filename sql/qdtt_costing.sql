@@ -149,6 +149,19 @@ SELECT count(*) FILTER (WHERE chosen) AS chosen_rows FROM qdtt_explain('SELECT m
 SELECT * FROM qdtt_explain('UPDATE t SET c1 = 0');
 SELECT * FROM qdtt_explain('SELECT 1; SELECT 2');
 
+-- Bitmap heap scans are costed at the prefetch distance
+-- (effective_io_concurrency), and, on a device that gains from it, every
+-- page at the random price: cheaper than at queue depth 1.
+SET enable_bitmapscan = on;
+SET effective_io_concurrency = 1;
+SELECT scan, queue_depth, round(qdtt_cost) AS qdtt_cost_eic_1
+FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 1199') WHERE scan = 'Bitmap Heap Scan';
+SET effective_io_concurrency = 8;
+SELECT scan, queue_depth, round(qdtt_cost) AS qdtt_cost_eic_8
+FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 1199') WHERE scan = 'Bitmap Heap Scan';
+RESET effective_io_concurrency;
+SET enable_bitmapscan = off;
+
 -- The queue-depth budget caps the degree: a budget of 2 leaves one worker
 -- (plus the leader), and at budget 1 no parallel index scan is assumed.
 SET qdtt.queue_depth_budget = 2;
