@@ -392,7 +392,11 @@ measure_sequential(Calibration *c, int qd)
 
 	/* Start and leave cold: the measurement must come from the device. */
 	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
-	cost = run_reads(c, q.streams, Max(64, 16 * q.streams), next_sequential, &q);
+	/*
+	 * At least 32 MB: readahead ramps up and a throttled device answers its
+	 * first request late, so short sequential runs read as too slow.
+	 */
+	cost = run_reads(c, q.streams, Max(4096, 16 * q.streams), next_sequential, &q);
 	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
 	return cost;
 }

@@ -24,6 +24,7 @@ bool		qdtt_enable = true;
 int			qdtt_max_queue_depth = 32;
 double		qdtt_stop_threshold = 0.20;
 int			qdtt_queue_depth_budget = 64;
+double		qdtt_cost_unit_us = 0;
 
 /* Whether the library came in through shared_preload_libraries. */
 static bool loaded_at_startup = false;
@@ -57,6 +58,14 @@ _PG_init(void)
 							"A query planned while N client backends run statements assumes at most budget / N.",
 							&qdtt_queue_depth_budget, 64, 0, 65536,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomRealVariable("qdtt.cost_unit_us",
+							 "Time one unit of planner cost stands for, in microseconds (0 = each tablespace's sequential page time).",
+							 "PostgreSQL's CPU cost settings are fractions of a sequential page read.  With 0 a sequential page on every "
+							 "device costs seq_page_cost, as in stock PostgreSQL; a fixed time puts devices of different speeds, and CPU "
+							 "costs on slow devices, on one scale.",
+							 &qdtt_cost_unit_us, 0, 0, 1000000,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	/* Unknown settings in our namespaces are errors, so typos show. */
 	MarkGUCPrefixReserved("qdtt");

@@ -9,7 +9,8 @@
  * microseconds, at each calibrated (band, queue depth) point.  The planner
  * turns those into PostgreSQL cost units by normalizing with the
  * sequential, queue-depth-1 point: page_cost(b, q) = seq_page_cost *
- * QDTT(b, q) / QDTT(1, 1).
+ * QDTT(b, q) / QDTT(1, 1), or with qdtt.cost_unit_us in place of
+ * QDTT(1, 1) when that is set.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,6 +32,7 @@ extern bool qdtt_enable;
 extern int	qdtt_max_queue_depth;
 extern double qdtt_stop_threshold;
 extern int	qdtt_queue_depth_budget;
+extern double qdtt_cost_unit_us;
 
 /* A calibrated model of one tablespace's device. */
 typedef struct QdttModel

@@ -19,7 +19,11 @@
  *
  * converted to PostgreSQL's units by page_cost(b, q) = seq_page_cost *
  * QDTT(b, q) / QDTT(1, 1), so CPU costs keep their meaning and a model
- * equal to the stock page costs plans exactly like stock.
+ * equal to the stock page costs plans exactly like stock.  CPU costs are
+ * fractions of a sequential page read, which is right for the device they
+ * were tuned on and far too much next to a slow disk's page;
+ * qdtt.cost_unit_us fixes the unit's time instead (the fast device's
+ * QDTT(1, 1), say), putting every device and the CPU on one scale.
  *
  * set_rel_pathlist_hook runs after core built and pruned the paths with its
  * own costs, so recosting the survivors would miss paths QDTT prefers (a
@@ -77,6 +81,7 @@ typedef struct QdttRelPlan
 {
 	const QdttModel *model;
 	double		unit;			/* the user's seq_page_cost */
+	double		unit_us;		/* the time "unit" stands for */
 	double		heap_band;		/* pages of the heap */
 	double		qd_share;		/* queue-depth budget share */
 	double		bitmap_qd;
@@ -127,8 +132,7 @@ static double
 page_cost(const QdttRelPlan *p, double band, double qd)
 {
 	qd = Min(qd, p->qd_share);
-	return p->unit * qdtt_model_cost(p->model, band, qd) /
-		QDTT_POINT(p->model, 0, 0);
+	return p->unit * qdtt_model_cost(p->model, band, qd) / p->unit_us;
 }
 
 static void
@@ -651,6 +655,7 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 	p.model = model;
 	p.unit = seq_page_cost;
+	p.unit_us = (qdtt_cost_unit_us > 0) ? qdtt_cost_unit_us : QDTT_POINT(model, 0, 0);
 	p.heap_band = Max(rel->pages, 1);
 	p.qd_share = queue_depth_share();
 	p.bitmap_qd = Min(Max(get_tablespace_io_concurrency(rel->reltablespace), 1),

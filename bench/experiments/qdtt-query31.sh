@@ -16,13 +16,16 @@
 # Options: --tiers "ssd hdd"  --tables "1:60000 33:2000000 200:12000000"
 #          (k:rows, about 470 MB each)  --ssd_sels "..."  --hdd_sels "..."
 #          --calibration_mb 512  --ssd_reps 2 --hdd_reps 1 (cold runs per
-#          plan; the best counts)
+#          plan; the best counts)  --cost_unit_us auto (qdtt.cost_unit_us for
+#          both tiers; auto = the SSD tier's calibrated QDTT(1, 1), so one cost
+#          unit is a sequential page on the fast device, where PostgreSQL's CPU
+#          cost settings hold; 0 = each tier's own QDTT(1, 1))
 
 experiment_main() {
 	local tiers="ssd hdd" tables="1:60000 33:2000000 200:12000000"
 	local ssd_sels="0.001 0.01 0.1 0.5 1 2 5 10 25 50"
 	local hdd_sels="0.001 0.003 0.01 0.03 0.1 1 10 50"
-	local calibration_mb=512 ssd_reps=2 hdd_reps=1
+	local calibration_mb=512 ssd_reps=2 hdd_reps=1 cost_unit_us=auto
 	parse_options qdtt-query31 "$@"
 
 	local pristine
@@ -38,6 +41,11 @@ experiment_main() {
 		data=$(tier_copy "$pristine" "$tier" qdtt)
 		[ "$tier" = hdd ] && root_write_throttle "$HDD_IOPS"
 		calibrate_tier "$tier" "$data" "$calibration_mb"
+		if [ "$cost_unit_us" = auto ]; then
+			[ "$tier" = ssd ] || die "--cost_unit_us auto needs the ssd tier first (or pass a number)"
+			cost_unit_us=$(cat "$RUN_DIR/ssd-qdtt11.txt")
+			meta cost_unit "qdtt.cost_unit_us = $cost_unit_us (the SSD tier's calibrated QDTT(1, 1)) on both tiers"
+		fi
 		local sels=$ssd_sels
 		[ "$tier" = hdd ] && sels=$hdd_sels
 		local spec
@@ -74,7 +82,9 @@ calibrate_tier() {
 				   max_beneficial_queue_depth, round(prepare_seconds::numeric, 2), round(measure_seconds::numeric, 2)
 			FROM qdtt_calibrate('pg_default', $mb, 0.25, $early)" >>"$RESULT-calibration.csv"
 	done
-	bench_psql -d qdtt -c "SELECT band_pages, queue_depths, cost_us, page_cost FROM qdtt_model" >"$RUN_DIR/$tier-model.txt"
+	bench_psql -d qdtt -c "SELECT band_pages, queue_depths, cost_us, page_cost, measured FROM qdtt_model" >"$RUN_DIR/$tier-model.txt"
+	bench_psql -d qdtt -At -c "SELECT round(cost_us::numeric, 3) FROM qdtt_calibration WHERE band_pages = 1 AND queue_depth = 1" >"$RUN_DIR/$tier-qdtt11.txt"
+	cp "$RUN_DIR/$tier-model.txt" "$RESULT-$tier-model.txt"
 	pg_stop "$data"
 }
 
@@ -115,7 +125,7 @@ sweep_table() {
 	sb_mb=$((pages * 8 / 1024 / 20))
 	[ "$sb_mb" -ge 16 ] || sb_mb=16
 	set_memory_limit "$((sb_mb + 128))M"
-	local opts="-c shared_buffers=${sb_mb}MB $QDTT_OPTS"
+	local opts="-c shared_buffers=${sb_mb}MB -c qdtt.cost_unit_us=$cost_unit_us $QDTT_OPTS"
 
 	# The cap: 3 x a cold seq scan, at least 10 s.
 	pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
