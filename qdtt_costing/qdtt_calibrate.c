@@ -63,6 +63,8 @@ PG_FUNCTION_INFO_V1(qdtt_calibrate);
 #define MAX_SEQ_STREAMS		32
 /* Pre-write unit of the calibration file. */
 #define PREWRITE_CHUNK		(1024 * 1024)
+/* A sequential run reads at least this many pages (128 MB), or the file. */
+#define SEQ_MIN_READS		16384
 /* Each point is the best of this many runs (see measure_point). */
 #define POINT_TRIALS		3
 /* Default for a point skipped by the early stop: "slightly larger". */
@@ -250,15 +252,18 @@ queue_next(Calibration *c, NextRead next_read, void *state, int slot)
  * The calibration's I/O loop: one read in flight per slot, each re-issued
  * (at the place next_read() says) as soon as it completes, until
  * point_seconds have passed and min_reads are done; then the last reads
- * drain.  Returns elapsed microseconds per read: the amortized cost.
+ * drain.  Returns elapsed microseconds per read: the amortized cost, from
+ * the first submission, or with "steady" from the first completion.
  */
 static double
-run_reads(Calibration *c, int slots, int64 min_reads, NextRead next_read, void *state)
+run_reads(Calibration *c, int slots, int64 min_reads, bool steady,
+		  NextRead next_read, void *state)
 {
 	SsdkitUringCompletion done[QDTT_MAX_QUEUE_DEPTH_LIMIT];
 	int64		reads = 0;
 	int			inflight = 0;
 	bool		issuing = true;
+	bool		started = !steady;
 	double		t0 = now_seconds();
 	int			i;
 
@@ -270,6 +275,20 @@ run_reads(Calibration *c, int slots, int64 min_reads, NextRead next_read, void *
 
 		ssdkit_uring_submit_and_wait(c->ring);
 		n = ssdkit_uring_reap(c->ring, done, slots, true);
+
+		/*
+		 * A steady-state measurement starts at the first completion: the
+		 * first sequential request waits for the device's first answer
+		 * (a throttle's time slice, a disk's seek) before readahead
+		 * streams, which a long scan pays once and a short run would
+		 * spread over every page.
+		 */
+		if (!started)
+		{
+			started = true;
+			t0 = now_seconds();
+			reads -= n;
+		}
 		for (i = 0; i < n; i++)
 		{
 			ssdkit_uring_check(&done[i], false, c->path, 0, BLCKSZ);
@@ -317,7 +336,7 @@ measure_random(Calibration *c, int64 band, int qd)
 	r.band = Min(band, c->npages);
 	r.start = (r.band >= c->npages) ? 0 :
 		(int64) pg_prng_uint64_range(&c->prng, 0, c->npages - r.band);
-	return run_reads(c, qd, Max(16, 4 * qd), next_random, &r);
+	return run_reads(c, qd, Max(16, 4 * qd), false, next_random, &r);
 }
 
 /* Sequential streams: each reads its chunk in order, then takes the next. */
@@ -352,6 +371,44 @@ next_sequential(Calibration *c, void *state, int slot, int *fd, int64 *page)
 	}
 	*fd = c->seq_fds[slot];
 	*page = q->next_page[slot]++;
+}
+
+/*
+ * One stream: pread() after pread(), exactly as a Seq Scan's backend reads.
+ * (Buffered reads through io_uring go through its worker threads and
+ * stream measurably slower than a process reading for itself.)  Timed
+ * from the first read's return, as run_reads() does with "steady".
+ */
+static double
+read_serially(Calibration *c, SeqStreams *q)
+{
+	int64		reads = 0;
+	double		t0 = 0;
+
+	for (;;)
+	{
+		int			fd;
+		int64		page;
+
+		next_sequential(c, q, 0, &fd, &page);
+		if (pg_pread(fd, c->bufs, BLCKSZ, (off_t) page * BLCKSZ) != BLCKSZ)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read calibration file \"%s\": %m", c->path)));
+		if (t0 == 0)
+		{
+			t0 = now_seconds();
+			continue;
+		}
+		reads++;
+		if (reads % 64 == 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (reads >= Min(SEQ_MIN_READS, c->npages) && now_seconds() - t0 >= c->point_seconds)
+				break;
+		}
+	}
+	return (now_seconds() - t0) * 1e6 / reads;
 }
 
 /*
@@ -390,13 +447,16 @@ measure_sequential(Calibration *c, int qd)
 		c->seq_fds[c->nseq_fds++] = fd;
 	}
 
-	/* Start and leave cold: the measurement must come from the device. */
-	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
 	/*
-	 * At least 32 MB: readahead ramps up and a throttled device answers its
-	 * first request late, so short sequential runs read as too slow.
+	 * Start and leave cold: the measurement must come from the device.  At
+	 * least 32 MB, so that readahead's ramp-up is a small part of it.
 	 */
-	cost = run_reads(c, q.streams, Max(4096, 16 * q.streams), next_sequential, &q);
+	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
+	if (q.streams == 1)
+		cost = read_serially(c, &q);
+	else
+		cost = run_reads(c, q.streams, Min(SEQ_MIN_READS, c->npages), true,
+						 next_sequential, &q);
 	(void) posix_fadvise(c->seq_fds[0], 0, 0, POSIX_FADV_DONTNEED);
 	return cost;
 }
@@ -412,11 +472,14 @@ measure_point(Calibration *c, int64 band, int qd)
 {
 	double		total = c->point_seconds;
 	double		best = -1;
+	int			trials;
 	int			i;
 
 	report_progress(c->spcname, "measuring", (double) band, qd);
-	c->point_seconds = total / POINT_TRIALS;
-	for (i = 0; i < POINT_TRIALS; i++)
+	/* A sequential run is long (SEQ_MIN_READS) and averages by itself. */
+	trials = (band == 1) ? 1 : POINT_TRIALS;
+	c->point_seconds = total / trials;
+	for (i = 0; i < trials; i++)
 	{
 		double		cost = (band == 1) ? measure_sequential(c, qd) :
 			measure_random(c, band, qd);
