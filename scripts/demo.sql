@@ -62,3 +62,27 @@ SELECT sequential_reads, admissions FROM ssd_cache_stats;
 UPDATE accounts SET balance = balance + 1 WHERE id % 50 = 0;
 CHECKPOINT;
 SELECT overwrites, invalidations FROM ssd_cache_stats;
+
+-- qdtt_costing: measure this machine's disk as QDTT(band, queue depth).
+-- (A short calibration for the demo; the defaults use a 1 GB file.)
+SELECT tablespace, device, max_beneficial_queue_depth, points_measured, points_defaulted,
+       stopped_at_queue_depth, round(measure_seconds::numeric, 2) AS measure_seconds
+FROM qdtt_calibrate('pg_default', file_size_mb => 128, point_seconds => 0.1);
+SELECT band_pages, queue_depths, cost_us, page_cost, qd1_over_max_qd FROM qdtt_model;
+SELECT qdtt_cost(4096, 1) AS one_read_at_a_time_us, qdtt_cost(4096, 8) AS eight_in_flight_us;
+
+-- Query 3.1 of the thesis over a table of 33 rows per page: what stock
+-- PostgreSQL plans, what the QDTT planner plans, and why.
+CREATE TABLE t33 (c1 int, c2 int, pad text);
+INSERT INTO t33 SELECT (g::bigint * 7919) % 200000, (g::bigint * 104729) % 200000, repeat('x', 204)
+FROM generate_series(1, 200000) g;
+CREATE INDEX t33_c2 ON t33 (c2);
+VACUUM ANALYZE t33;
+SET max_parallel_workers_per_gather = 4;
+SET qdtt.enable = off;
+EXPLAIN (COSTS OFF) SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000;
+SET qdtt.enable = on;
+EXPLAIN (COSTS OFF) SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000;
+SELECT scan, index, workers, band_pages, queue_depth, round(stock_cost) AS stock_cost,
+       round(qdtt_cost) AS qdtt_cost, chosen
+FROM qdtt_explain('SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000') ORDER BY qdtt_cost;

@@ -112,8 +112,10 @@ axes[0][0].legend(fontsize=7)
 fig.tight_layout()
 fig.savefig(result + ".png", dpi=100)
 
-md = ["# qdtt-query31: Query 3.1, forced plans vs the stock and the QDTT planner", "",
-      "Command: `bench/run qdtt-query31 " + meta.get("args", "").strip() + "`", ""]
+suffix = os.path.basename(result)[len("qdtt-query31"):].lstrip("-")
+md = [f"# {os.path.basename(result)}: Query 3.1, forced plans vs the stock and the QDTT planner", "",
+      "Command: `" + (f"SSDKIT_RESULT_SUFFIX={suffix} " if suffix else "") + "bench/run qdtt-query31 "
+      + meta.get("args", "").strip() + "`", ""]
 md += report.setup_section(meta)
 md += ["", "Variants: IS = Index Scan, FTS = Seq Scan, BHS = Bitmap Heap Scan (prefetch 32), "
        "PISn = Parallel Index Scan with n workers, PFTSn = Parallel Seq Scan with n workers, "
@@ -162,7 +164,7 @@ for key in keys:
         md.append(f"| {s:g} | " + " | ".join(cells) +
                   f" | {plan('stock')} | {ms('stock')} | {plan('qdtt')} | {ms('qdtt')} | {err('stock')} | {err('qdtt')} |")
     md.append("")
-md += ["![runtimes](qdtt-query31.png)", ""]
+md += [f"![runtimes]({os.path.basename(result)}.png)", ""]
 with open(result + ".md", "w") as f:
     f.write("\n".join(md) + "\n")
 print("\n".join(md))

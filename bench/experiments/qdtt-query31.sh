@@ -33,7 +33,7 @@ experiment_main() {
 
 	echo "tier,table,rows_per_page,rows,pages,selectivity_pct,variant,plan,workers,ms,censored,reused" >"$RESULT.csv"
 	echo "tier,early_stop,file_mb,points_measured,points_defaulted,stopped_at_qd,max_beneficial_qd,prepare_s,measure_s" >"$RESULT-calibration.csv"
-	meta settings "shared_buffers 5% of the table, memory cgroup shared_buffers + 128 MB, jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16); every run cold (stop, drop caches, start); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier"
+	meta settings "shared_buffers 5% of the table, memory cgroup shared_buffers + 128 MB (effective_cache_size the same), jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16); every run cold (stop, drop caches, start); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier"
 	meta query "SELECT max(c1) FROM Tk WHERE c2 BETWEEN 1000001 AND 1000000 + rows * selectivity (c2 a permutation of 1..rows)"
 
 	local tier data
@@ -125,7 +125,9 @@ sweep_table() {
 	sb_mb=$((pages * 8 / 1024 / 20))
 	[ "$sb_mb" -ge 16 ] || sb_mb=16
 	set_memory_limit "$((sb_mb + 128))M"
-	local opts="-c shared_buffers=${sb_mb}MB -c qdtt.cost_unit_us=$cost_unit_us $QDTT_OPTS"
+	# effective_cache_size tells both planners how much the index scans'
+	# re-reads will hit: the memory cgroup, not the 4 GB default.
+	local opts="-c shared_buffers=${sb_mb}MB -c effective_cache_size=$((sb_mb + 128))MB -c qdtt.cost_unit_us=$cost_unit_us $QDTT_OPTS"
 
 	# The cap: 3 x a cold seq scan, at least 10 s.
 	pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
