@@ -65,6 +65,12 @@ PG_FUNCTION_INFO_V1(qdtt_calibrate);
 #define PREWRITE_CHUNK		(1024 * 1024)
 /* A sequential run reads at least this many pages (128 MB), or the file. */
 #define SEQ_MIN_READS		16384
+/*
+ * A random run reads at least this many pages: on a throttled device (the
+ * HDD tier's blk-throttle grants I/O in 100 ms slices) fewer would measure
+ * which slice the run started in.
+ */
+#define RANDOM_MIN_READS	200
 /* Each point is the best of this many runs (see measure_point). */
 #define POINT_TRIALS		3
 /* Default for a point skipped by the early stop: "slightly larger". */
@@ -336,7 +342,7 @@ measure_random(Calibration *c, int64 band, int qd)
 	r.band = Min(band, c->npages);
 	r.start = (r.band >= c->npages) ? 0 :
 		(int64) pg_prng_uint64_range(&c->prng, 0, c->npages - r.band);
-	return run_reads(c, qd, Max(16, 4 * qd), false, next_random, &r);
+	return run_reads(c, qd, Max(RANDOM_MIN_READS, 4 * qd), false, next_random, &r);
 }
 
 /* Sequential streams: each reads its chunk in order, then takes the next. */
@@ -481,11 +487,21 @@ measure_point(Calibration *c, int64 band, int qd)
 	c->point_seconds = total / trials;
 	for (i = 0; i < trials; i++)
 	{
+		double		t0 = now_seconds();
 		double		cost = (band == 1) ? measure_sequential(c, qd) :
 			measure_random(c, band, qd);
 
 		if (best < 0 || cost < best)
 			best = cost;
+
+		/*
+		 * A device so slow that one run's minimum of reads took twice its
+		 * share of the time gets that one long run: splitting it would only
+		 * multiply the time, and picking the best of short runs on a
+		 * throttled device picks the luckiest burst.
+		 */
+		if (now_seconds() - t0 > 2 * c->point_seconds)
+			break;
 	}
 	c->point_seconds = total;
 	return best;
