@@ -70,7 +70,7 @@ PG_FUNCTION_INFO_V1(qdtt_calibrate);
  * HDD tier's blk-throttle grants I/O in 100 ms slices) fewer would measure
  * which slice the run started in.
  */
-#define RANDOM_MIN_READS	200
+#define RANDOM_MIN_READS	400
 /* Each point is the best of this many runs (see measure_point). */
 #define POINT_TRIALS		3
 /* Default for a point skipped by the early stop: "slightly larger". */
