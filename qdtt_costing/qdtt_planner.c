@@ -153,6 +153,7 @@ is_regenerated(Path *path)
 		case T_IndexOnlyScan:
 		case T_BitmapHeapScan:
 		case T_TidScan:
+		case T_TidRangeScan:
 			return true;
 		default:
 			return false;
@@ -282,11 +283,22 @@ kind_of(Path *path)
 }
 
 /* Deep enough copy of a bitmap tree to recost it without touching it. */
+static Path *copy_bitmap_tree(Path *path);
+
+static List *
+copy_bitmap_list(List *quals)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, quals)
+		result = lappend(result, copy_bitmap_tree(lfirst(lc)));
+	return result;
+}
+
 static Path *
 copy_bitmap_tree(Path *path)
 {
-	ListCell   *lc;
-
 	if (IsA(path, IndexPath))
 	{
 		IndexPath  *c = makeNode(IndexPath);
@@ -299,9 +311,7 @@ copy_bitmap_tree(Path *path)
 		BitmapAndPath *c = makeNode(BitmapAndPath);
 
 		memcpy(c, path, sizeof(BitmapAndPath));
-		c->bitmapquals = NIL;
-		foreach(lc, ((BitmapAndPath *) path)->bitmapquals)
-			c->bitmapquals = lappend(c->bitmapquals, copy_bitmap_tree(lfirst(lc)));
+		c->bitmapquals = copy_bitmap_list(c->bitmapquals);
 		return (Path *) c;
 	}
 	else
@@ -309,9 +319,7 @@ copy_bitmap_tree(Path *path)
 		BitmapOrPath *c = makeNode(BitmapOrPath);
 
 		memcpy(c, path, sizeof(BitmapOrPath));
-		c->bitmapquals = NIL;
-		foreach(lc, ((BitmapOrPath *) path)->bitmapquals)
-			c->bitmapquals = lappend(c->bitmapquals, copy_bitmap_tree(lfirst(lc)));
+		c->bitmapquals = copy_bitmap_list(c->bitmapquals);
 		return (Path *) c;
 	}
 }
@@ -389,7 +397,8 @@ capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		Candidate  *c = lfirst(lc);
 		QdttCandidate *q;
 
-		if (c->path->param_info != NULL || c->path->pathtype == T_TidScan)
+		if (c->path->param_info != NULL || c->path->pathtype == T_TidScan ||
+			c->path->pathtype == T_TidRangeScan)
 			continue;
 		q = palloc0(sizeof(QdttCandidate));
 		q->relid = rel->relid;
@@ -584,7 +593,7 @@ capture_stock_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		QdttCandidate *q;
 
 		if (path->param_info != NULL || !is_regenerated(path) ||
-			path->pathtype == T_TidScan)
+			path->pathtype == T_TidScan || path->pathtype == T_TidRangeScan)
 			continue;
 		q = palloc0(sizeof(QdttCandidate));
 		q->relid = rel->relid;

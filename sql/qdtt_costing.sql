@@ -207,7 +207,8 @@ INSERT INTO queries VALUES
 	('SELECT * FROM t ORDER BY c2 LIMIT 10'),
 	('SELECT * FROM t WHERE c2 = 42 OR c2 = 4242'),
 	('SELECT * FROM small JOIN t ON t.c2 = small.k WHERE small.v LIKE ''y%'''),
-	('SELECT count(*) FROM t');
+	('SELECT count(*) FROM t'),
+	('SELECT count(*) FROM t WHERE ctid < ''(10,0)''');
 SELECT q, plan_of(q, true) = plan_of(q, false) AS same_plan_and_costs FROM queries;
 SET enable_bitmapscan = off;
 SELECT q, plan_of(q, true) = plan_of(q, false) AS same_plan_and_costs FROM queries;
