@@ -734,18 +734,18 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 							stopped_at, qdtt_stop_threshold * 100, qds[stop_qi - 1])));
 		}
 		t_done = now_seconds();
-		remove_file(&c);
 	}
 	PG_FINALLY();
 	{
 		remove_file(&c);
-		pgstat_report_activity(STATE_RUNNING, "qdtt_calibrate: storing the model");
 	}
 	PG_END_TRY();
 
+	pgstat_report_activity(STATE_RUNNING, "qdtt_calibrate: storing the model");
 	{
-		QdttModel	m;
+		QdttModel	m = {0};
 		double	   *fb = palloc(sizeof(double) * nbands);
+		int			beneficial;
 
 		for (bi = 0; bi < nbands; bi++)
 			fb[bi] = (double) bands[bi];
@@ -754,10 +754,9 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		m.bands = fb;
 		m.qds = qds;
 		m.cost_us = cost;
-		m.max_beneficial_qd = 0;
+		beneficial = qdtt_model_beneficial_qd(&m, qdtt_stop_threshold);
 		store_model(spcname, bands, nbands, qds, nqds, cost, measured, device,
-					file_size_mb, early_stop, stopped_at,
-					qdtt_model_beneficial_qd(&m, qdtt_stop_threshold),
+					file_size_mb, early_stop, stopped_at, beneficial,
 					t_prepared - t_start, t_done - t_prepared, npoints, ndefaulted);
 
 		ereport(NOTICE,
@@ -766,7 +765,7 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 
 		values[0] = DirectFunctionCall1(namein, CStringGetDatum(spcname));
 		values[1] = CStringGetTextDatum(device);
-		values[2] = Int32GetDatum(qdtt_model_beneficial_qd(&m, qdtt_stop_threshold));
+		values[2] = Int32GetDatum(beneficial);
 		values[3] = Int32GetDatum(npoints);
 		values[4] = Int32GetDatum(ndefaulted);
 		values[5] = Int32GetDatum(stopped_at);

@@ -381,6 +381,28 @@ stock_cost_of(PlannerInfo *root, RelOptInfo *rel, Path *path)
 	return path->total_cost;
 }
 
+/*
+ * A qdtt_explain() row for a path, with what every row has; appended to
+ * qdtt_capture (the caller is in qdtt_capture_cxt) and returned for the
+ * costs.
+ */
+static QdttCandidate *
+capture_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Path *path)
+{
+	QdttCandidate *q = palloc0(sizeof(QdttCandidate));
+
+	q->relid = rel->relid;
+	q->reloid = rte->relid;
+	q->kind = kind_of(path);
+	q->indexoid = first_index_of(path);
+	q->workers = path->parallel_workers;
+	q->pages = heap_pages_of(root, rel, path);
+	q->path = path;
+	q->round = qdtt_capture_round;
+	qdtt_capture = lappend(qdtt_capture, q);
+	return q;
+}
+
 static void
 capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 				   List *cands, double saved_random, double saved_seq,
@@ -400,21 +422,12 @@ capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		if (c->path->param_info != NULL || c->path->pathtype == T_TidScan ||
 			c->path->pathtype == T_TidRangeScan)
 			continue;
-		q = palloc0(sizeof(QdttCandidate));
-		q->relid = rel->relid;
-		q->reloid = rte->relid;
-		q->kind = kind_of(c->path);
-		q->indexoid = first_index_of(c->path);
-		q->workers = c->path->parallel_workers;
+		q = capture_path(root, rel, rte, c->path);
 		q->band = c->band;
 		q->queue_depth = c->qd;
-		q->pages = heap_pages_of(root, rel, c->path);
 		q->qdtt_cost = c->path->total_cost;
 		q->stock_cost = stock_cost_of(root, rel, c->path);
 		q->has_qdtt = true;
-		q->path = c->path;
-		q->round = qdtt_capture_round;
-		qdtt_capture = lappend(qdtt_capture, q);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -595,19 +608,9 @@ capture_stock_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		if (path->param_info != NULL || !is_regenerated(path) ||
 			path->pathtype == T_TidScan || path->pathtype == T_TidRangeScan)
 			continue;
-		q = palloc0(sizeof(QdttCandidate));
-		q->relid = rel->relid;
-		q->reloid = rte->relid;
-		q->kind = kind_of(path);
-		q->indexoid = first_index_of(path);
-		q->workers = path->parallel_workers;
-		q->pages = heap_pages_of(root, rel, path);
+		q = capture_path(root, rel, rte, path);
 		q->stock_cost = path->total_cost;
-		q->has_qdtt = false;
 		q->note = why;
-		q->path = path;
-		q->round = qdtt_capture_round;
-		qdtt_capture = lappend(qdtt_capture, q);
 	}
 	MemoryContextSwitchTo(old);
 }
