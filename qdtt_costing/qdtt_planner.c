@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "catalog/pg_class.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
@@ -68,6 +69,7 @@
 #include "utils/spccache.h"
 
 #include "qdtt_costing.h"
+#include "ssdkit_qdtt.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
@@ -708,9 +710,41 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	regenerate_paths(root, rel, rte, &p);
 }
 
+/*
+ * Page costs for other ssdkit extensions (common/ssdkit_qdtt.h): the price
+ * this planner would charge a random read within "band" pages at
+ * "queue_depth", or false where it would leave the relation to stock
+ * costing.
+ */
+static bool
+qdtt_api_page_cost(Oid spcoid, double band, double queue_depth, double *cost)
+{
+	QdttRelPlan p;
+	bool		incomplete;
+
+	if (!qdtt_enable)
+		return false;
+	p.model = qdtt_model_for_tablespace(spcoid, &incomplete);
+	if (p.model == NULL || tablespace_sets_page_costs(spcoid))
+		return false;
+	p.unit = seq_page_cost;
+	p.unit_us = (qdtt_cost_unit_us > 0) ? qdtt_cost_unit_us :
+		QDTT_POINT(p.model, 0, 0);
+	p.qd_share = queue_depth_share();
+	*cost = page_cost(&p, Max(band, 1.0), Max(queue_depth, 1.0));
+	return true;
+}
+
+static SsdkitQdttApi qdtt_api = {
+	.version = SSDKIT_QDTT_API_VERSION,
+	.page_cost = qdtt_api_page_cost
+};
+
 void
 qdtt_planner_init(void)
 {
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = qdtt_set_rel_pathlist;
+
+	*find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS) = &qdtt_api;
 }

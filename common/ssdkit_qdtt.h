@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssdkit_qdtt.h
+ *	  How other ssdkit extensions price I/O with qdtt_costing's model.
+ *
+ * qdtt_costing publishes a small table of functions through a rendezvous
+ * variable (the mechanism PostgreSQL offers loadable modules to find each
+ * other, see find_rendezvous_variable()).  A module that wants QDTT page
+ * costs looks the variable up at planning time; when qdtt_costing is not
+ * loaded, or the tablespace has no usable model, it falls back to its own
+ * documented defaults.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SSDKIT_QDTT_H
+#define SSDKIT_QDTT_H
+
+#include "postgres.h"
+
+#define SSDKIT_QDTT_RENDEZVOUS	"ssdkit_qdtt_api"
+#define SSDKIT_QDTT_API_VERSION 1
+
+typedef struct SsdkitQdttApi
+{
+	int			version;		/* SSDKIT_QDTT_API_VERSION */
+
+	/*
+	 * Cost, in PostgreSQL planner units (seq_page_cost scale), of reading one
+	 * page at random within "band" pages of the tablespace with "queue_depth"
+	 * reads in flight, as the QDTT planner itself would charge it (queue
+	 * depth bounded by qdtt.queue_depth_budget).  Returns false when
+	 * qdtt.enable is off, the current database has no complete model for the
+	 * tablespace, or the tablespace sets its own page costs.
+	 */
+	bool		(*page_cost) (Oid spcoid, double band, double queue_depth,
+							  double *cost);
+} SsdkitQdttApi;
+
+#endif							/* SSDKIT_QDTT_H */
