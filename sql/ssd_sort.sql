@@ -1,5 +1,5 @@
 --
--- ssd_sort: installation, status and GUC namespace.
+-- ssd_sort: the SSD Sort custom scan.
 --
 CREATE EXTENSION ssd_sort;
 SELECT extversion FROM pg_extension WHERE extname = 'ssd_sort';
@@ -7,5 +7,251 @@ SELECT library_version, preloaded, io_uring, io_uring_error FROM ssd_sort_status
 
 -- The "ssd_sort." namespace is reserved: unknown settings are rejected.
 SET ssd_sort.no_such_setting = 1;
+-- GUC bounds.
+SET ssd_sort.prefetch_depth = -1;
+SET ssd_sort.prefetch_depth = 1025;
+SET ssd_sort.fetch_page_cost = -1;
+SHOW ssd_sort.enable;
+SHOW ssd_sort.prefetch_depth;
+SHOW ssd_sort.fetch_page_cost;
 
+-- A table of every key type the tests sort by, wide enough that a Sort of
+-- its rows does not fit in work_mem, with NULLs and duplicates.
+SET work_mem = '64kB';
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE st (
+	id int,
+	i int,
+	b bigint,
+	n numeric,
+	t text,
+	ts timestamptz,
+	u uuid,
+	pad text
+);
+INSERT INTO st
+SELECT g,
+	   CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7919) % 1009 END,
+	   (g * 104729)::bigint % 100003 * 1000000007,
+	   CASE WHEN g % 13 = 0 THEN NULL ELSE ((g * 31) % 997) / 7.0 END,
+	   CASE WHEN g % 11 = 0 THEN NULL
+			ELSE (ARRAY['apple', 'Apple', 'banana', 'Banana', 'cherry', 'éclair', 'Zebra', 'zebra', '10', '9'])[1 + g % 10]
+				 || (g % 37)::text END,
+	   timestamptz '2020-01-01 00:00:00+00' + ((g * 7) % 5003) * interval '1 hour',
+	   md5((g % 4001)::text)::uuid,
+	   repeat(md5(g::text), 6)
+FROM generate_series(1, 6000) g;
+ANALYZE st;
+
+-- Runs a query (whose ORDER BY ends in the listed key columns) with SSD Sort
+-- and with the built-in Sort; both must give the same sequence of keys and
+-- the same multiset of rows (ties may come in any order).
+CREATE FUNCTION sort_check(q text, keys text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	plan text := '';
+	keys_ssd text[];
+	rows_ssd text[];
+	keys_builtin text[];
+	rows_builtin text[];
+	keyq text := format('SELECT array_agg(ROW(%s)::text) FROM (%s) s', keys, q);
+	rowq text := format('SELECT array_agg(s::text ORDER BY s::text) FROM (%s) s', q);
+BEGIN
+	PERFORM set_config('enable_sort', 'off', true);
+	PERFORM set_config('ssd_sort.enable', 'on', true);
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || keyq LOOP
+		plan := plan || line;
+	END LOOP;
+	IF plan NOT LIKE '%SSD Sort%' THEN
+		RETURN 'SSD Sort not chosen: ' || plan;
+	END IF;
+	EXECUTE keyq INTO keys_ssd;
+	EXECUTE rowq INTO rows_ssd;
+	PERFORM set_config('enable_sort', 'on', true);
+	PERFORM set_config('ssd_sort.enable', 'off', true);
+	EXECUTE keyq INTO keys_builtin;
+	EXECUTE rowq INTO rows_builtin;
+	PERFORM set_config('ssd_sort.enable', 'on', true);
+	IF keys_ssd IS DISTINCT FROM keys_builtin THEN
+		RETURN 'key order differs';
+	END IF;
+	IF rows_ssd IS DISTINCT FROM rows_builtin THEN
+		RETURN 'rows differ';
+	END IF;
+	RETURN 'same (' || coalesce(array_length(keys_ssd, 1), 0) || ' rows)';
+END
+$$;
+
+-- Every key type, directions, NULL placement, multiple keys, collations,
+-- expressions.
+SELECT q, sort_check(q, k) FROM (VALUES
+	('SELECT * FROM st ORDER BY i', 'i'),
+	('SELECT * FROM st ORDER BY i DESC', 'i'),
+	('SELECT * FROM st ORDER BY i NULLS FIRST', 'i'),
+	('SELECT * FROM st ORDER BY i DESC NULLS LAST', 'i'),
+	('SELECT * FROM st ORDER BY b', 'b'),
+	('SELECT * FROM st ORDER BY n DESC, i', 'n, i'),
+	('SELECT * FROM st ORDER BY t', 't'),
+	('SELECT * FROM st ORDER BY t COLLATE "C"', 't'),
+	('SELECT * FROM st ORDER BY t COLLATE "und-x-icu" DESC', 't'),
+	('SELECT * FROM st ORDER BY ts DESC', 'ts'),
+	('SELECT * FROM st ORDER BY u', 'u'),
+	('SELECT * FROM st ORDER BY i, t DESC NULLS LAST, id', 'i, t, id'),
+	('SELECT lower(t) AS lt, * FROM st ORDER BY lower(t), id', 'lt, id'),
+	('SELECT i % 7 AS m, * FROM st ORDER BY i % 7 DESC, b', 'm, b'),
+	('SELECT id, t FROM st WHERE i > 500 ORDER BY t, id', 't, id')
+) AS v(q, k);
+
+-- EXPLAIN shows the keys as a Sort would, the pair width and the prefetch depth.
+SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i DESC NULLS LAST, t COLLATE "C", lower(t);
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM st WHERE b > 0 ORDER BY n;
+
+-- EXPLAIN ANALYZE: pairs sorted and rows fetched, runs and merge passes,
+-- temp written far below the built-in Sort's, prefetch depth within bounds.
+CREATE FUNCTION plan_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+	RETURN (j -> 0 -> 'Plan')::jsonb;
+END
+$$;
+SELECT p ->> 'Node Type' AS node, p ->> 'Custom Plan Provider' AS provider,
+	   p ->> 'Sort Method' AS method, p ->> 'Sort Space Type' AS space,
+	   (p ->> 'Pairs Sorted')::int AS pairs, (p ->> 'Rows Fetched')::int AS fetched,
+	   (p ->> 'Sorted Runs')::int > 1 AS several_runs,
+	   (p ->> 'Merge Passes')::int >= 1 AS merged,
+	   (p ->> 'Prefetch Depth Reached')::int <= 32 AS depth_bounded,
+	   (p ->> 'Heap Page Visits')::int <= 6000 AS visits_bounded,
+	   p ? 'Time To First Row' AS has_ttfr
+FROM plan_json('SELECT * FROM st ORDER BY u') p;
+SELECT (p ->> 'Temp Written Blocks')::int AS ssd_temp
+FROM plan_json('SELECT * FROM st ORDER BY u') p \gset
+SET enable_sort = on;
+SET ssd_sort.enable = off;
+SELECT (p ->> 'Temp Written Blocks')::int AS builtin_temp
+FROM plan_json('SELECT * FROM st ORDER BY u') p \gset
+SELECT :ssd_temp > 0 AS ssd_spilled, :ssd_temp * 5 < :builtin_temp AS temp_far_smaller;
+RESET enable_sort;
+RESET ssd_sort.enable;
+
+-- With prefetching off nothing is prefetched; the results are the same.
+SET ssd_sort.prefetch_depth = 0;
+SELECT (p ->> 'Prefetches Issued')::int AS prefetches, (p ->> 'Prefetch Depth') AS depth
+FROM plan_json('SELECT * FROM st ORDER BY b') p;
+SELECT sort_check('SELECT * FROM st ORDER BY b, id', 'b, id');
+RESET ssd_sort.prefetch_depth;
+
+-- Where the planner does not offer SSD Sort.
+SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i LIMIT 10;          -- top-N
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i FOR UPDATE;        -- row locks
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY random();            -- volatile key
+SET work_mem = '64MB';
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i;                   -- fits in memory
+SET work_mem = '64kB';
+SET ssd_sort.enable = off;
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i;                   -- switched off
+RESET ssd_sort.enable;
+
+-- A merge join can take its input from SSD Sort.
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM st a JOIN st b ON a.i = b.id;
+SELECT count(*), sum(a.id::bigint * b.id) FROM st a JOIN st b ON a.i = b.id;
+RESET enable_hashjoin;
+RESET enable_nestloop;
+SET ssd_sort.enable = off;
+SELECT count(*), sum(a.id::bigint * b.id) FROM st a JOIN st b ON a.i = b.id;
+RESET ssd_sort.enable;
+
+-- Cursors: forward, backward and scroll (the planner puts a Materialize on
+-- top, as SSD Sort does not run backward).
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT id, i FROM st ORDER BY i, id;
+FETCH 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH LAST FROM c;
+FETCH ABSOLUTE 100 FROM c;
+MOVE FORWARD ALL IN c;
+FETCH BACKWARD 1 FROM c;
+COMMIT;
+BEGIN;
+DECLARE f CURSOR FOR SELECT id, i FROM st ORDER BY i, id;
+EXPLAIN (COSTS OFF) DECLARE f2 CURSOR FOR SELECT id, i FROM st ORDER BY i, id;
+FETCH 2 FROM f;
+MOVE 5000 IN f;
+FETCH 2 FROM f;
+COMMIT;
+
+-- Rescans: a correlated subquery (changed parameter: sorted afresh) and an
+-- uncorrelated one re-read for each outer row (the kept pairs are re-read).
+EXPLAIN (COSTS OFF)
+SELECT v, (SELECT md5(string_agg(id::text, ',')) FROM
+			(SELECT id FROM st WHERE st.i > v.v * 100 ORDER BY t, id) s) AS ids
+FROM (VALUES (1), (2), (3)) v(v);
+CREATE TEMP TABLE rescan_results AS
+SELECT 'ssd' AS how, v, (SELECT md5(string_agg(id::text, ',')) FROM
+			(SELECT id FROM st WHERE st.i > v.v * 100 ORDER BY t, id) s) AS ids
+FROM (VALUES (1), (2), (3)) v(v);
+EXPLAIN (COSTS OFF)
+SELECT v, (SELECT sum(id) FROM (SELECT id, row_number() OVER () AS rn
+		   FROM (SELECT id FROM st WHERE i < 1000 ORDER BY u, id) o) s
+		   WHERE rn = v.v * 10) AS id_at_rank
+FROM (VALUES (1), (2), (3)) v(v);
+INSERT INTO rescan_results
+SELECT 'ssd', -v, (SELECT sum(id) FROM (SELECT id, row_number() OVER () AS rn
+		   FROM (SELECT id FROM st WHERE i < 1000 ORDER BY u, id) o) s
+		   WHERE rn = v.v * 10)::text AS id_at_rank
+FROM (VALUES (1), (2), (3)) v(v);
+SET ssd_sort.enable = off;
+SET enable_sort = on;
+INSERT INTO rescan_results
+SELECT 'builtin' AS how, v, (SELECT md5(string_agg(id::text, ',')) FROM
+			(SELECT id FROM st WHERE st.i > v.v * 100 ORDER BY t, id) s) AS ids
+FROM (VALUES (1), (2), (3)) v(v);
+INSERT INTO rescan_results
+SELECT 'builtin', -v, (SELECT sum(id) FROM (SELECT id, row_number() OVER () AS rn
+		   FROM (SELECT id FROM st WHERE i < 1000 ORDER BY u, id) o) s
+		   WHERE rn = v.v * 10)::text AS id_at_rank
+FROM (VALUES (1), (2), (3)) v(v);
+SELECT v, count(DISTINCT ids) AS distinct_results, count(*) AS runs
+FROM rescan_results GROUP BY v ORDER BY v;
+RESET enable_sort;
+RESET ssd_sort.enable;
+
+-- Dead and HOT-updated tuples: fetches follow the visible versions.
+UPDATE st SET pad = upper(pad) WHERE id % 3 = 0;      -- HOT (no index)
+DELETE FROM st WHERE id % 5 = 0;
+SELECT sort_check('SELECT * FROM st ORDER BY ts, id', 'ts, id');
+-- Still estimated large, but one row and then no row left.
+DELETE FROM st WHERE id <> 7;
+SELECT sort_check('SELECT * FROM st ORDER BY t', 't');
+DELETE FROM st;
+SELECT sort_check('SELECT * FROM st ORDER BY t', 't');
+
+-- Cancellation in the sort phase (a slow qual in the pair scan) and in the
+-- fetch phase (a slow function in the output); the session carries on and
+-- trace_sort is left as it was.
+CREATE TABLE slow AS SELECT g AS id, (g * 7) % 1000 AS k, repeat('x', 300) AS pad
+FROM generate_series(1, 2000) g;
+ANALYZE slow;
+CREATE FUNCTION slow_true(int) RETURNS bool LANGUAGE sql AS 'SELECT pg_sleep(0.01) IS NOT NULL';
+CREATE FUNCTION slow_id(int) RETURNS int LANGUAGE sql AS 'SELECT $1 FROM pg_sleep(0.01)';
+SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT * FROM slow WHERE slow_true(k) ORDER BY k;
+EXPLAIN (COSTS OFF) SELECT slow_id(id), pad FROM slow ORDER BY k;
+SET statement_timeout = '300ms';
+SELECT count(*) FROM (SELECT * FROM slow WHERE slow_true(k) ORDER BY k) s;
+SELECT count(*) FROM (SELECT slow_id(id), pad FROM slow ORDER BY k) s;
+RESET statement_timeout;
+SHOW trace_sort;
+SELECT count(*) FROM (SELECT * FROM slow ORDER BY k) s;
+RESET enable_sort;
+
+DROP TABLE st, slow;
+DROP FUNCTION sort_check(text, text), plan_json(text), slow_true(int), slow_id(int);
+RESET work_mem;
+RESET max_parallel_workers_per_gather;
 DROP EXTENSION ssd_sort;

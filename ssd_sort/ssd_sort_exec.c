@@ -508,11 +508,15 @@ show_sort_keys(SsdSortState *node, List *ancestors, ExplainState *es)
 		StringInfoData buf;
 		bool		reverse = false;
 
+		/* A collation-only relabel is shown as COLLATE, as Sort does. */
+		if (IsA(expr, RelabelType) &&
+			exprType((Node *) ((RelabelType *) expr)->arg) == type)
+			expr = (Node *) ((RelabelType *) expr)->arg;
 		initStringInfo(&buf);
 		appendStringInfoString(&buf, deparse_expression(expr, context,
 														useprefix, true));
 		if (OidIsValid(node->collations[i]) &&
-			node->collations[i] != exprCollation(expr))
+			node->collations[i] != get_typcollation(type))
 			appendStringInfo(&buf, " COLLATE %s",
 							 generate_collation_name(node->collations[i]));
 		if (node->sort_ops[i] == typentry->gt_opr)
