@@ -39,4 +39,4 @@ installcheck:
 
 clean:
 	for d in $(EXTENSIONS) $(TEST_MODULES); do $(MAKE) -C $$d clean; done
-	rm -rf .scratch regression.diffs regression.out
+	rm -rf .scratch regression.diffs regression.out isolation.diffs

@@ -2,7 +2,8 @@
 # Run every test of ssdkit against the installed extensions:
 #   1. pg_regress over sql/ (schedule: test/schedule) on a scratch cluster
 #      made with initdb --data-checksums and all extensions preloaded;
-#   2. the TAP suite t/*.pl through prove.
+#   2. pg_isolation_regress over specs/ (schedule: test/isolation_schedule);
+#   3. the TAP suite t/*.pl through prove.
 # Servers run as "postgres"; test inputs are copied to a scratch directory
 # that user can read, and regression.diffs is copied back on failure.
 set -uo pipefail
@@ -11,9 +12,10 @@ root=$(ssdkit_root)
 scratch=$(ssdkit_scratch "$root")/check
 port=${SSDKIT_TEST_PORT:-54329}
 
-rm -rf "$scratch" "$root/regression.diffs" "$root/regression.out"
+rm -rf "$scratch" "$root/regression.diffs" "$root/regression.out" "$root/isolation.diffs"
 mkdir -p "$scratch/src" "$scratch/regress" "$scratch/tap"
-cp -r "$root/sql" "$root/expected" "$root/t" "$root/test/schedule" "$scratch/src/"
+cp -r "$root/sql" "$root/expected" "$root/specs" "$root/t" "$root/test/schedule" \
+	"$root/test/isolation_schedule" "$scratch/src/"
 chown -R postgres: "$scratch" 2>/dev/null || true
 
 status=0
@@ -30,6 +32,16 @@ if ! as_pg "$PGXS_DIR/src/test/regress/pg_regress" \
 	status=1
 	cp "$scratch/regress/regression.diffs" "$root/" 2>/dev/null &&
 		echo "pg_regress failed: see $root/regression.diffs" >&2
+fi
+echo "== isolation (specs/) =="
+mkdir -p "$scratch/isolation" && chown postgres: "$scratch/isolation" 2>/dev/null
+if ! as_pg "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+	--bindir="$PGBIN" --host="$scratch/regress" --port="$port" \
+	--inputdir="$scratch/src" --outputdir="$scratch/isolation" \
+	--schedule="$scratch/src/isolation_schedule" --dbname=isolation_regression; then
+	status=1
+	cp "$scratch/isolation/regression.diffs" "$root/isolation.diffs" 2>/dev/null &&
+		echo "isolation tests failed: see $root/isolation.diffs" >&2
 fi
 ssdkit_cluster_stop "$data"
 trap - EXIT
