@@ -28,6 +28,7 @@ static bool loaded_at_startup = false;
 bool		ssd_sort_enable = true;
 int			ssd_sort_prefetch_depth = 32;
 double		ssd_sort_fetch_page_cost = 0;
+double		ssd_sort_cached_page_cost = 1.0;
 
 void		_PG_init(void);
 
@@ -52,6 +53,11 @@ _PG_init(void)
 							 "Planner cost of one heap page read by SSD Sort's fetch (0 = automatic).",
 							 "Automatic: the qdtt_costing model of the table's tablespace at the prefetch depth when it is calibrated, else the tablespace's random_page_cost.",
 							 &ssd_sort_fetch_page_cost, 0, 0, 1000000,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("ssd_sort.cached_page_cost",
+							 "Planner cost of one heap page SSD Sort's fetch reads from the OS page cache (it missed shared_buffers).",
+							 "A read() and a copy of the page; by default priced like seq_page_cost.",
+							 &ssd_sort_cached_page_cost, 1.0, 0, 1000000,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	/* Unknown "ssd_sort.*" settings are errors, so a typo cannot go unnoticed. */

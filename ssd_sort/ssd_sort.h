@@ -31,6 +31,7 @@
 extern bool ssd_sort_enable;
 extern int	ssd_sort_prefetch_depth;
 extern double ssd_sort_fetch_page_cost;
+extern double ssd_sort_cached_page_cost;
 
 /*
  * What the planner hands the executor, kept in CustomScan.custom_private as

@@ -18,13 +18,19 @@
  *		  of a random read with ssd_sort.prefetch_depth reads in flight).
  *
  * The fetch's pages follow cost_index(): Mackert-Lohman's estimate of the
- * pages N random fetches read given effective_cache_size when the key is
- * uncorrelated with the physical order, the table's pages read once when it
- * is fully correlated, and the square of the correlation between the two.
- * The page cost is, in order of preference: ssd_sort.fetch_page_cost when
- * set; the QDTT model of the relation's tablespace at band = relation size
- * and queue depth = prefetch depth, when qdtt_costing is loaded and
- * calibrated; the tablespace's random_page_cost otherwise.
+ * pages N random fetches read when the key is uncorrelated with the
+ * physical order, the table's pages read once when it is fully correlated,
+ * and the square of the correlation between the two.  Unlike an index scan
+ * the fetch visits every row, so we count two levels of cache: the reads
+ * that miss shared_buffers (Mackert-Lohman with shared_buffers) and, of
+ * those, the ones that also miss the OS page cache (with
+ * effective_cache_size).  A read the OS cache serves still costs a system
+ * call and a copy: ssd_sort.cached_page_cost.  (Measured here: 2 million
+ * such fetches took 7 s, more than sorting the whole rows.)  A device read
+ * costs, in order of preference: ssd_sort.fetch_page_cost when set; the
+ * QDTT model of the relation's tablespace at band = relation size and queue
+ * depth = prefetch depth, when qdtt_costing is loaded and calibrated; the
+ * tablespace's random_page_cost otherwise.
  *
  *-------------------------------------------------------------------------
  */
@@ -214,6 +220,26 @@ fetch_page_cost(RelOptInfo *rel, double queue_depth, double *seq_cost,
 	return spc_random;
 }
 
+/*
+ * Mackert and Lohman's estimate of the distinct page reads N fetches at
+ * random from a T-page table cause through an LRU cache of b pages, as
+ * index_pages_fetched() computes it for effective_cache_size.
+ */
+static double
+pages_read_through_cache(double N, double T, double b)
+{
+	double		lim;
+
+	T = Max(T, 1.0);
+	b = Max(b, 1.0);
+	if (T <= b)
+		return Min(2.0 * T * N / (2.0 * T + N), T);
+	lim = (2.0 * T * b) / (2.0 * T - b);
+	if (N <= lim)
+		return 2.0 * T * N / (2.0 * T + N);
+	return b + (N - lim) * (T - b) / T;
+}
+
 /* Would a Sort of the whole rows fit in work_mem?  Then we have no business. */
 static bool
 full_sort_fits_in_memory(RelOptInfo *rel)
@@ -235,6 +261,7 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 	double		ntuples = Max(rel->rows, 1.0);
 	double		heap_pages = Max(rel->pages, 1);
 	double		pages_random,
+				buffer_misses,
 				pages_correlated,
 				corr,
 				random_cost,
@@ -267,10 +294,14 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 
 	/* Fetch the rows in key order (see the header comment). */
 	random_cost = fetch_page_cost(rel, depth, &seq_cost, &source);
-	pages_random = index_pages_fetched(ntuples, rel->pages, 0.0, root);
+	pages_random = pages_read_through_cache(ntuples, heap_pages,
+											Max(effective_cache_size, NBuffers));
+	buffer_misses = Max(pages_read_through_cache(ntuples, heap_pages, NBuffers),
+						pages_random);
 	pages_correlated = ceil(heap_pages * Min(1.0, ntuples / Max(rel->tuples, 1.0)));
 	corr = first_key_correlation(root, rel, &keys);
-	io_cost = pages_random * random_cost;
+	io_cost = pages_random * random_cost +
+		(buffer_misses - pages_random) * ssd_sort_cached_page_cost;
 	io_cost += corr * corr * (pages_correlated * seq_cost - io_cost);
 	cpu_cost = ntuples * (cpu_tuple_cost + rel->reltarget->cost.per_tuple) +
 		rel->reltarget->cost.startup;
