@@ -86,3 +86,30 @@ EXPLAIN (COSTS OFF) SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000;
 SELECT scan, index, workers, band_pages, queue_depth, round(stock_cost) AS stock_cost,
        round(qdtt_cost) AS qdtt_cost, chosen
 FROM qdtt_explain('SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000') ORDER BY qdtt_cost;
+
+-- ssd_sort: ORDER BY over a table of wide (2 KB) rows with 1 MB of work_mem.
+-- The built-in Sort spills whole rows; SSD Sort sorts (key, TID) pairs and
+-- fetches the rows in key order with 32 page reads in flight.
+CREATE EXTENSION ssd_sort;
+CREATE TABLE wide (key int, pad text);
+ALTER TABLE wide ALTER pad SET STORAGE PLAIN;
+INSERT INTO wide SELECT (g::bigint * 7919) % 20011, repeat('w', 2000) FROM generate_series(1, 20000) g;
+VACUUM ANALYZE wide;
+SET work_mem = '1MB';
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF) SELECT * FROM wide ORDER BY key;
+CREATE FUNCTION sort_plan(q text) RETURNS json LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO j;
+	RETURN j -> 0 -> 'Plan';
+END $$;
+SELECT 'SSD Sort' AS plan, p -> 'Actual Total Time' AS total_ms,
+       p -> 'Time To First Row' AS first_row_ms, (p ->> 'Temp Written Blocks')::int * 8 AS temp_kb,
+       p -> 'Sorted Runs' AS runs, p -> 'Merge Passes' AS merge_passes
+FROM sort_plan('SELECT * FROM wide ORDER BY key') p;
+SET ssd_sort.enable = off;
+SELECT 'built-in Sort' AS plan, p -> 'Actual Total Time' AS total_ms,
+       p -> 'Actual Startup Time' AS first_row_ms, (p ->> 'Temp Written Blocks')::int * 8 AS temp_kb
+FROM sort_plan('SELECT * FROM wide ORDER BY key') p;
+RESET ssd_sort.enable;
