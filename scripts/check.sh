@@ -20,29 +20,30 @@ chown -R postgres: "$scratch" 2>/dev/null || true
 
 status=0
 
-echo "== pg_regress (sql/) =="
+# run_regress TOOL SCHEDULE OUTDIR DBNAME DIFFS: a pg_regress-style run on the
+# scratch cluster; on failure its regression.diffs is copied to DIFFS.
+run_regress() {
+	local tool=$1 schedule=$2 outdir=$3 dbname=$4 diffs=$5
+	mkdir -p "$outdir" && chown postgres: "$outdir" 2>/dev/null
+	if ! as_pg "$tool" --bindir="$PGBIN" --host="$scratch/regress" --port="$port" \
+		--inputdir="$scratch/src" --outputdir="$outdir" \
+		--schedule="$scratch/src/$schedule" --dbname="$dbname"; then
+		status=1
+		cp "$outdir/regression.diffs" "$diffs" 2>/dev/null &&
+			echo "$(basename "$tool") failed: see $diffs" >&2
+	fi
+}
+
 data="$scratch/regress/data"
 ssdkit_cluster_init "$data" "$port"
 ssdkit_cluster_start "$data"
 trap 'ssdkit_cluster_stop "$data"' EXIT
-if ! as_pg "$PGXS_DIR/src/test/regress/pg_regress" \
-	--bindir="$PGBIN" --host="$scratch/regress" --port="$port" \
-	--inputdir="$scratch/src" --outputdir="$scratch/regress" \
-	--schedule="$scratch/src/schedule" --dbname=contrib_regression; then
-	status=1
-	cp "$scratch/regress/regression.diffs" "$root/" 2>/dev/null &&
-		echo "pg_regress failed: see $root/regression.diffs" >&2
-fi
+echo "== pg_regress (sql/) =="
+run_regress "$PGXS_DIR/src/test/regress/pg_regress" schedule \
+	"$scratch/regress" contrib_regression "$root/regression.diffs"
 echo "== isolation (specs/) =="
-mkdir -p "$scratch/isolation" && chown postgres: "$scratch/isolation" 2>/dev/null
-if ! as_pg "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
-	--bindir="$PGBIN" --host="$scratch/regress" --port="$port" \
-	--inputdir="$scratch/src" --outputdir="$scratch/isolation" \
-	--schedule="$scratch/src/isolation_schedule" --dbname=isolation_regression; then
-	status=1
-	cp "$scratch/isolation/regression.diffs" "$root/isolation.diffs" 2>/dev/null &&
-		echo "isolation tests failed: see $root/isolation.diffs" >&2
-fi
+run_regress "$PGXS_DIR/src/test/isolation/pg_isolation_regress" isolation_schedule \
+	"$scratch/isolation" isolation_regression "$root/isolation.diffs"
 ssdkit_cluster_stop "$data"
 trap - EXIT
 
