@@ -137,6 +137,21 @@ page_cost(const QdttRelPlan *p, double band, double qd)
 	return p->unit * qdtt_model_cost(p->model, band, qd) / p->unit_us;
 }
 
+/*
+ * The unit and queue-depth share every page_cost() of a model needs: cost
+ * units of the user's seq_page_cost, one of them being QDTT(1, 1) (or
+ * qdtt.cost_unit_us), and the budget's share for a query planned now.
+ */
+static void
+init_rel_plan(QdttRelPlan *p, const QdttModel *model)
+{
+	p->model = model;
+	p->unit = seq_page_cost;
+	p->unit_us = (qdtt_cost_unit_us > 0) ? qdtt_cost_unit_us :
+		QDTT_POINT(model, 0, 0);
+	p->qd_share = queue_depth_share();
+}
+
 static void
 set_page_costs(const QdttRelPlan *p, double random_qd, double seq_qd)
 {
@@ -667,11 +682,8 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 	}
 
-	p.model = model;
-	p.unit = seq_page_cost;
-	p.unit_us = (qdtt_cost_unit_us > 0) ? qdtt_cost_unit_us : QDTT_POINT(model, 0, 0);
+	init_rel_plan(&p, model);
 	p.heap_band = Max(rel->pages, 1);
-	p.qd_share = queue_depth_share();
 	p.bitmap_qd = Min(Max(get_tablespace_io_concurrency(rel->reltablespace), 1),
 					  p.qd_share);
 	p.bitmap_prefetch_gain = p.bitmap_qd > 1 &&
@@ -719,18 +731,15 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 static bool
 qdtt_api_page_cost(Oid spcoid, double band, double queue_depth, double *cost)
 {
+	const QdttModel *model;
 	QdttRelPlan p;
-	bool		incomplete;
 
 	if (!qdtt_enable)
 		return false;
-	p.model = qdtt_model_for_tablespace(spcoid, &incomplete);
-	if (p.model == NULL || tablespace_sets_page_costs(spcoid))
+	model = qdtt_model_for_tablespace(spcoid, NULL);
+	if (model == NULL || tablespace_sets_page_costs(spcoid))
 		return false;
-	p.unit = seq_page_cost;
-	p.unit_us = (qdtt_cost_unit_us > 0) ? qdtt_cost_unit_us :
-		QDTT_POINT(p.model, 0, 0);
-	p.qd_share = queue_depth_share();
+	init_rel_plan(&p, model);
 	*cost = page_cost(&p, Max(band, 1.0), Max(queue_depth, 1.0));
 	return true;
 }
