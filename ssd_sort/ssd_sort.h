@@ -45,8 +45,7 @@ enum SsdSortPrivateIndex
 	SSD_SORT_PRIV_PAIR_WIDTH,	/* Integer: estimated pair width, bytes */
 	SSD_SORT_PRIV_FETCH_PAGES,	/* Float: estimated heap pages read */
 	SSD_SORT_PRIV_FETCH_PAGE_COST,	/* Float: cost charged per fetched page */
-	SSD_SORT_PRIV_COST_SOURCE,	/* String: where that cost came from */
-	SSD_SORT_PRIV_COUNT
+	SSD_SORT_PRIV_COST_SOURCE	/* String: where that cost came from */
 };
 
 /* ssd_sort_planner.c */

@@ -272,7 +272,6 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 	double		depth = Max(ssd_sort_prefetch_depth, 1);
 	const char *source;
 	bool		saved_enable_sort = enable_sort;
-	ListCell   *lc;
 
 	if (!resolve_sort_keys(rel, pathkeys, &keys))
 		return;
@@ -332,10 +331,6 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeString(pstrdup(source)));
 	cpath->methods = &ssd_sort_path_methods;
-
-	/* The key expressions travel with the plan, for EXPLAIN. */
-	foreach(lc, keys.exprs)
-		cpath->custom_private = lappend(cpath->custom_private, lfirst(lc));
 
 	add_path(rel, &cpath->path);
 }
@@ -439,25 +434,18 @@ ssd_sort_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	Plan	   *pair_scan = (Plan *) linitial(custom_plans);
-	List	   *key_exprs = list_copy_tail(best_path->custom_private,
-										   SSD_SORT_PRIV_COUNT);
-	List	   *pair_tlist = NIL;
-	AttrNumber	resno = 1;
-	ListCell   *lc;
+	PathTarget *pairs = ((Path *) linitial(best_path->custom_paths))->pathtarget;
 
 	Assert(IsA(pair_scan, SeqScan));
 
-	/* The pair scan's output is exactly the pair, in this order. */
-	foreach(lc, key_exprs)
-		pair_tlist = lappend(pair_tlist,
-							 makeTargetEntry(copyObject(lfirst(lc)), resno++,
-											 NULL, false));
-	pair_tlist = lappend(pair_tlist,
-						 makeTargetEntry((Expr *) makeVar(rel->relid,
-														  SelfItemPointerAttributeNumber,
-														  TIDOID, -1, InvalidOid, 0),
-										 resno, pstrdup("ctid"), false));
-	pair_scan->targetlist = pair_tlist;
+	/*
+	 * The pair scan's output is exactly the pair, in this order (CP_EXACT_TLIST
+	 * gives that already; say it, rather than rely on it).  EXPLAIN deparses
+	 * the keys from custom_exprs: the pair without its trailing ctid.
+	 */
+	pair_scan->targetlist = make_tlist_from_pathtarget(pairs);
+	cscan->custom_exprs = list_truncate(copyObject(pairs->exprs),
+										list_length(pairs->exprs) - 1);
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
@@ -465,9 +453,7 @@ ssd_sort_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
-	cscan->custom_exprs = key_exprs;
-	cscan->custom_private = list_truncate(list_copy(best_path->custom_private),
-										  SSD_SORT_PRIV_COUNT);
+	cscan->custom_private = best_path->custom_private;
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &ssd_sort_scan_methods;
 	return &cscan->scan.plan;
