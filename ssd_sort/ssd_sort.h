@@ -43,7 +43,8 @@ enum SsdSortPrivateIndex
 	SSD_SORT_PRIV_COLLATIONS,	/* OID list: collation per key */
 	SSD_SORT_PRIV_NULLS_FIRST,	/* integer list: NULLS FIRST per key */
 	SSD_SORT_PRIV_PAIR_WIDTH,	/* Integer: estimated pair width, bytes */
-	SSD_SORT_PRIV_FETCH_PAGES,	/* Float: estimated heap pages read */
+	SSD_SORT_PRIV_HEAP_READS,	/* Float: estimated shared_buffers misses */
+	SSD_SORT_PRIV_DEVICE_READS, /* Float: estimated of those, OS cache misses */
 	SSD_SORT_PRIV_FETCH_PAGE_COST,	/* Float: cost charged per fetched page */
 	SSD_SORT_PRIV_COST_SOURCE	/* String: where that cost came from */
 };

@@ -548,8 +548,11 @@ ssd_sort_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Prefetch Depth", NULL, node->prefetch_depth, es);
 	if (es->verbose)
 	{
-		ExplainPropertyFloat("Estimated Heap Pages Fetched", NULL,
-							 floatVal(list_nth(priv, SSD_SORT_PRIV_FETCH_PAGES)),
+		ExplainPropertyFloat("Estimated Heap Reads", NULL,
+							 floatVal(list_nth(priv, SSD_SORT_PRIV_HEAP_READS)),
+							 0, es);
+		ExplainPropertyFloat("Estimated Device Reads", NULL,
+							 floatVal(list_nth(priv, SSD_SORT_PRIV_DEVICE_READS)),
 							 0, es);
 		ExplainPropertyFloat("Fetch Page Cost", NULL,
 							 floatVal(list_nth(priv, SSD_SORT_PRIV_FETCH_PAGE_COST)),

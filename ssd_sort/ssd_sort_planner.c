@@ -17,14 +17,14 @@
  *		+ fetch (heap pages read for N TIDs in key order, times the page cost
  *		  of a random read with ssd_sort.prefetch_depth reads in flight).
  *
- * The fetch's pages follow cost_index(): Mackert-Lohman's estimate of the
- * pages N random fetches read when the key is uncorrelated with the
- * physical order, the table's pages read once when it is fully correlated,
- * and the square of the correlation between the two.  Unlike an index scan
- * the fetch visits every row, so we count two levels of cache: the reads
- * that miss shared_buffers (Mackert-Lohman with shared_buffers) and, of
- * those, the ones that also miss the OS page cache (with
- * effective_cache_size).  A read the OS cache serves still costs a system
+ * The fetch's pages follow cost_index() in shape: the page reads of N rows
+ * visited at random when the key is uncorrelated with the physical order
+ * (fetch_page_reads()), the table's pages read once when it is fully
+ * correlated, and the square of the correlation between the two.  The
+ * fetch visits every selected row, so we count two levels of cache: the
+ * reads that miss shared_buffers and, of those, the ones that also miss
+ * the OS page cache (effective_cache_size).  A read the OS cache serves
+ * still costs a system
  * call and a copy: ssd_sort.cached_page_cost.  (Measured here: 2 million
  * such fetches took 7 s, more than sorting the whole rows.)  A device read
  * costs, in order of preference: ssd_sort.fetch_page_cost when set; the
@@ -221,23 +221,34 @@ fetch_page_cost(RelOptInfo *rel, double queue_depth, double *seq_cost,
 }
 
 /*
- * Mackert and Lohman's estimate of the distinct page reads N fetches at
- * random from a T-page table cause through an LRU cache of b pages, as
- * index_pages_fetched() computes it for effective_cache_size.
+ * Page reads the fetch makes through a cache of "cache" pages, for N rows of
+ * a relation of R rows on T pages, visited in an order unrelated to the
+ * physical one.
+ *
+ * Unlike an index scan's fetches (which cost_index prices with Mackert and
+ * Lohman's formula for N fetches drawn with replacement), the fetch visits
+ * each selected row exactly once: with one row per page it touches every
+ * page, where Mackert-Lohman would expect a third of them never to be
+ * drawn.  So we count the D distinct pages holding the N rows (drawn
+ * without replacement: D = T * (1 - (1 - N/R)^(R/T))), and let every visit
+ * miss with the probability that its page is not cached: a first visit
+ * finds a page the projecting scan left behind with probability cache / T
+ * (the scan streamed the whole table through the cache), a later visit
+ * finds it with probability cache / D (an LRU cache over D pages visited
+ * uniformly at random holds the most recent ones).
  */
 static double
-pages_read_through_cache(double N, double T, double b)
+fetch_page_reads(double N, double R, double T, double cache)
 {
-	double		lim;
+	double		D;
 
 	T = Max(T, 1.0);
-	b = Max(b, 1.0);
-	if (T <= b)
-		return Min(2.0 * T * N / (2.0 * T + N), T);
-	lim = (2.0 * T * b) / (2.0 * T - b);
-	if (N <= lim)
-		return 2.0 * T * N / (2.0 * T + N);
-	return b + (N - lim) * (T - b) / T;
+	R = Max(R, N);
+	N = Min(N, R);
+	D = T * (1.0 - pow(1.0 - N / Max(R, 1.0), R / T));
+	D = Min(Max(D, Min(N, 1.0)), T);
+	return D * (1.0 - Min(1.0, cache / T)) +
+		(N - D) * (1.0 - Min(1.0, cache / Max(D, 1.0)));
 }
 
 /* Would a Sort of the whole rows fit in work_mem?  Then we have no business. */
@@ -293,9 +304,10 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 
 	/* Fetch the rows in key order (see the header comment). */
 	random_cost = fetch_page_cost(rel, depth, &seq_cost, &source);
-	pages_random = pages_read_through_cache(ntuples, heap_pages,
-											Max(effective_cache_size, NBuffers));
-	buffer_misses = Max(pages_read_through_cache(ntuples, heap_pages, NBuffers),
+	pages_random = fetch_page_reads(ntuples, rel->tuples, heap_pages,
+									Max(effective_cache_size, NBuffers));
+	buffer_misses = Max(fetch_page_reads(ntuples, rel->tuples, heap_pages,
+										 NBuffers),
 						pages_random);
 	pages_correlated = ceil(heap_pages * Min(1.0, ntuples / Max(rel->tuples, 1.0)));
 	corr = first_key_correlation(root, rel, &keys);
@@ -322,6 +334,10 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 	cpath->custom_private = list_make4(keys.sort_ops, keys.collations,
 									   keys.nulls_first,
 									   makeInteger(pair_width));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeFloat(psprintf("%.0f",
+													   corr * corr * pages_correlated +
+													   (1 - corr * corr) * buffer_misses)));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeFloat(psprintf("%.0f",
 													   corr * corr * pages_correlated +

@@ -14,14 +14,14 @@ result = sys.argv[1]
 rows = report.read_csv(result)
 meta = report.read_meta(result)
 
-cells = {}  # (row_bytes, work_mem, cache) -> variant -> row
+cells = {}  # (row_bytes, order, work_mem, cache) -> variant -> row
 for r in rows:
-    key = (int(r["row_bytes"]), r["work_mem"], int(r["cache_pct"]))
+    key = (int(r["row_bytes"]), r.get("order", "random"), r["work_mem"], int(r["cache_pct"]))
     cells.setdefault(key, {})[r["variant"]] = r
 
 
 def num(r, field):
-    v = r.get(field, "")
+    v = r.get(field, "") if r else ""
     return float(v) if v not in ("", None) else None
 
 
@@ -29,7 +29,18 @@ def wm_key(wm):
     return int(wm.rstrip("MB"))
 
 
-keys = sorted(cells, key=lambda k: (k[0], wm_key(k[1]), k[2]))
+def secs(r, field):
+    v = num(r, field)
+    if v is None:
+        return "-"
+    return (">" if r.get("censored") == "1" else "") + f"{v / 1000:.2f}"
+
+
+def ratio(a, b, fmt="{:.2f}x"):
+    return fmt.format(a / b) if a and b else "-"
+
+
+keys = sorted(cells, key=lambda k: (k[1] != "random", k[0], wm_key(k[2]), k[3]))
 lines = ["# SSD Sort vs the built-in Sort (bench/run ssd-sort-grid)", ""]
 lines += report.setup_section(meta)
 for k in ("query", "settings"):
@@ -37,22 +48,23 @@ for k in ("query", "settings"):
         lines.append(f"- **{k}**: {meta[k]}")
 lines += ["", "## Results", "",
           "Speed-ups are built-in ÷ SSD Sort (> 1: SSD Sort faster).  Temp ratio = built-in temp written ÷ SSD Sort's.  "
-          "Planner: the plan picked with both allowed, and its time ÷ the faster of the two.", "",
-          "| row B | rows | work_mem | cache | built-in total s | SSD Sort total s | total speed-up | built-in TTFR s | SSD TTFR s | TTFR speed-up | temp MB built-in / SSD | temp ratio | SSD Sort runs / merge passes | planner pick | planner ÷ best |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "Index = an Index Scan on the key (the thesis's section 4.6).  Est. ratio = the planner's cost of Sort ÷ its cost "
+          "of SSD Sort (> 1: it prefers SSD Sort).  Planner: the plan picked with both allowed (index scans off), and its "
+          "time ÷ the faster of the two.  \">\" marks a run stopped at the time cap.", "",
+          "| row B | order | rows | work_mem | cache | built-in total s | SSD Sort total s | index total s | total speed-up | "
+          "built-in TTFR s | SSD TTFR s | index TTFR s | TTFR speed-up | temp MB built-in / SSD | temp ratio | "
+          "SSD Sort runs / passes | est. ratio | planner pick | planner ÷ best |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 n_cells = n_good = n_ttfr_ok = n_ttfr_cells = 0
-worst_planner = 1.0
+worst_planner, worst_cell = 1.0, None
 for key in keys:
     c = cells[key]
-    b, s, p = c.get("builtin"), c.get("ssd_sort"), c.get("planner")
+    b, s, i, p = c.get("builtin"), c.get("ssd_sort"), c.get("index"), c.get("planner")
     if not (b and s):
         continue
     bt, st = num(b, "total_ms"), num(s, "total_ms")
     bf, sf = num(b, "ttfr_ms"), num(s, "ttfr_ms")
     btemp, stemp = num(b, "temp_written_kb"), num(s, "temp_written_kb")
-    cens = " (censored)" if s["censored"] == "1" else ""
-    ratio_t = bt / st if bt and st else None
-    ratio_f = bf / sf if bf and sf else None
     temp_r = btemp / stemp if btemp and stemp else None
     pick, pr = "", None
     if p:
@@ -63,21 +75,28 @@ for key in keys:
         n_cells += 1
         if pr is not None and pr <= 1.10:
             n_good += 1
-        if pr is not None:
-            worst_planner = max(worst_planner, pr)
-    if key[0] >= 256 and ratio_f is not None:
+        if pr is not None and pr > worst_planner:
+            worst_planner, worst_cell = pr, key
+    if key[0] >= 256 and bf and sf:
         n_ttfr_cells += 1
-        n_ttfr_ok += ratio_f > 1
-    temp_s = f"{temp_r:.1f}x" if temp_r else "pairs sorted in memory"
-    runs_s = f"{s.get('runs', '')}/{s.get('merge_passes', '')}"
+        n_ttfr_ok += bf / sf > 1
+    if temp_r:
+        temp_s = f"{temp_r:.1f}x"
+    elif s.get("censored") == "1":
+        temp_s = "-"
+    else:
+        temp_s = "pairs sorted in memory"
+    runs_s = f"{s.get('runs') or 0}/{s.get('merge_passes') or 0}" if s.get("censored") != "1" else "-"
+    est = ratio(num(b, "est_total"), num(s, "est_total"))
     pr_s = f"{pr:.2f}" if pr is not None else ""
     lines.append(
-        f"| {key[0]} | {b['rows']} | {key[1]} | {key[2]}% | {bt/1000:.2f} | {st/1000:.2f}{cens} | "
-        f"{ratio_t:.2f}x | {bf/1000:.2f} | {sf/1000:.2f} | {ratio_f:.2f}x | "
-        f"{(btemp or 0)/1024:.1f} / {(stemp or 0)/1024:.1f} | {temp_s} | {runs_s} | {pick} | {pr_s} |")
+        f"| {key[0]} | {key[1]} | {b['rows']} | {key[2]} | {key[3]}% | {secs(b, 'total_ms')} | {secs(s, 'total_ms')} | "
+        f"{secs(i, 'total_ms')} | {ratio(bt, st)} | {secs(b, 'ttfr_ms')} | {secs(s, 'ttfr_ms')} | {secs(i, 'ttfr_ms')} | "
+        f"{ratio(bf, sf)} | {(btemp or 0)/1024:.1f} / {(stemp or 0)/1024:.1f} | {temp_s} | {runs_s} | {est} | {pick} | {pr_s} |")
 lines += ["",
-          f"- Time to first row faster than the built-in Sort in {n_ttfr_ok} of {n_ttfr_cells} cells (rows >= 256 B).",
-          f"- Planner within 10% of the faster plan in {n_good} of {n_cells} cells; worst planner ÷ best = {worst_planner:.2f}.",
+          f"- Time to first row faster than the built-in Sort in {n_ttfr_ok} of {n_ttfr_cells} cells with rows >= 256 B.",
+          f"- Planner within 10% of the faster plan in {n_good} of {n_cells} cells; worst planner ÷ best = {worst_planner:.2f}"
+          + (f" ({worst_cell[0]} B, {worst_cell[1]} order, work_mem {worst_cell[2]}, cache {worst_cell[3]}%)." if worst_cell else "."),
           ""]
 model = result + "-model.txt"
 if os.path.exists(model):
@@ -86,13 +105,14 @@ open(result + ".md", "w").write("\n".join(lines) + "\n")
 
 # Plot: total-time and TTFR speed-up per cell.
 fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
-labels = [f"{k[0]}B/{k[1]}/{k[2]}%" for k in keys if "builtin" in cells[k] and "ssd_sort" in cells[k]]
+labels = [f"{k[0]}B{'s' if k[1] != 'random' else ''}/{k[2]}/{k[3]}%" for k in keys
+          if "builtin" in cells[k] and "ssd_sort" in cells[k]]
 tot, ttf = [], []
 for k in keys:
     c = cells[k]
     if "builtin" in c and "ssd_sort" in c:
         tot.append(num(c["builtin"], "total_ms") / num(c["ssd_sort"], "total_ms"))
-        ttf.append(num(c["builtin"], "ttfr_ms") / max(num(c["ssd_sort"], "ttfr_ms") or 1e-9, 1e-9))
+        ttf.append(num(c["builtin"], "ttfr_ms") / (num(c["ssd_sort"], "ttfr_ms") or num(c["ssd_sort"], "total_ms")))
 for ax, vals, title in ((axes[0], tot, "total time speed-up (built-in / SSD Sort)"),
                         (axes[1], ttf, "time-to-first-row speed-up")):
     ax.bar(range(len(vals)), vals, color=["tab:green" if v >= 1 else "tab:red" for v in vals])

@@ -4,7 +4,9 @@
 # The analogue of Ghodsnia ch. 4 (Figures 4.5/4.6, Table 4.4) on the SSD
 # tier: SELECT * FROM sort_R ORDER BY key over a table of R-byte rows whose
 # key is a random permutation, with the built-in Sort (ssd_sort.enable off)
-# and SSD Sort (enable_sort off), and the plan the planner picks on its own.
+# and SSD Sort (enable_sort off), an index scan on the key (the thesis's
+# section 4.6 comparison), and the plan the planner picks between Sort and
+# SSD Sort (index scans disabled: the target is about those two).
 # The qdtt_costing model of the tier is calibrated first, so SSD Sort's fetch
 # is costed with it.  "Cache" is the OS page cache the memory cgroup leaves
 # for the table (shared_buffers is a fixed 64 MB: a seq scan of a large table
@@ -15,37 +17,62 @@
 # blocks written.  A run slower than --cap_s is stopped and recorded as
 # censored.
 #
-# Options: --rows "256 2048 4096" (row bytes)  --table_mb 512
-#          --work_mems "1MB 8MB 64MB"  --caches "25 100" (% of the table)
-#          --cap_s 300  --calibration_mb 256
+# Every table has a btree index on the key.  --presorted row sizes also get
+# a table whose physical order is the key order (the thesis's Table 4.3),
+# run at --presorted_cache percent and the smallest work_mem.
+#
+# A run is stopped at --cap_s, and the SSD Sort and index scan runs also at
+# --cap_factor times the built-in Sort's time (plus 5 s): beyond that the
+# cell's winner is known, and 24 million 40-byte rows fetched one by one
+# would otherwise take most of the run.  Stopped runs are marked censored.
+# Row sizes in --reduced_rows run only the corners of the grid
+# (--reduced_work_mems x --reduced_caches), for the same reason.
+#
+# Options: --rows "40 256 2048 4096" (row bytes)  --table_mb 1024
+#          --work_mems "1MB 8MB 64MB"  --caches "25 50 75 100" (% of the table)
+#          --reduced_rows "40" --reduced_work_mems "1MB 64MB" --reduced_caches "25 100"
+#          --presorted "256"  --presorted_cache 5
+#          --cap_s 120  --cap_factor 2.5  --calibration_mb 1024  --prepare_only 0
 
 experiment_main() {
-	local rows="256 2048 4096" table_mb=512 work_mems="1MB 8MB 64MB" caches="25 100"
-	local cap_s=300 calibration_mb=256
+	local rows="40 256 2048 4096" table_mb=1024 work_mems="1MB 8MB 64MB" caches="25 50 75 100"
+	local presorted="256" presorted_cache=5
+	local reduced_rows="40" reduced_work_mems="1MB 64MB" reduced_caches="25 100"
+	local cap_s=120 cap_factor=2.5 calibration_mb=1024 prepare_only=0
 	parse_options ssd-sort-grid "$@"
 
-	local pristine data
-	pristine=$(pristine_cluster "sort-$(echo "$rows" | tr ' ' '_')-${table_mb}mb" load_sort_tables "$rows" "$table_mb")
+	local pristine data tables="" r
+	for r in $rows; do tables+=" $r"; done
+	for r in $presorted; do tables+=" ${r}s"; done
+	pristine=$(pristine_cluster "sort-$(echo $tables | tr ' ' '_')-${table_mb}mb" load_sort_tables "$tables" "$table_mb")
+	[ "$prepare_only" = 1 ] && return 0
 	data=$(tier_copy "$pristine" ssd ssdsort)
 
-	echo "row_bytes,rows,pages,work_mem,cache_pct,variant,plan,total_ms,ttfr_ms,temp_written_kb,runs,merge_passes,censored" >"$RESULT.csv"
+	echo "row_bytes,order,rows,pages,work_mem,cache_pct,variant,plan,total_ms,ttfr_ms,temp_written_kb,runs,merge_passes,censored,est_startup,est_total" >"$RESULT.csv"
 	meta settings "SSD tier; table ${table_mb} MB per row size, key a random permutation; shared_buffers 64MB; memory cgroup = cache% x table + 160 MB; effective_cache_size = cache% x table + 64 MB; jit off, max_parallel_workers_per_gather 0; every run cold; SSD Sort prefetch depth 32; qdtt model calibrated on the tier (${calibration_mb} MB file)"
 	meta query "SELECT * FROM sort_R ORDER BY key (EXPLAIN ANALYZE, BUFFERS)"
 
 	set_memory_limit 2G
 	pg_cold_start "$data" "$RUN_DIR/ssd.log" "-c shared_buffers=128MB $SORT_OPTS"
 	bench_psql -d sortdb -c "CREATE EXTENSION IF NOT EXISTS qdtt_costing" \
-		-c "SELECT points_measured, max_beneficial_queue_depth FROM qdtt_calibrate('pg_default', $calibration_mb, 0.25, true)" >"$RUN_DIR/calibration.txt"
+		-c "SELECT points_measured, max_beneficial_queue_depth FROM qdtt_calibrate('pg_default', $calibration_mb, 0.25, false)" >"$RUN_DIR/calibration.txt"
 	bench_psql -d sortdb -c "SELECT band_pages, queue_depths, cost_us, page_cost FROM qdtt_model" >"$RESULT-model.txt"
 	pg_stop "$data"
 
-	local r wm c
+	local r wm c wms cs
 	for r in $rows; do
-		for wm in $work_mems; do
-			for c in $caches; do
-				sort_cell "$data" "$r" "$table_mb" "$wm" "$c" "$cap_s"
+		wms=$work_mems cs=$caches
+		if [[ " $reduced_rows " == *" $r "* ]]; then
+			wms=$reduced_work_mems cs=$reduced_caches
+		fi
+		for wm in $wms; do
+			for c in $cs; do
+				sort_cell "$data" "$r" "$table_mb" "$wm" "$c" "$cap_s" "$cap_factor"
 			done
 		done
+	done
+	for r in $presorted; do
+		sort_cell "$data" "${r}s" "$table_mb" "${work_mems%% *}" "$presorted_cache" "$cap_s" "$cap_factor"
 	done
 	pg_stop "$data"
 	rm -rf "$data"
@@ -53,15 +80,20 @@ experiment_main() {
 
 SORT_OPTS="-c shared_preload_libraries=qdtt_costing,ssd_sort -c jit=off -c max_parallel_workers_per_gather=0"
 
+# load_sort_tables "R... Rs..." TABLE_MB: sort_R per row size R, in random
+# key order, or in key order for "Rs".
 load_sort_tables() {
-	local r
+	local t r order
 	bench_psql -d postgres -c "CREATE DATABASE sortdb"
-	for r in $1; do
+	for t in $1; do
+		r=${t%s}
+		order=random
+		[ "$t" != "$r" ] && order=key
 		# rows of r bytes (tuple header included), about table_mb in all;
 		# 8 KB pages hold floor(8168 / (r + 4)) of them.
 		local per_page=$((8168 / (r + 4)))
 		local n=$(($2 * 128 * per_page))
-		sort_table_load sortdb "sort_$r" "$r" "$n"
+		sort_table_load sortdb "sort_$t" "$r" "$n" "$order"
 	done
 }
 
@@ -77,22 +109,27 @@ if node == "Sort":
 ttfr = p.get("Time To First Row", p["Actual Startup Time"])
 temp = p.get("Temp Written Blocks", 0) * 8
 print(node.replace(" ", "_"), round(p["Actual Total Time"], 1), round(ttfr, 1), temp,
-      p.get("Sorted Runs", ""), p.get("Merge Passes", ""))'
+      p.get("Sorted Runs", "-"), p.get("Merge Passes", "-"),
+      p["Startup Cost"], p["Total Cost"])'
 }
 
 sort_cell() {
-	local data=$1 r=$2 table_mb=$3 wm=$4 c=$5 cap_s=$6
-	local tab="sort_$r" pages nrows cache_mb
+	local data=$1 t=$2 table_mb=$3 wm=$4 c=$5 cap_s=$6 cap_factor=$7 cap_ms
+	local tab="sort_$t" r=${2%s} order=random pages nrows cache_mb
+	[ "$t" != "$r" ] && order=key
 	local opts variant settings out nums ms_of_plan=()
 	cache_mb=$((table_mb * c / 100))
 	set_memory_limit "$((cache_mb + 160))M"
 	opts="-c shared_buffers=64MB -c effective_cache_size=$((cache_mb + 64))MB -c work_mem=$wm $SORT_OPTS"
 	local -A done_plan=()
-	for variant in builtin ssd_sort planner; do
+	local builtin_ms=
+	local noindex="SET enable_indexscan = off; SET enable_bitmapscan = off;"
+	for variant in builtin ssd_sort index planner; do
 		case $variant in
-		builtin) settings="SET ssd_sort.enable = off;" ;;
-		ssd_sort) settings="SET enable_sort = off;" ;;
-		planner) settings="" ;;
+		builtin) settings="SET ssd_sort.enable = off; $noindex" ;;
+		ssd_sort) settings="SET enable_sort = off; $noindex" ;;
+		index) settings="SET ssd_sort.enable = off; SET enable_sort = off; SET enable_seqscan = off; SET enable_bitmapscan = off;" ;;
+		planner) settings="$noindex" ;;
 		esac
 		pg_cold_start "$data" "$RUN_DIR/ssd.log" "$opts"
 		if [ -z "${pages:-}" ]; then
@@ -103,19 +140,29 @@ sort_cell() {
 		plan=$(bench_psql -d sortdb -At -c "$settings EXPLAIN (COSTS OFF, FORMAT JSON) SELECT * FROM $tab ORDER BY key" |
 			/usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[0]["Plan"]; print(p.get("Custom Plan Provider") or p["Node Type"])')
 		if [ "$variant" = planner ] && [ -n "${done_plan[$plan]:-}" ]; then
-			echo "$r,$nrows,$pages,$wm,$c,planner,${done_plan[$plan]}" >>"$RESULT.csv"
+			echo "$r,$order,$nrows,$pages,$wm,$c,planner,${done_plan[$plan]}" >>"$RESULT.csv"
 			log "$tab work_mem $wm cache $c%: planner picks $plan"
 			continue
 		fi
-		if out=$(bench_psql -d sortdb -At -c "SET statement_timeout = '${cap_s}s'; $settings EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM $tab ORDER BY key" 2>&1); then
+		cap_ms=$((cap_s * 1000))
+		if [ "$variant" != builtin ] && [ -n "${builtin_ms:-}" ]; then
+			cap_ms=$(/usr/bin/python3 -c "print(min($cap_ms, int($cap_factor * $builtin_ms) + 5000))")
+		fi
+		if out=$(bench_psql -d sortdb -At -c "SET statement_timeout = '${cap_ms}ms'; $settings EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM $tab ORDER BY key" 2>&1); then
 			nums=$(plan_numbers <<<"$out")
-			read -r p total ttfr temp runs passes <<<"$nums"
-			done_plan[$plan]="$p,$total,$ttfr,$temp,$runs,$passes,0"
+			read -r p total ttfr temp runs passes est_s est_t <<<"$nums"
+			[ "$runs" = - ] && runs=
+			[ "$passes" = - ] && passes=
+			done_plan[$plan]="$p,$total,$ttfr,$temp,$runs,$passes,0,$est_s,$est_t"
+			[ "$variant" = builtin ] && builtin_ms=$total
 		else
 			grep -q 'statement timeout' <<<"$out" || die "$tab $variant: $out"
-			done_plan[$plan]="$plan,$((cap_s * 1000)),,,,,1"
+			read -r est_s est_t < <(bench_psql -d sortdb -At -c "$settings EXPLAIN (FORMAT JSON) SELECT * FROM $tab ORDER BY key" |
+				/usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[0]["Plan"]; print(p["Startup Cost"], p["Total Cost"])')
+			done_plan[$plan]="$plan,$cap_ms,,,,,1,$est_s,$est_t"
+			[ "$variant" = builtin ] && builtin_ms=$cap_ms
 		fi
-		echo "$r,$nrows,$pages,$wm,$c,$variant,${done_plan[$plan]}" >>"$RESULT.csv"
+		echo "$r,$order,$nrows,$pages,$wm,$c,$variant,${done_plan[$plan]}" >>"$RESULT.csv"
 		log "$tab work_mem $wm cache $c% $variant: ${done_plan[$plan]}"
 	done
 }

@@ -189,7 +189,7 @@ pristine_cluster() {
 		bench_conf </dev/null | runuser -u postgres -- tee -a "$pristine/postgresql.conf" >/dev/null
 		set_memory_limit -1
 		pg_start "$pristine" "$RUN_DIR/load.log" \
-			"-c shared_buffers=1GB -c max_wal_size=16GB -c checkpoint_timeout=1h"
+			"-c shared_buffers=1GB -c max_wal_size=2GB -c checkpoint_timeout=1h"
 		"$loader" "$@" >&2
 		bench_psql -d postgres -c CHECKPOINT
 		pg_stop "$pristine"

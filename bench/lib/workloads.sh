@@ -112,8 +112,11 @@ tk_load() {
 	bench_psql -d "$1" -c "SELECT * FROM bench_make_tk('$2', $3, $4)" -c "VACUUM (FREEZE) $2"
 }
 
-# sort_table_load DB TABLE ROW_BYTES N: SSD-sort's fixed-row-size table.
+# sort_table_load DB TABLE ROW_BYTES N [ORDER]: SSD-sort's fixed-row-size
+# table, rows in random key order or (ORDER "key") in key order, with a
+# btree index on the key.
 sort_table_load() {
 	bench_psql -d "$1" -f "$WORKLOADS/synthetic.sql" >/dev/null
-	bench_psql -d "$1" -c "SELECT * FROM bench_make_sort_table('$2', $3, $4)" -c "VACUUM (FREEZE) $2"
+	bench_psql -d "$1" -c "SELECT * FROM bench_make_sort_table('$2', $3, $4, '${5:-random}')" \
+		-c "CREATE INDEX ON $2 (key)" -c "VACUUM (FREEZE, ANALYZE) $2"
 }

@@ -49,14 +49,19 @@ $$;
 -- (VACUUM cannot run inside a function: loaders run VACUUM (FREEZE) after.)
 
 -- SSD-sort's tables (thesis 4.5): n rows of about row_bytes bytes each, an
--- int key that is a random permutation of 1..n in random physical order, and
+-- int key that is a permutation of 1..n in random physical order (or, with
+-- row_order 'key', in key order), and
 -- an uncompressed, untoasted padding column.
-CREATE OR REPLACE FUNCTION bench_make_sort_table(tab text, row_bytes int, n bigint)
+CREATE OR REPLACE FUNCTION bench_make_sort_table(tab text, row_bytes int, n bigint,
+												 row_order text DEFAULT 'random')
 RETURNS TABLE (tuple_bytes int, pages bigint, size text)
 LANGUAGE plpgsql AS $$
 DECLARE
 	pad int := greatest(row_bytes - 24 - 4 - 4, 0);
 BEGIN
+	IF row_order NOT IN ('random', 'key') THEN
+		RAISE EXCEPTION 'row_order must be "random" or "key", not "%"', row_order;
+	END IF;
 	SET LOCAL work_mem = '1GB';
 	SET LOCAL client_min_messages = warning;
 	EXECUTE format('DROP TABLE IF EXISTS %I', tab);
@@ -65,7 +70,8 @@ BEGIN
 	EXECUTE format($q$
 		INSERT INTO %I
 		SELECT i::int, repeat('y', %s)
-		FROM generate_series(1, %s) i ORDER BY random()$q$, tab, pad, n);
+		FROM generate_series(1, %s) i ORDER BY %s$q$, tab, pad, n,
+		CASE row_order WHEN 'key' THEN 'i' ELSE 'random()' END);
 	EXECUTE format('ANALYZE %I', tab);
 	RETURN QUERY EXECUTE format(
 		'SELECT (SELECT pg_column_size(t.*) FROM %I t LIMIT 1),
