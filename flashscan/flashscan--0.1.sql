@@ -13,3 +13,37 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION flashscan_status() IS
 'flashscan library version, whether it was loaded through shared_preload_libraries, and whether io_uring works in this server';
+
+-- The pax table access method: CREATE TABLE ... USING pax.
+CREATE FUNCTION pax_tableam_handler(internal)
+RETURNS table_am_handler
+AS 'MODULE_PATHNAME', 'pax_tableam_handler'
+LANGUAGE C STRICT;
+
+CREATE ACCESS METHOD pax TYPE TABLE HANDLER pax_tableam_handler;
+COMMENT ON ACCESS METHOD pax IS
+'PAX storage: rows in groups of blocks, one minipage per column';
+
+CREATE FUNCTION pax_groups(rel regclass,
+	OUT first_row bigint,
+	OUT nrows bigint,
+	OUT first_block bigint,
+	OUT nblocks integer,
+	OUT minipage_bytes bigint,
+	OUT xmin xid,
+	OUT frozen boolean,
+	OUT aborted boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pax_groups'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION pax_groups(regclass) IS
+'the group directory of a pax table: row range, blocks, minipage bytes, writer and its state';
+
+CREATE FUNCTION pax_set_group_blocks(rel regclass, group_blocks integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pax_set_group_blocks'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION pax_set_group_blocks(regclass, integer) IS
+'set the number of blocks of a pax table''s next groups (PostgreSQL 15 has no table access method reloptions)';

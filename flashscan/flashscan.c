@@ -14,12 +14,15 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "pax.h"
 #include "ssdkit_status.h"
 
 PG_MODULE_MAGIC;
 
 /* Whether the library came in through shared_preload_libraries. */
 static bool loaded_at_startup = false;
+
+int			pax_default_group_blocks = PAX_DEFAULT_GROUP_BLOCKS;
 
 void		_PG_init(void);
 
@@ -31,7 +34,21 @@ _PG_init(void)
 	loaded_at_startup = process_shared_preload_libraries_in_progress;
 
 	/* Unknown "flashscan.*" settings are errors, so a typo cannot go unnoticed. */
+
+	/*
+	 * PostgreSQL 15 gives table access methods no reloptions of their own
+	 * (heap's parser rejects unknown ones), so a table's group size comes
+	 * from this setting when it is created and is kept in its metapage;
+	 * pax_set_group_blocks() changes it for later groups.
+	 */
+	DefineCustomIntVariable("flashscan.group_blocks",
+							"Blocks per group of pax tables created from now on.",
+							"A group holds the rows of one range column by column; the scan of a column reads its minipage's blocks only.",
+							&pax_default_group_blocks, PAX_DEFAULT_GROUP_BLOCKS,
+							PAX_MIN_GROUP_BLOCKS, PAX_MAX_GROUP_BLOCKS,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("flashscan");
+	pax_writer_init();
 }
 
 /* flashscan_status(): library version, how it was loaded, io_uring support. */

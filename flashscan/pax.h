@@ -1,0 +1,203 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax.h
+ *	  On-disk format and shared declarations of the pax table access method.
+ *
+ * A pax relation's main fork holds three kinds of blocks, every one a
+ * standard PostgreSQL page (PageInit'ed, checksummed by the buffer manager):
+ *
+ *	block 0		the metapage: format version, the group size for new groups,
+ *				the next unreserved row number, the directory chain's ends;
+ *	directory	a chain of pages of group entries, appended in row order;
+ *	groups		up to G consecutive blocks (reloption group_blocks) holding
+ *				the rows of one group column by column, one minipage per
+ *				column.
+ *
+ * A group's blocks carry one payload stream (the bytes after each page
+ * header, concatenated).  Minipages are packed into it in column order; one
+ * that does not fit in what is left of the current block starts on the next
+ * block boundary, so reading a minipage of n bytes touches exactly
+ * ceil(n / PAX_BLOCK_PAYLOAD) blocks, never a neighbour's edge.  The
+ * directory entry records every minipage's offset and length, so a scan
+ * knows which blocks to read without reading the group.
+ *
+ * Rows are numbered densely as they are inserted; a group holds the rows of
+ * one contiguous range of row numbers, and row number r has the TID
+ * (r / PAX_ROWS_PER_TID_BLOCK, r % PAX_ROWS_PER_TID_BLOCK + 1).  TIDs are
+ * logical: they never change while the row lives, and their block number
+ * is not a physical block.  PAX_ROWS_PER_TID_BLOCK is MaxHeapTuplesPerPage
+ * so that TID bitmaps accept every offset.
+ *
+ * Visibility is per group: one group is written by one command of one
+ * (sub)transaction, whose xid and command id the entry records.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PAX_H
+#define PAX_H
+
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "storage/block.h"
+#include "storage/bufpage.h"
+#include "storage/itemptr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+#include "access/tableam.h"
+
+#define PAX_MAGIC				0x50415831	/* "PAX1" */
+#define PAX_FORMAT_VERSION		1
+#define PAX_METAPAGE_BLKNO		0
+
+/* Bytes of a group block that hold minipage data. */
+#define PAX_BLOCK_PAYLOAD		(BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
+
+#define PAX_ROWS_PER_TID_BLOCK	MaxHeapTuplesPerPage
+
+/* Group size (flashscan.group_blocks, pax_set_group_blocks()): range and default. */
+#define PAX_MIN_GROUP_BLOCKS	1
+#define PAX_MAX_GROUP_BLOCKS	4096
+#define PAX_DEFAULT_GROUP_BLOCKS 32
+
+/* At most this many rows in one group (bounds per-group arrays). */
+#define PAX_MAX_GROUP_ROWS		65536
+
+/* Row numbers are reserved for a group in ranges of this size at most. */
+#define PAX_ROWNUM_RESERVE		1024
+
+typedef struct PaxMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	uint32		group_blocks;	/* G for new groups */
+	uint32		reserved;
+	uint64		next_rownum;	/* first row number not yet reserved */
+	uint64		ngroups;		/* directory entries */
+	BlockNumber dir_first;		/* first directory page, or InvalidBlockNumber */
+	BlockNumber dir_last;		/* page new entries go to */
+} PaxMetaPageData;
+
+#define PaxPageGetMeta(page) ((PaxMetaPageData *) PageGetContents(page))
+
+/* One column's minipage within a group. */
+typedef struct PaxColumnExtent
+{
+	uint32		offset;			/* start in the group's payload stream */
+	uint32		nbytes;			/* minipage length */
+} PaxColumnExtent;
+
+/* PaxGroupEntry.flags */
+#define PAX_GROUP_FROZEN		0x0001	/* xmin is older than every snapshot */
+#define PAX_GROUP_ABORTED		0x0002	/* its transaction aborted: never visible */
+
+/* A directory entry: where one group lives and who wrote it. */
+typedef struct PaxGroupEntry
+{
+	uint64		first_rownum;
+	uint32		nrows;
+	BlockNumber first_block;
+	uint32		nblocks;
+	uint16		ncols;			/* columns stored (later columns read as missing) */
+	uint16		flags;
+	TransactionId xmin;
+	CommandId	cmin;
+	BlockNumber delete_map;		/* reserved for per-row deletes: InvalidBlockNumber */
+	uint32		reserved;
+	PaxColumnExtent cols[FLEXIBLE_ARRAY_MEMBER];
+} PaxGroupEntry;
+
+#define PaxGroupEntrySize(ncols) \
+	MAXALIGN(offsetof(PaxGroupEntry, cols) + (ncols) * sizeof(PaxColumnExtent))
+
+/* Directory pages: entries packed from the page contents; the special space links the chain. */
+typedef struct PaxDirPageOpaque
+{
+	BlockNumber next;
+	uint16		nentries;
+	uint16		page_id;		/* PAX_DIR_PAGE_ID, to tell the page kinds apart */
+} PaxDirPageOpaque;
+
+#define PAX_DIR_PAGE_ID			0xFA5D
+#define PaxDirPageGetOpaque(page) ((PaxDirPageOpaque *) PageGetSpecialPointer(page))
+
+/*
+ * A minipage starts with this header; then, if nnulls > 0, a null bitmap of
+ * nrows bits (set = null); then the values.  Fixed-width values sit at a
+ * fixed stride from an offset aligned for the type; variable-width values
+ * are located by an array of nrows uint32 start offsets (relative to the
+ * minipage) followed by the values, each stored as it would be in a heap
+ * tuple (short varlena headers where possible, 4-byte headers aligned).
+ */
+typedef struct PaxMinipageHeader
+{
+	uint32		nrows;
+	uint32		nnulls;
+} PaxMinipageHeader;
+
+/* The directory of a relation as a scan sees it: entries sorted by row number. */
+typedef struct PaxDirectory
+{
+	int			ngroups;
+	int			natts;			/* the relation's attribute count when read */
+	PaxGroupEntry **groups;
+	MemoryContext cxt;
+} PaxDirectory;
+
+/* A decoded column of one group. */
+typedef struct PaxColumnData
+{
+	Datum	   *values;
+	bool	   *isnull;
+} PaxColumnData;
+
+/* Row number <-> TID. */
+static inline void
+pax_rownum_to_tid(uint64 rownum, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (rownum / PAX_ROWS_PER_TID_BLOCK),
+				   (OffsetNumber) (rownum % PAX_ROWS_PER_TID_BLOCK + 1));
+}
+
+static inline uint64
+pax_tid_to_rownum(ItemPointer tid)
+{
+	return (uint64) ItemPointerGetBlockNumberNoCheck(tid) * PAX_ROWS_PER_TID_BLOCK +
+		(ItemPointerGetOffsetNumberNoCheck(tid) - 1);
+}
+
+/* flashscan.c */
+extern int	pax_default_group_blocks;
+
+/* pax_storage.c */
+extern void pax_init_storage(Relation rel, const RelFileNode *newrnode,
+							 SMgrRelation srel, char persistence);
+extern int	pax_relation_group_blocks(Relation rel);
+extern void pax_set_relation_group_blocks(Relation rel, int group_blocks);
+extern void pax_truncate_in_place(Relation rel);
+extern uint64 pax_reserve_rownums(Relation rel, uint32 count);
+extern uint64 pax_next_rownum(Relation rel);
+extern PaxDirectory *pax_read_directory(Relation rel, MemoryContext cxt);
+extern uint64 pax_directory_version(Relation rel);
+extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
+extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream);
+extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
+extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+							 const bool *needed, PaxColumnData *cols,
+							 BufferAccessStrategy strategy);
+extern void pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
+								 TransactionId freeze_limit,
+								 TransactionId *new_frozen_xid,
+								 double *live_rows, double *dead_rows);
+
+/* pax_writer.c */
+extern void pax_writer_init(void);
+extern void pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern void pax_flush_relation(Relation rel);
+extern void pax_forget_relation(Oid relid);
+
+/* pax_handler.c */
+extern const TableAmRoutine *pax_table_am_routine(void);
+
+#endif							/* PAX_H */

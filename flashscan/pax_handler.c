@@ -1,0 +1,972 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_handler.c
+ *	  The pax table access method: PostgreSQL's table AM callbacks over the
+ *	  storage of pax_storage.c and the row buffers of pax_writer.c.
+ *
+ * Scans decode a group's minipages into column arrays and return rows in
+ * virtual slots whose values point into them (valid until the scan moves to
+ * the next group, as a scan slot's contents are until the next call).
+ * Visibility is decided per group (pax_group_visible()).
+ *
+ * Not supported yet, with feature_not_supported errors: UPDATE, DELETE,
+ * row locks (SELECT ... FOR UPDATE/SHARE, foreign keys referencing a pax
+ * table), INSERT ... ON CONFLICT, TABLESAMPLE, CLUSTER and VACUUM FULL,
+ * CREATE INDEX CONCURRENTLY, index AMs that only do bitmap scans (BRIN,
+ * GIN), bitmap heap scans (the planner does not offer them).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/amapi.h"
+#include "access/multixact.h"
+#include "access/parallel.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/defrem.h"
+#include "commands/vacuum.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "pax.h"
+
+PG_FUNCTION_INFO_V1(pax_tableam_handler);
+
+/* Row numbers a parallel participant claims at a time. */
+#define PAX_PARALLEL_CHUNK_ROWS		(8 * PAX_ROWNUM_RESERVE)
+
+typedef struct PaxScanDescData
+{
+	TableScanDescData base;
+	PaxDirectory *dir;
+	int			gi;				/* current group (index into dir->groups) */
+	int64		ri;				/* current row within it */
+	bool		group_loaded;	/* cols hold group gi */
+	PaxColumnData *cols;
+	bool	   *needed;
+	MemoryContext scan_cxt;
+	MemoryContext group_cxt;
+	BufferAccessStrategy strategy;
+	/* parallel: the claimed row-number range */
+	uint64		claim_start;
+	uint64		claim_end;
+	/* ANALYZE */
+	PaxGroupEntry **by_block;	/* groups sorted by first block */
+	PaxGroupEntry *analyze_group;
+	uint32		analyze_row;
+	uint32		analyze_end;
+} PaxScanDescData;
+
+typedef PaxScanDescData *PaxScanDesc;
+
+typedef struct PaxParallelScanDescData
+{
+	ParallelTableScanDescData base;
+	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
+} PaxParallelScanDescData;
+
+typedef struct PaxIndexFetchData
+{
+	IndexFetchTableData base;
+	PaxDirectory *dir;
+	PaxGroupEntry *cur;
+	PaxColumnData *cols;
+	bool	   *needed;
+	MemoryContext cxt;
+	MemoryContext group_cxt;
+} PaxIndexFetchData;
+
+static void not_supported(Relation rel, const char *what, const char *hint) pg_attribute_noreturn();
+
+static void
+not_supported(Relation rel, const char *what, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on pax table \"%s\"", what,
+					RelationGetRelationName(rel)),
+			 errdetail("pax tables take INSERT, COPY, SELECT, btree/hash/GiST indexes, TRUNCATE, VACUUM and ANALYZE so far."),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/* Fill a virtual slot with row ri of the decoded columns. */
+static void
+store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
+		  const bool *needed, PaxGroupEntry *g, uint32 ri, Oid relid)
+{
+	int			att;
+
+	ExecClearTuple(slot);
+	for (att = 0; att < desc->natts; att++)
+	{
+		if (needed[att])
+		{
+			slot->tts_values[att] = cols[att].values[ri];
+			slot->tts_isnull[att] = cols[att].isnull[ri];
+		}
+		else
+		{
+			slot->tts_values[att] = (Datum) 0;
+			slot->tts_isnull[att] = true;
+		}
+	}
+	ExecStoreVirtualTuple(slot);
+	pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
+	slot->tts_tableOid = relid;
+}
+
+static bool *
+all_columns(TupleDesc desc)
+{
+	bool	   *needed = palloc(sizeof(bool) * Max(desc->natts, 1));
+	int			att;
+
+	for (att = 0; att < desc->natts; att++)
+		needed[att] = !TupleDescAttr(desc, att)->attisdropped;
+	return needed;
+}
+
+static const TupleTableSlotOps *
+pax_slot_callbacks(Relation rel)
+{
+	return &TTSOpsVirtual;
+}
+
+/* ------------------------------------------------------------------------
+ * Sequential scans
+ * ------------------------------------------------------------------------
+ */
+
+static TableScanDesc
+pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
+			   ParallelTableScanDesc pscan, uint32 flags)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "pax scan",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PaxScanDesc scan = palloc0(sizeof(PaxScanDescData));
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	if (!IsParallelWorker())
+		pax_flush_relation(rel);
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_key = key;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = pscan;
+	scan->scan_cxt = cxt;
+	scan->group_cxt = AllocSetContextCreate(cxt, "pax group", ALLOCSET_DEFAULT_SIZES);
+	scan->dir = pax_read_directory(rel, cxt);
+	scan->needed = all_columns(desc);
+	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
+	scan->gi = -1;
+	scan->ri = -1;
+	if ((flags & SO_ALLOW_STRAT) &&
+		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))
+		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
+	MemoryContextSwitchTo(old);
+	return &scan->base;
+}
+
+static void
+pax_scan_end(TableScanDesc sscan)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+
+	if (scan->strategy)
+		FreeAccessStrategy(scan->strategy);
+	if (scan->base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->base.rs_snapshot);
+	MemoryContextDelete(scan->scan_cxt);
+}
+
+static void
+pax_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
+				bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+
+	if (set_params)
+	{
+		if (allow_strat)
+			scan->base.rs_flags |= SO_ALLOW_STRAT;
+		else
+			scan->base.rs_flags &= ~SO_ALLOW_STRAT;
+	}
+	scan->gi = -1;
+	scan->ri = -1;
+	scan->group_loaded = false;
+	scan->claim_start = scan->claim_end = 0;
+	MemoryContextReset(scan->group_cxt);
+}
+
+/* In a parallel scan, is group g ours?  Claims ranges of row numbers as needed. */
+static bool
+parallel_owns_group(PaxScanDesc scan, PaxGroupEntry *g)
+{
+	PaxParallelScanDescData *p = (PaxParallelScanDescData *) scan->base.rs_parallel;
+
+	while (g->first_rownum >= scan->claim_end)
+	{
+		scan->claim_start = pg_atomic_fetch_add_u64(&p->next_rownum, PAX_PARALLEL_CHUNK_ROWS);
+		scan->claim_end = scan->claim_start + PAX_PARALLEL_CHUNK_ROWS;
+	}
+	return g->first_rownum >= scan->claim_start;
+}
+
+/* Move to the next (or previous) visible group; false at the end. */
+static bool
+advance_group(PaxScanDesc scan, ScanDirection direction)
+{
+	for (;;)
+	{
+		PaxGroupEntry *g;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		scan->group_loaded = false;
+		if (ScanDirectionIsBackward(direction))
+		{
+			if (scan->gi < 0)
+				scan->gi = scan->dir->ngroups;
+			if (--scan->gi < 0)
+				return false;
+		}
+		else
+		{
+			if (scan->gi >= scan->dir->ngroups)
+				return false;
+			if (++scan->gi >= scan->dir->ngroups)
+				return false;
+		}
+		g = scan->dir->groups[scan->gi];
+		if (scan->base.rs_parallel && !parallel_owns_group(scan, g))
+			continue;
+		if (!pax_group_visible(g, scan->base.rs_snapshot))
+			continue;
+		MemoryContextReset(scan->group_cxt);
+		old = MemoryContextSwitchTo(scan->group_cxt);
+		pax_read_columns(scan->base.rs_rd, g, RelationGetDescr(scan->base.rs_rd),
+						 scan->needed, scan->cols, scan->strategy);
+		MemoryContextSwitchTo(old);
+		scan->group_loaded = true;
+		scan->ri = ScanDirectionIsBackward(direction) ? (int64) g->nrows : -1;
+		return true;
+	}
+}
+
+static bool
+pax_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					 TupleTableSlot *slot)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+
+	for (;;)
+	{
+		if (scan->group_loaded)
+		{
+			PaxGroupEntry *g = scan->dir->groups[scan->gi];
+
+			scan->ri += ScanDirectionIsBackward(direction) ? -1 : 1;
+			if (scan->ri >= 0 && scan->ri < g->nrows)
+			{
+				store_row(slot, RelationGetDescr(sscan->rs_rd), scan->cols,
+						  scan->needed, g, (uint32) scan->ri,
+						  RelationGetRelid(sscan->rs_rd));
+				return true;
+			}
+		}
+		if (!advance_group(scan, direction))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+	}
+}
+
+static Size
+pax_parallelscan_estimate(Relation rel)
+{
+	return sizeof(PaxParallelScanDescData);
+}
+
+static Size
+pax_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	PaxParallelScanDescData *p = (PaxParallelScanDescData *) pscan;
+
+	if (!IsParallelWorker())
+		pax_flush_relation(rel);
+	p->base.phs_relid = RelationGetRelid(rel);
+	p->base.phs_syncscan = false;
+	pg_atomic_init_u64(&p->next_rownum, 0);
+	return sizeof(PaxParallelScanDescData);
+}
+
+static void
+pax_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	pg_atomic_write_u64(&((PaxParallelScanDescData *) pscan)->next_rownum, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Fetching rows by TID (index scans, triggers, constraint checks)
+ * ------------------------------------------------------------------------
+ */
+
+static IndexFetchTableData *
+pax_index_fetch_begin(Relation rel)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "pax fetch",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PaxIndexFetchData *f = palloc0(sizeof(PaxIndexFetchData));
+
+	if (!IsParallelWorker())
+		pax_flush_relation(rel);
+	f->base.rel = rel;
+	f->cxt = cxt;
+	f->group_cxt = AllocSetContextCreate(cxt, "pax fetch group", ALLOCSET_DEFAULT_SIZES);
+	f->needed = all_columns(RelationGetDescr(rel));
+	f->cols = palloc0(sizeof(PaxColumnData) * Max(RelationGetDescr(rel)->natts, 1));
+	MemoryContextSwitchTo(old);
+	return &f->base;
+}
+
+static void
+pax_index_fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+static void
+pax_index_fetch_end(IndexFetchTableData *scan)
+{
+	MemoryContextDelete(((PaxIndexFetchData *) scan)->cxt);
+}
+
+/*
+ * The group holding a TID, reading the directory again when the TID is not
+ * in the copy we have and groups were added since.
+ */
+static PaxGroupEntry *
+fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
+{
+	uint64		rownum = pax_tid_to_rownum(tid);
+	PaxGroupEntry *g = NULL;
+
+	if (!ItemPointerIsValid(tid))
+		return NULL;
+	if (f->dir != NULL)
+		g = pax_find_group(f->dir, rownum);
+	if (g == NULL &&
+		(f->dir == NULL || pax_directory_version(f->base.rel) != (uint64) f->dir->ngroups))
+	{
+		MemoryContext dircxt = AllocSetContextCreate(f->cxt, "pax fetch directory",
+													 ALLOCSET_DEFAULT_SIZES);
+
+		if (f->dir != NULL)
+			MemoryContextDelete(f->dir->cxt);
+		f->dir = pax_read_directory(f->base.rel, dircxt);
+		f->cur = NULL;
+		g = pax_find_group(f->dir, rownum);
+	}
+	return g;
+}
+
+static bool
+fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
+		  TupleTableSlot *slot, bool *all_dead)
+{
+	PaxGroupEntry *g = fetch_find_group(f, tid);
+
+	if (all_dead)
+		*all_dead = false;
+	if (g == NULL)
+		return false;
+	if (!pax_group_visible(g, snapshot))
+	{
+		if (all_dead)
+			*all_dead = (g->flags & PAX_GROUP_ABORTED) != 0;
+		return false;
+	}
+	if (f->cur != g)
+	{
+		MemoryContext old;
+
+		MemoryContextReset(f->group_cxt);
+		old = MemoryContextSwitchTo(f->group_cxt);
+		pax_read_columns(f->base.rel, g, RelationGetDescr(f->base.rel), f->needed,
+						 f->cols, NULL);
+		MemoryContextSwitchTo(old);
+		f->cur = g;
+	}
+	store_row(slot, RelationGetDescr(f->base.rel), f->cols, f->needed, g,
+			  (uint32) (pax_tid_to_rownum(tid) - g->first_rownum),
+			  RelationGetRelid(f->base.rel));
+	return true;
+}
+
+static bool
+pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
+					  Snapshot snapshot, TupleTableSlot *slot,
+					  bool *call_again, bool *all_dead)
+{
+	*call_again = false;
+	return fetch_row((PaxIndexFetchData *) scan, tid, snapshot, slot, all_dead);
+}
+
+static bool
+pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+							TupleTableSlot *slot)
+{
+	IndexFetchTableData *f = pax_index_fetch_begin(rel);
+	bool		found = fetch_row((PaxIndexFetchData *) f, tid, snapshot, slot, NULL);
+
+	/* the slot's values point into the fetch's memory: keep a copy */
+	if (found)
+		ExecMaterializeSlot(slot);
+	pax_index_fetch_end(f);
+	return found;
+}
+
+static bool
+pax_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	return ItemPointerIsValid(tid) &&
+		pax_tid_to_rownum(tid) < pax_next_rownum(scan->rs_rd);
+}
+
+static void
+pax_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	/* rows are never updated: a TID is its own latest version */
+}
+
+static bool
+pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
+{
+	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(rel);
+	PaxGroupEntry *g = fetch_find_group(f, &slot->tts_tid);
+	bool		visible = (g != NULL && pax_group_visible(g, snapshot));
+
+	pax_index_fetch_end(&f->base);
+	return visible;
+}
+
+static TransactionId
+pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	/* rows are never deleted: no index entry is known to be deletable */
+	return InvalidTransactionId;
+}
+
+/* ------------------------------------------------------------------------
+ * Writes
+ * ------------------------------------------------------------------------
+ */
+
+static void
+pax_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+				 int options, struct BulkInsertStateData *bistate)
+{
+	pax_insert_row(rel, slot, cid);
+}
+
+static void
+pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+				 CommandId cid, int options, struct BulkInsertStateData *bistate)
+{
+	int			i;
+
+	for (i = 0; i < nslots; i++)
+		pax_insert_row(rel, slots[i], cid);
+}
+
+static void
+pax_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
+							 int options, struct BulkInsertStateData *bistate, uint32 specToken)
+{
+	not_supported(rel, "INSERT ... ON CONFLICT", NULL);
+}
+
+static void
+pax_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+							   uint32 specToken, bool succeeded)
+{
+	not_supported(rel, "INSERT ... ON CONFLICT", NULL);
+}
+
+static TM_Result
+pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+				 Snapshot snapshot, Snapshot crosscheck, bool wait,
+				 TM_FailureData *tmfd, bool changingPart)
+{
+	not_supported(rel, "DELETE", "Rewrite the table without the rows: CREATE TABLE ... USING pax AS SELECT ...");
+}
+
+static TM_Result
+pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				 bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+				 bool *update_indexes)
+{
+	not_supported(rel, "UPDATE", "Rewrite the table with the new values: CREATE TABLE ... USING pax AS SELECT ...");
+}
+
+static TM_Result
+pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
+{
+	not_supported(rel, "locking rows (SELECT ... FOR UPDATE/SHARE, foreign keys referencing the table)",
+				  "Lock the whole table with LOCK TABLE instead.");
+}
+
+static void
+pax_finish_bulk_insert(Relation rel, int options)
+{
+	/* the last, partial group is written at commit or when the table is read */
+}
+
+/* ------------------------------------------------------------------------
+ * DDL: storage, truncation, copies
+ * ------------------------------------------------------------------------
+ */
+
+static void
+pax_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+							  char persistence, TransactionId *freezeXid,
+							  MultiXactId *minmulti)
+{
+	SMgrRelation srel;
+
+	pax_forget_relation(RelationGetRelid(rel));
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+	srel = RelationCreateStorage(*newrnode, persistence, true);
+	pax_init_storage(rel, newrnode, srel, persistence);
+	smgrclose(srel);
+}
+
+static void
+pax_relation_nontransactional_truncate(Relation rel)
+{
+	pax_forget_relation(RelationGetRelid(rel));
+	pax_truncate_in_place(rel);
+}
+
+static void
+pax_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	SMgrRelation dstrel = smgropen(*newrnode, rel->rd_backend);
+
+	pax_flush_relation(rel);
+	FlushRelationBuffers(rel);
+	RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
+	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
+						rel->rd_rel->relpersistence);
+	if (smgrexists(RelationGetSmgr(rel), INIT_FORKNUM))
+	{
+		smgrcreate(dstrel, INIT_FORKNUM, false);
+		log_smgrcreate(newrnode, INIT_FORKNUM);
+		RelationCopyStorage(RelationGetSmgr(rel), dstrel, INIT_FORKNUM,
+							rel->rd_rel->relpersistence);
+	}
+	RelationDropStorage(rel);
+	smgrclose(dstrel);
+}
+
+static void
+pax_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+							  Relation OldIndex, bool use_sort,
+							  TransactionId OldestXmin,
+							  TransactionId *xid_cutoff,
+							  MultiXactId *multi_cutoff,
+							  double *num_tuples, double *tups_vacuumed,
+							  double *tups_recently_dead)
+{
+	not_supported(OldTable, "CLUSTER and VACUUM FULL",
+				  "Rewrite the table with CREATE TABLE ... USING pax AS SELECT ..., or VACUUM it.");
+}
+
+/* ------------------------------------------------------------------------
+ * VACUUM and ANALYZE
+ * ------------------------------------------------------------------------
+ */
+
+static void
+pax_relation_vacuum(Relation rel, VacuumParams *params,
+					BufferAccessStrategy bstrategy)
+{
+	TransactionId oldest_xmin,
+				freeze_limit,
+				new_frozen_xid;
+	MultiXactId oldest_mxact,
+				multi_cutoff;
+	double		live,
+				dead;
+
+	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
+						  params->multixact_freeze_min_age,
+						  params->multixact_freeze_table_age,
+						  &oldest_xmin, &oldest_mxact, &freeze_limit, &multi_cutoff);
+	if (params->options & VACOPT_FREEZE)
+		freeze_limit = oldest_xmin;
+	pax_vacuum_directory(rel, oldest_xmin, freeze_limit, &new_frozen_xid, &live, &dead);
+
+	/* pax tables store no multixacts: any current value bounds them */
+	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel), live, 0,
+						rel->rd_rel->relhasindex, new_frozen_xid,
+						ReadNextMultiXactId(), NULL, NULL, false);
+	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
+						 (PgStat_Counter) live, (PgStat_Counter) dead);
+}
+
+static int
+cmp_group_block(const void *a, const void *b)
+{
+	BlockNumber ba = (*(PaxGroupEntry *const *) a)->first_block;
+	BlockNumber bb = (*(PaxGroupEntry *const *) b)->first_block;
+
+	return (ba < bb) ? -1 : (ba > bb) ? 1 : 0;
+}
+
+/*
+ * ANALYZE samples physical blocks; a group block stands for its share of
+ * the group's rows (row i belongs to block i * nblocks / nrows), so every
+ * row is equally likely to be sampled.  Directory and metapage blocks hold
+ * none.
+ */
+static bool
+pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+							BufferAccessStrategy bstrategy)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+	PaxDirectory *dir = scan->dir;
+	int			lo = 0,
+				hi = dir->ngroups - 1;
+	PaxGroupEntry *g = NULL;
+
+	if (scan->by_block == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(scan->scan_cxt);
+
+		scan->by_block = palloc(sizeof(PaxGroupEntry *) * Max(dir->ngroups, 1));
+		memcpy(scan->by_block, dir->groups, sizeof(PaxGroupEntry *) * dir->ngroups);
+		qsort(scan->by_block, dir->ngroups, sizeof(PaxGroupEntry *), cmp_group_block);
+		MemoryContextSwitchTo(old);
+	}
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		PaxGroupEntry *m = scan->by_block[mid];
+
+		if (blockno < m->first_block)
+			hi = mid - 1;
+		else if (blockno >= m->first_block + m->nblocks)
+			lo = mid + 1;
+		else
+		{
+			g = m;
+			break;
+		}
+	}
+	scan->analyze_group = NULL;
+	if (g == NULL)
+		return false;
+	if (scan->group_loaded == false || scan->dir->groups[scan->gi] != g)
+	{
+		MemoryContext old;
+		int			i;
+
+		for (i = 0; i < dir->ngroups; i++)
+			if (dir->groups[i] == g)
+				scan->gi = i;
+		MemoryContextReset(scan->group_cxt);
+		old = MemoryContextSwitchTo(scan->group_cxt);
+		pax_read_columns(sscan->rs_rd, g, RelationGetDescr(sscan->rs_rd),
+						 scan->needed, scan->cols, bstrategy);
+		MemoryContextSwitchTo(old);
+		scan->group_loaded = true;
+	}
+	scan->analyze_group = g;
+	scan->analyze_row = (uint32) (((uint64) g->nrows * (blockno - g->first_block) +
+								   g->nblocks - 1) / g->nblocks);
+	scan->analyze_end = (uint32) (((uint64) g->nrows * (blockno - g->first_block + 1) +
+								   g->nblocks - 1) / g->nblocks);
+	return true;
+}
+
+static bool
+pax_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+							double *liverows, double *deadrows,
+							TupleTableSlot *slot)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+	PaxGroupEntry *g = scan->analyze_group;
+
+	while (g != NULL && scan->analyze_row < scan->analyze_end)
+	{
+		uint32		ri = scan->analyze_row++;
+
+		if (g->flags & PAX_GROUP_ABORTED)
+		{
+			*deadrows += 1;
+			continue;
+		}
+		if (!(g->flags & PAX_GROUP_FROZEN) &&
+			!TransactionIdIsCurrentTransactionId(g->xmin))
+		{
+			if (TransactionIdIsInProgress(g->xmin))
+				continue;		/* another transaction's insert: not counted, as heap does */
+			if (!TransactionIdDidCommit(g->xmin))
+			{
+				*deadrows += 1;
+				continue;
+			}
+		}
+		store_row(slot, RelationGetDescr(sscan->rs_rd), scan->cols, scan->needed,
+				  g, ri, RelationGetRelid(sscan->rs_rd));
+		*liverows += 1;
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+static bool
+pax_scan_sample_next_block(TableScanDesc scan, SampleScanState *scanstate)
+{
+	not_supported(scan->rs_rd, "TABLESAMPLE", NULL);
+}
+
+static bool
+pax_scan_sample_next_tuple(TableScanDesc scan, SampleScanState *scanstate,
+						   TupleTableSlot *slot)
+{
+	not_supported(scan->rs_rd, "TABLESAMPLE", NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Index builds
+ * ------------------------------------------------------------------------
+ */
+
+static double
+pax_index_build_range_scan(Relation table_rel, Relation index_rel,
+						   IndexInfo *index_info, bool allow_sync,
+						   bool anyvisible, bool progress,
+						   BlockNumber start_blockno, BlockNumber numblocks,
+						   IndexBuildCallback callback, void *callback_state,
+						   TableScanDesc scan)
+{
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	ExprState  *predicate;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	double		reltuples = 0;
+	uint64		min_rownum = 0,
+				max_rownum = PG_UINT64_MAX;
+
+	if (index_rel->rd_indam->amgettuple == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index access method \"%s\" is not supported on pax table \"%s\"",
+						get_am_name(index_rel->rd_rel->relam),
+						RelationGetRelationName(table_rel)),
+				 errdetail("It serves only bitmap scans, and pax tables do not take bitmap scans yet."),
+				 errhint("Use a btree, hash, GiST or SP-GiST index.")));
+	if (index_info->ii_Concurrent)
+		not_supported(table_rel, "CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.");
+	/* a TID block range selects row numbers (logical TIDs) */
+	if (numblocks != InvalidBlockNumber)
+	{
+		min_rownum = (uint64) start_blockno * PAX_ROWS_PER_TID_BLOCK;
+		max_rownum = (uint64) (start_blockno + numblocks) * PAX_ROWS_PER_TID_BLOCK;
+	}
+
+	estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(estate);
+	slot = table_slot_create(table_rel, NULL);
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+
+	/*
+	 * Every row no one will ever see is left out only when its writer is
+	 * known to have aborted; an index entry for an invisible row is harmless
+	 * (fetches check visibility), a missing one for a visible row is not.
+	 */
+	if (scan == NULL)
+		scan = table_beginscan_strat(table_rel, SnapshotAny, 0, NULL, true, allow_sync);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		uint64		rownum = pax_tid_to_rownum(&slot->tts_tid);
+
+		CHECK_FOR_INTERRUPTS();
+		if (rownum < min_rownum || rownum >= max_rownum)
+			continue;
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(index_info, slot, estate, values, isnull);
+		callback(index_rel, &slot->tts_tid, values, isnull, true, callback_state);
+		reltuples += 1;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
+	return reltuples;
+}
+
+static void
+pax_index_validate_scan(Relation table_rel, Relation index_rel,
+						IndexInfo *index_info, Snapshot snapshot,
+						ValidateIndexState *state)
+{
+	not_supported(table_rel, "CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.");
+}
+
+/* ------------------------------------------------------------------------
+ * Sizes
+ * ------------------------------------------------------------------------
+ */
+
+static bool
+pax_relation_needs_toast_table(Relation rel)
+{
+	/* values are stored whole inside a group (a row must fit in one) */
+	return false;
+}
+
+static Oid
+pax_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;
+}
+
+static void
+pax_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
+						   double *tuples, double *allvisfrac)
+{
+	BlockNumber curpages = RelationGetNumberOfBlocks(rel);
+	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
+	double		reltuples = rel->rd_rel->reltuples;
+
+	*pages = curpages;
+	*allvisfrac = 0;
+	if (curpages == 0)
+	{
+		*tuples = 0;
+		return;
+	}
+	if (reltuples >= 0 && relpages > 0)
+	{
+		*tuples = rint(reltuples / relpages * curpages);
+		return;
+	}
+	/* never vacuumed or analyzed: count the rows the directory holds */
+	{
+		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "pax estimate",
+												  ALLOCSET_SMALL_SIZES);
+		PaxDirectory *dir = pax_read_directory(rel, cxt);
+		double		n = 0;
+		int			i;
+
+		for (i = 0; i < dir->ngroups; i++)
+			if (!(dir->groups[i]->flags & PAX_GROUP_ABORTED))
+				n += dir->groups[i]->nrows;
+		MemoryContextDelete(cxt);
+		*tuples = n;
+	}
+}
+
+static const TableAmRoutine pax_methods = {
+	.type = T_TableAmRoutine,
+
+	.slot_callbacks = pax_slot_callbacks,
+
+	.scan_begin = pax_scan_begin,
+	.scan_end = pax_scan_end,
+	.scan_rescan = pax_scan_rescan,
+	.scan_getnextslot = pax_scan_getnextslot,
+
+	.parallelscan_estimate = pax_parallelscan_estimate,
+	.parallelscan_initialize = pax_parallelscan_initialize,
+	.parallelscan_reinitialize = pax_parallelscan_reinitialize,
+
+	.index_fetch_begin = pax_index_fetch_begin,
+	.index_fetch_reset = pax_index_fetch_reset,
+	.index_fetch_end = pax_index_fetch_end,
+	.index_fetch_tuple = pax_index_fetch_tuple,
+
+	.tuple_insert = pax_tuple_insert,
+	.tuple_insert_speculative = pax_tuple_insert_speculative,
+	.tuple_complete_speculative = pax_tuple_complete_speculative,
+	.multi_insert = pax_multi_insert,
+	.tuple_delete = pax_tuple_delete,
+	.tuple_update = pax_tuple_update,
+	.tuple_lock = pax_tuple_lock,
+	.finish_bulk_insert = pax_finish_bulk_insert,
+
+	.tuple_fetch_row_version = pax_tuple_fetch_row_version,
+	.tuple_get_latest_tid = pax_tuple_get_latest_tid,
+	.tuple_tid_valid = pax_tuple_tid_valid,
+	.tuple_satisfies_snapshot = pax_tuple_satisfies_snapshot,
+	.index_delete_tuples = pax_index_delete_tuples,
+
+	.relation_set_new_filenode = pax_relation_set_new_filenode,
+	.relation_nontransactional_truncate = pax_relation_nontransactional_truncate,
+	.relation_copy_data = pax_relation_copy_data,
+	.relation_copy_for_cluster = pax_relation_copy_for_cluster,
+	.relation_vacuum = pax_relation_vacuum,
+	.scan_analyze_next_block = pax_scan_analyze_next_block,
+	.scan_analyze_next_tuple = pax_scan_analyze_next_tuple,
+	.index_build_range_scan = pax_index_build_range_scan,
+	.index_validate_scan = pax_index_validate_scan,
+
+	.relation_size = table_block_relation_size,
+	.relation_needs_toast_table = pax_relation_needs_toast_table,
+	.relation_toast_am = pax_relation_toast_am,
+	.relation_fetch_toast_slice = NULL,
+
+	.relation_estimate_size = pax_relation_estimate_size,
+
+	.scan_bitmap_next_block = NULL,
+	.scan_bitmap_next_tuple = NULL,
+	.scan_sample_next_block = pax_scan_sample_next_block,
+	.scan_sample_next_tuple = pax_scan_sample_next_tuple,
+};
+
+const TableAmRoutine *
+pax_table_am_routine(void)
+{
+	return &pax_methods;
+}
+
+Datum
+pax_tableam_handler(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(&pax_methods);
+}

@@ -1,0 +1,254 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_minipage.c
+ *	  The byte format of one column's minipage, and how a group's minipages
+ *	  are laid out over its blocks.  The writer (pax_writer.c) sizes and
+ *	  encodes with these functions, the readers decode with them: the format
+ *	  lives only here.
+ *
+ * A minipage is
+ *		PaxMinipageHeader (nrows, nnulls)
+ *		null bitmap, nrows bits, bit set = NULL		(only when nnulls > 0)
+ *		fixed width (attlen > 0): values at stride attlen from an offset
+ *			aligned for the type; a NULL keeps its (zeroed) slot;
+ *		variable width: uint32 start offset of each value, then, from a
+ *			MAXALIGNed data start, the values stored as heap_fill_tuple
+ *			would: short varlena headers where possible, otherwise 4-byte
+ *			headers aligned for the type; cstrings with their terminator.
+ * Offsets inside a minipage are relative to its start, and a reader copies
+ * the minipage into a MAXALIGNed buffer, so every alignment above is real.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tupmacs.h"
+#include "utils/memutils.h"
+
+#include "pax.h"
+#include "pax_minipage.h"
+
+static inline Size
+bitmap_bytes(uint32 nrows)
+{
+	return (nrows + 7) / 8;
+}
+
+/* Where the values (fixed width) or the start array (variable width) begin. */
+static inline Size
+values_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
+{
+	Size		off = sizeof(PaxMinipageHeader) + (hasnulls ? bitmap_bytes(nrows) : 0);
+
+	return (att->attlen > 0) ? att_align_nominal(off, att->attalign) : INTALIGN(off);
+}
+
+/* Start of the data area of a variable-width minipage. */
+static inline Size
+data_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
+{
+	return MAXALIGN(values_offset(att, nrows, hasnulls) + sizeof(uint32) * nrows);
+}
+
+/*
+ * Place one variable-width value at data offset "off": returns the offset
+ * after it and sets *start to where it begins.  Values must be plain (not
+ * toasted, not compressed); 4-byte-header values that are small enough are
+ * stored with a 1-byte header, exactly as heap tuples store them.
+ */
+Size
+pax_place_value(Form_pg_attribute att, Datum value, Size off, Size *start)
+{
+	Pointer		p = DatumGetPointer(value);
+
+	if (att->attlen == -2)
+	{
+		*start = off;
+		return off + strlen(p) + 1;
+	}
+	Assert(att->attlen == -1);
+	Assert(!VARATT_IS_EXTERNAL(p) && !VARATT_IS_COMPRESSED(p));
+	if (VARATT_IS_SHORT(p))
+	{
+		*start = off;
+		return off + VARSIZE_SHORT(p);
+	}
+	if (att->attstorage != TYPSTORAGE_PLAIN && VARATT_CAN_MAKE_SHORT(p))
+	{
+		*start = off;
+		return off + VARATT_CONVERTED_SHORT_SIZE(p);
+	}
+	off = att_align_nominal(off, att->attalign);
+	*start = off;
+	return off + VARSIZE(p);
+}
+
+/*
+ * Size of a minipage of nrows values; for variable width, data_bytes is the
+ * end offset pax_place_value() reached for the last value.
+ */
+Size
+pax_minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls,
+				  Size data_bytes)
+{
+	if (att->attlen > 0)
+		return values_offset(att, nrows, hasnulls) + (Size) att->attlen * nrows;
+	return data_offset(att, nrows, hasnulls) + data_bytes;
+}
+
+/* Write a minipage of nrows values into buf (pax_minipage_size() bytes, zeroed). */
+void
+pax_encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
+					const bool *isnull, char *buf)
+{
+	PaxMinipageHeader *hdr = (PaxMinipageHeader *) buf;
+	uint32		nnulls = 0;
+	uint32		i;
+	bits8	   *bits;
+	Size		voff;
+
+	for (i = 0; i < nrows; i++)
+		nnulls += isnull[i] ? 1 : 0;
+	hdr->nrows = nrows;
+	hdr->nnulls = nnulls;
+	bits = (bits8 *) (buf + sizeof(PaxMinipageHeader));
+	if (nnulls > 0)
+		for (i = 0; i < nrows; i++)
+			if (isnull[i])
+				bits[i / 8] |= (1 << (i % 8));
+	voff = values_offset(att, nrows, nnulls > 0);
+
+	if (att->attlen > 0)
+	{
+		for (i = 0; i < nrows; i++)
+		{
+			char	   *dst = buf + voff + (Size) att->attlen * i;
+
+			if (isnull[i])
+				continue;
+			if (att->attbyval)
+				store_att_byval(dst, values[i], att->attlen);
+			else
+				memcpy(dst, DatumGetPointer(values[i]), att->attlen);
+		}
+		return;
+	}
+
+	{
+		uint32	   *starts = (uint32 *) (buf + voff);
+		Size		dstart = data_offset(att, nrows, nnulls > 0);
+		Size		off = 0;
+
+		for (i = 0; i < nrows; i++)
+		{
+			Pointer		p;
+			Size		start;
+			Size		end;
+
+			if (isnull[i])
+			{
+				starts[i] = (uint32) (dstart + off);
+				continue;
+			}
+			p = DatumGetPointer(values[i]);
+			end = pax_place_value(att, values[i], off, &start);
+			starts[i] = (uint32) (dstart + start);
+			if (att->attlen == -2 || VARATT_IS_SHORT(p))
+				memcpy(buf + dstart + start, p, end - start);
+			else if (att->attstorage != TYPSTORAGE_PLAIN && VARATT_CAN_MAKE_SHORT(p))
+			{
+				/* the same choice pax_place_value() made */
+				SET_VARSIZE_SHORT(buf + dstart + start, end - start);
+				memcpy(buf + dstart + start + 1, VARDATA(p), end - start - 1);
+			}
+			else
+				memcpy(buf + dstart + start, p, end - start);
+			off = end;
+		}
+	}
+}
+
+/*
+ * Decode a minipage (in a MAXALIGNed buffer of nbytes) into values/isnull.
+ * By-reference values point into buf.  A minipage that does not match the
+ * group's row count or whose offsets leave it is reported as corrupted.
+ */
+void
+pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
+					Size nbytes, Datum *values, bool *isnull, Relation rel)
+{
+	const PaxMinipageHeader *hdr = (const PaxMinipageHeader *) buf;
+	const bits8 *bits;
+	Size		voff;
+	uint32		i;
+
+	if (nbytes < sizeof(PaxMinipageHeader) || hdr->nrows != nrows || hdr->nnulls > nrows ||
+		pax_minipage_size(att, nrows, hdr->nnulls > 0, 0) > nbytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("pax table \"%s\": minipage of column \"%s\" is corrupted",
+						RelationGetRelationName(rel), NameStr(att->attname)),
+				 errdetail("It claims %u rows (%u null) in %zu bytes; its group has %u rows.",
+						   hdr->nrows, hdr->nnulls, nbytes, nrows)));
+	bits = (hdr->nnulls > 0) ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL;
+	voff = values_offset(att, nrows, bits != NULL);
+
+	for (i = 0; i < nrows; i++)
+	{
+		isnull[i] = (bits != NULL) && (bits[i / 8] & (1 << (i % 8)));
+		if (isnull[i])
+		{
+			values[i] = (Datum) 0;
+			continue;
+		}
+		if (att->attlen > 0)
+			values[i] = fetch_att(buf + voff + (Size) att->attlen * i,
+								  att->attbyval, att->attlen);
+		else
+		{
+			uint32		start = ((const uint32 *) (buf + voff))[i];
+			const char *p = buf + start;
+			Size		len;
+
+			if (start >= nbytes)
+				len = 0;
+			else if (att->attlen == -2)
+				len = strnlen(p, nbytes - start) + 1;
+			else
+				len = VARSIZE_ANY(p);
+			if (len == 0 || start + len > nbytes)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("pax table \"%s\": value %u of column \"%s\" lies outside its minipage",
+								RelationGetRelationName(rel), i, NameStr(att->attname))));
+			values[i] = PointerGetDatum(p);
+		}
+	}
+}
+
+/*
+ * Lay a group's minipages over its payload stream: each follows the
+ * previous one, or starts on the next block boundary when it does not fit
+ * in what is left of the current block.  Returns the blocks needed.
+ */
+uint32
+pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents)
+{
+	Size		pos = 0;
+	int			c;
+
+	for (c = 0; c < ncols; c++)
+	{
+		Size		left = PAX_BLOCK_PAYLOAD - pos % PAX_BLOCK_PAYLOAD;
+
+		if (sizes[c] > left && left != PAX_BLOCK_PAYLOAD)
+			pos += left;
+		if (extents)
+		{
+			extents[c].offset = (uint32) pos;
+			extents[c].nbytes = (uint32) sizes[c];
+		}
+		pos += sizes[c];
+	}
+	return (uint32) Max((pos + PAX_BLOCK_PAYLOAD - 1) / PAX_BLOCK_PAYLOAD, 1);
+}

@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_minipage.h
+ *	  Minipage format of the pax table access method (see pax_minipage.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PAX_MINIPAGE_H
+#define PAX_MINIPAGE_H
+
+#include "access/tupdesc.h"
+#include "utils/rel.h"
+
+#include "pax.h"
+
+extern Size pax_place_value(Form_pg_attribute att, Datum value, Size off, Size *start);
+extern Size pax_minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls,
+							  Size data_bytes);
+extern void pax_encode_minipage(Form_pg_attribute att, uint32 nrows,
+								const Datum *values, const bool *isnull, char *buf);
+extern void pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
+								Size nbytes, Datum *values, bool *isnull, Relation rel);
+extern uint32 pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents);
+
+#endif							/* PAX_MINIPAGE_H */

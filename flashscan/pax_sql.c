@@ -1,0 +1,109 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_sql.c
+ *	  SQL-callable views into pax tables: pax_groups(regclass) lists the
+ *	  group directory (what a DBA checks after a load, and what the tests
+ *	  assert on).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "pax.h"
+
+PG_FUNCTION_INFO_V1(pax_groups);
+PG_FUNCTION_INFO_V1(pax_set_group_blocks);
+
+/* Open a relation that must be a pax table. */
+static Relation
+open_pax_table(Oid relid, LOCKMODE lockmode, const char *caller)
+{
+	Relation	rel = table_open(relid, lockmode);
+
+	if (rel->rd_tableam != pax_table_am_routine())
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a pax table", RelationGetRelationName(rel)),
+				 errhint("%s() takes tables created with USING pax.", caller)));
+	return rel;
+}
+
+/* pax_groups(rel regclass): one row per directory entry, in row-number order. */
+Datum
+pax_groups(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	PaxDirectory *dir;
+	AclResult	aclresult;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = open_pax_table(relid, AccessShareLock, "pax_groups");
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
+
+	pax_flush_relation(rel);
+	dir = pax_read_directory(rel, CurrentMemoryContext);
+	for (i = 0; i < dir->ngroups; i++)
+	{
+		PaxGroupEntry *g = dir->groups[i];
+		Datum		values[8];
+		bool		nulls[8] = {0};
+		uint64		bytes = 0;
+		int			c;
+
+		for (c = 0; c < g->ncols; c++)
+			bytes += g->cols[c].nbytes;
+		values[0] = Int64GetDatum((int64) g->first_rownum);
+		values[1] = Int64GetDatum((int64) g->nrows);
+		values[2] = Int64GetDatum((int64) g->first_block);
+		values[3] = Int32GetDatum((int32) g->nblocks);
+		values[4] = Int64GetDatum((int64) bytes);
+		values[5] = TransactionIdGetDatum(g->xmin);
+		values[6] = BoolGetDatum((g->flags & PAX_GROUP_FROZEN) != 0);
+		values[7] = BoolGetDatum((g->flags & PAX_GROUP_ABORTED) != 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
+}
+
+/*
+ * pax_set_group_blocks(rel regclass, group_blocks int): the group size of
+ * the table's next groups (existing groups keep theirs).  Needs the
+ * table's owner, like ALTER TABLE ... SET would.
+ */
+Datum
+pax_set_group_blocks(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	int32		group_blocks = PG_GETARG_INT32(1);
+	Relation	rel;
+
+	if (group_blocks < PAX_MIN_GROUP_BLOCKS || group_blocks > PAX_MAX_GROUP_BLOCKS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("group_blocks must be between %d and %d, got %d",
+						PAX_MIN_GROUP_BLOCKS, PAX_MAX_GROUP_BLOCKS, group_blocks),
+				 errhint("A group of %d blocks holds %d kB of minipages.",
+						 PAX_DEFAULT_GROUP_BLOCKS, PAX_DEFAULT_GROUP_BLOCKS * BLCKSZ / 1024)));
+	rel = open_pax_table(relid, ShareUpdateExclusiveLock, "pax_set_group_blocks");
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	pax_flush_relation(rel);
+	pax_set_relation_group_blocks(rel, group_blocks);
+	table_close(rel, NoLock);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,661 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_storage.c
+ *	  Blocks of a pax relation: the metapage, the group directory, writing
+ *	  a sealed group, reading minipages, group visibility and freezing.
+ *
+ * Every change is WAL-logged with generic WAL records (a standby or crash
+ * recovery replays them without this library), through shared buffers, so
+ * checkpoints, checksums and replication treat pax blocks like any other.
+ *
+ * Write order of a group: its blocks first (new blocks, full-page images),
+ * then its directory entry together with the metapage.  A crash in between
+ * leaves blocks no entry points to: space, never wrong rows.  The entry
+ * carries the writer's xid, so an aborted writer's group is never visible.
+ *
+ * Lock order: relation extension lock, then the metapage, then a directory
+ * page.  The metapage's exclusive lock serializes directory appends and
+ * row-number reservations.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_class.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "pax.h"
+#include "pax_minipage.h"
+
+#define PAYLOAD_START	MAXALIGN(SizeOfPageHeaderData)
+
+static void
+corrupted(Relation rel, BlockNumber blkno, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("pax table \"%s\": block %u is not a valid %s",
+					RelationGetRelationName(rel), blkno, what),
+			 errhint("The table may have been written by an incompatible version of flashscan, or damaged.")));
+}
+
+/* Format a metapage image. */
+static void
+build_metapage(Page page, int group_blocks)
+{
+	PaxMetaPageData *meta;
+
+	PageInit(page, BLCKSZ, 0);
+	meta = PaxPageGetMeta(page);
+	meta->magic = PAX_MAGIC;
+	meta->version = PAX_FORMAT_VERSION;
+	meta->group_blocks = group_blocks;
+	meta->next_rownum = 0;
+	meta->ngroups = 0;
+	meta->dir_first = InvalidBlockNumber;
+	meta->dir_last = InvalidBlockNumber;
+	((PageHeader) page)->pd_lower = ((char *) meta - (char *) page) + sizeof(PaxMetaPageData);
+}
+
+/* Write a metapage as block 0 of a fork, around shared buffers. */
+static void
+write_metapage(SMgrRelation srel, const RelFileNode *rnode, ForkNumber fork,
+			   bool log, int group_blocks)
+{
+	PGAlignedBlock buf;
+	Page		page = (Page) buf.data;
+
+	build_metapage(page, group_blocks);
+	if (log)
+		log_newpage((RelFileNode *) rnode, fork, PAX_METAPAGE_BLKNO, page, true);
+	PageSetChecksumInplace(page, PAX_METAPAGE_BLKNO);
+	smgrextend(srel, fork, PAX_METAPAGE_BLKNO, (char *) page, true);
+	/* it bypassed shared buffers, so no checkpoint will write it for us */
+	smgrimmedsync(srel, fork);
+}
+
+/* Pin and lock the metapage. */
+static Buffer
+lock_metapage(Relation rel, int mode)
+{
+	Buffer		buf;
+	Page		page;
+
+	if (RelationGetNumberOfBlocks(rel) == 0)
+		corrupted(rel, PAX_METAPAGE_BLKNO, "pax metapage (the table has no blocks)");
+	buf = ReadBuffer(rel, PAX_METAPAGE_BLKNO);
+	LockBuffer(buf, mode);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) || PaxPageGetMeta(page)->magic != PAX_MAGIC)
+		corrupted(rel, PAX_METAPAGE_BLKNO, "pax metapage");
+	if (PaxPageGetMeta(page)->version != PAX_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("pax table \"%s\" has format version %u, this library reads version %u",
+						RelationGetRelationName(rel), PaxPageGetMeta(page)->version,
+						PAX_FORMAT_VERSION)));
+	return buf;
+}
+
+/* Blocks per group for the relation's next groups. */
+int
+pax_relation_group_blocks(Relation rel)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	int			n = PaxPageGetMeta(BufferGetPage(buf))->group_blocks;
+
+	UnlockReleaseBuffer(buf);
+	return Max(PAX_MIN_GROUP_BLOCKS, Min(n, PAX_MAX_GROUP_BLOCKS));
+}
+
+/*
+ * Format new storage of a pax relation (CREATE TABLE, TRUNCATE, rewrites):
+ * a metapage in the main fork, and for an unlogged table in its init fork
+ * too, so the table a crash resets it to is a formatted empty one.  The
+ * group size is the relation's current one when it already has storage
+ * (TRUNCATE keeps it), else flashscan.group_blocks.
+ */
+void
+pax_init_storage(Relation rel, const RelFileNode *newrnode, SMgrRelation srel,
+				 char persistence)
+{
+	int			group_blocks = pax_default_group_blocks;
+
+	if (!RelFileNodeEquals(rel->rd_node, *newrnode) &&
+		smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM) &&
+		RelationGetNumberOfBlocks(rel) > 0)
+		group_blocks = pax_relation_group_blocks(rel);
+
+	write_metapage(srel, newrnode, MAIN_FORKNUM,
+				   persistence == RELPERSISTENCE_PERMANENT, group_blocks);
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(newrnode, INIT_FORKNUM);
+		write_metapage(srel, newrnode, INIT_FORKNUM, true, group_blocks);
+	}
+}
+
+/*
+ * Empty the relation in place (TRUNCATE of a table created in the same
+ * transaction): a fresh metapage, then everything after it cut off.
+ */
+void
+pax_truncate_in_place(Relation rel)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	int			group_blocks = PaxPageGetMeta(BufferGetPage(buf))->group_blocks;
+	GenericXLogState *state = GenericXLogStart(rel);
+
+	build_metapage(GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE),
+				   group_blocks);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	RelationTruncate(rel, 1);
+}
+
+/* Change the group size of the relation's next groups (WAL-logged). */
+void
+pax_set_relation_group_blocks(Relation rel, int group_blocks)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *state = GenericXLogStart(rel);
+
+	PaxPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0))->group_blocks = group_blocks;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Reserve count consecutive row numbers; returns the first.  WAL-logged, so
+ * a number handed out (and perhaps already in an index) is never handed out
+ * again, even after a crash.
+ */
+uint64
+pax_reserve_rownums(Relation rel, uint32 count)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *state = GenericXLogStart(rel);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+	PaxMetaPageData *meta = PaxPageGetMeta(page);
+	uint64		first = meta->next_rownum;
+
+	if (first + count > (uint64) MaxBlockNumber * PAX_ROWS_PER_TID_BLOCK)
+	{
+		GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pax table \"%s\" has used up its row numbers",
+						RelationGetRelationName(rel)),
+				 errhint("Rewrite it with CREATE TABLE ... AS or VACUUM FULL.")));
+	}
+	meta->next_rownum = first + count;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	return first;
+}
+
+/* The first row number not yet reserved (every TID below it may exist). */
+uint64
+pax_next_rownum(Relation rel)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	uint64		next;
+
+	next = PaxPageGetMeta(BufferGetPage(buf))->next_rownum;
+	UnlockReleaseBuffer(buf);
+	return next;
+}
+
+/* How many groups the directory holds: changes whenever one is appended. */
+uint64
+pax_directory_version(Relation rel)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	uint64		n;
+
+	n = PaxPageGetMeta(BufferGetPage(buf))->ngroups;
+	UnlockReleaseBuffer(buf);
+	return n;
+}
+
+/* Extend the relation by n blocks, pinned, all in one contiguous run. */
+static void
+extend_blocks(Relation rel, int n, Buffer *bufs)
+{
+	int			i;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	for (i = 0; i < n; i++)
+	{
+		bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+		if (i > 0 && BufferGetBlockNumber(bufs[i]) != BufferGetBlockNumber(bufs[0]) + i)
+			elog(ERROR, "pax group blocks of \"%s\" are not contiguous",
+				 RelationGetRelationName(rel));
+	}
+	UnlockRelationForExtension(rel, ExclusiveLock);
+}
+
+static int
+cmp_group_rownum(const void *a, const void *b)
+{
+	const PaxGroupEntry *ga = *(PaxGroupEntry *const *) a;
+	const PaxGroupEntry *gb = *(PaxGroupEntry *const *) b;
+
+	if (ga->first_rownum != gb->first_rownum)
+		return (ga->first_rownum < gb->first_rownum) ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Write a sealed group: stream holds entry->nblocks payloads laid out by
+ * pax_layout_group(); the entry's first_block is filled in here.
+ */
+void
+pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
+{
+	Buffer	   *bufs = palloc(sizeof(Buffer) * entry->nblocks);
+	Size		entry_size = PaxGroupEntrySize(entry->ncols);
+	Size		stream_len = 0;
+	uint32		i;
+	int			c;
+	Buffer		metabuf,
+				lastbuf = InvalidBuffer,
+				newbuf = InvalidBuffer;
+	PaxMetaPageData *meta;
+	GenericXLogState *state;
+	Page		target;
+
+	for (c = 0; c < entry->ncols; c++)
+		stream_len = Max(stream_len, (Size) entry->cols[c].offset + entry->cols[c].nbytes);
+
+	/* The group's blocks, logged as full images, MAX_GENERIC_XLOG_PAGES at a time. */
+	extend_blocks(rel, entry->nblocks, bufs);
+	entry->first_block = BufferGetBlockNumber(bufs[0]);
+	for (i = 0; i < entry->nblocks; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		uint32		j;
+		uint32		end = Min(i + MAX_GENERIC_XLOG_PAGES, entry->nblocks);
+
+		state = GenericXLogStart(rel);
+		for (j = i; j < end; j++)
+		{
+			Size		off = (Size) j * PAX_BLOCK_PAYLOAD;
+			Size		used = (stream_len > off) ? Min(stream_len - off, PAX_BLOCK_PAYLOAD) : 0;
+			Page		page;
+
+			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+			page = GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE);
+			PageInit(page, BLCKSZ, 0);
+			memcpy((char *) page + PAYLOAD_START, stream + off, used);
+			/* the unused tail is the page's hole: zero, left out of the images */
+			((PageHeader) page)->pd_lower = PAYLOAD_START + used;
+		}
+		GenericXLogFinish(state);
+		for (j = i; j < end; j++)
+			UnlockReleaseBuffer(bufs[j]);
+	}
+	pfree(bufs);
+
+	/* Then the entry, in the last directory page or a new one. */
+	metabuf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	if (meta->dir_last != InvalidBlockNumber)
+	{
+		Page		lp;
+
+		lastbuf = ReadBuffer(rel, meta->dir_last);
+		LockBuffer(lastbuf, BUFFER_LOCK_EXCLUSIVE);
+		lp = BufferGetPage(lastbuf);
+		if (PaxDirPageGetOpaque(lp)->page_id != PAX_DIR_PAGE_ID)
+			corrupted(rel, meta->dir_last, "pax directory page");
+		if (((PageHeader) lp)->pd_upper - ((PageHeader) lp)->pd_lower < entry_size)
+		{
+			extend_blocks(rel, 1, &newbuf);
+			LockBuffer(newbuf, BUFFER_LOCK_EXCLUSIVE);
+		}
+	}
+	else
+	{
+		extend_blocks(rel, 1, &newbuf);
+		LockBuffer(newbuf, BUFFER_LOCK_EXCLUSIVE);
+	}
+
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (BufferIsValid(newbuf))
+	{
+		BlockNumber newblk = BufferGetBlockNumber(newbuf);
+		PaxDirPageOpaque *op;
+
+		target = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		PageInit(target, BLCKSZ, sizeof(PaxDirPageOpaque));
+		op = PaxDirPageGetOpaque(target);
+		op->next = InvalidBlockNumber;
+		op->nentries = 0;
+		op->page_id = PAX_DIR_PAGE_ID;
+		if (BufferIsValid(lastbuf))
+			PaxDirPageGetOpaque(GenericXLogRegisterBuffer(state, lastbuf, 0))->next = newblk;
+		else
+			meta->dir_first = newblk;
+		meta->dir_last = newblk;
+	}
+	else
+		target = GenericXLogRegisterBuffer(state, lastbuf, 0);
+	memcpy((char *) target + ((PageHeader) target)->pd_lower, entry, entry_size);
+	((PageHeader) target)->pd_lower += entry_size;
+	PaxDirPageGetOpaque(target)->nentries++;
+	meta->ngroups++;
+	meta->next_rownum = Max(meta->next_rownum, entry->first_rownum + entry->nrows);
+	GenericXLogFinish(state);
+
+	if (BufferIsValid(newbuf))
+		UnlockReleaseBuffer(newbuf);
+	if (BufferIsValid(lastbuf))
+		UnlockReleaseBuffer(lastbuf);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * The directory as it is now, sorted by row number, in cxt.  A group
+ * appended after the caller took its snapshot may or may not be included;
+ * either way it is invisible to that snapshot.
+ */
+PaxDirectory *
+pax_read_directory(Relation rel, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PaxDirectory *dir = palloc0(sizeof(PaxDirectory));
+	Buffer		buf;
+	BlockNumber blkno;
+	int			cap = 16;
+
+	dir->cxt = cxt;
+	dir->natts = RelationGetDescr(rel)->natts;
+	dir->groups = palloc(sizeof(PaxGroupEntry *) * cap);
+	buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	blkno = PaxPageGetMeta(BufferGetPage(buf))->dir_first;
+	UnlockReleaseBuffer(buf);
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Page		page;
+		PaxDirPageOpaque *op;
+		char	   *p;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(rel, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		op = PaxDirPageGetOpaque(page);
+		if (PageIsNew(page) || op->page_id != PAX_DIR_PAGE_ID)
+			corrupted(rel, blkno, "pax directory page");
+		p = PageGetContents(page);
+		for (i = 0; i < op->nentries; i++)
+		{
+			PaxGroupEntry *g = (PaxGroupEntry *) p;
+			Size		sz = PaxGroupEntrySize(g->ncols);
+
+			if (p + sz > (char *) page + ((PageHeader) page)->pd_lower)
+				corrupted(rel, blkno, "pax directory page");
+			if (dir->ngroups == cap)
+			{
+				cap *= 2;
+				dir->groups = repalloc(dir->groups, sizeof(PaxGroupEntry *) * cap);
+			}
+			dir->groups[dir->ngroups] = palloc(sz);
+			memcpy(dir->groups[dir->ngroups], g, sz);
+			dir->ngroups++;
+			p += sz;
+		}
+		blkno = op->next;
+		UnlockReleaseBuffer(buf);
+	}
+	qsort(dir->groups, dir->ngroups, sizeof(PaxGroupEntry *), cmp_group_rownum);
+	MemoryContextSwitchTo(old);
+	return dir;
+}
+
+/* The group holding a row number, or NULL. */
+PaxGroupEntry *
+pax_find_group(PaxDirectory *dir, uint64 rownum)
+{
+	int			lo = 0,
+				hi = dir->ngroups - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		PaxGroupEntry *g = dir->groups[mid];
+
+		if (rownum < g->first_rownum)
+			hi = mid - 1;
+		else if (rownum >= g->first_rownum + g->nrows)
+			lo = mid + 1;
+		else
+			return g;
+	}
+	return NULL;
+}
+
+/*
+ * Is a group's insertion visible to the snapshot?  The rules are heap's for
+ * a tuple's xmin (see heapam_visibility.c), applied to the whole group.
+ */
+bool
+pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
+{
+	TransactionId xmin = g->xmin;
+
+	if (g->flags & PAX_GROUP_ABORTED)
+		return false;
+	if (g->flags & PAX_GROUP_FROZEN)
+		return true;
+
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			if (TransactionIdIsCurrentTransactionId(xmin))
+				return g->cmin < snapshot->curcid;
+			if (XidInMVCCSnapshot(xmin, snapshot))
+				return false;
+			return TransactionIdDidCommit(xmin);
+		case SNAPSHOT_SELF:
+			if (TransactionIdIsCurrentTransactionId(xmin))
+				return true;
+			if (TransactionIdIsInProgress(xmin))
+				return false;
+			return TransactionIdDidCommit(xmin);
+		case SNAPSHOT_DIRTY:
+			snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+			snapshot->speculativeToken = 0;
+			if (TransactionIdIsCurrentTransactionId(xmin))
+				return true;
+			if (TransactionIdIsInProgress(xmin))
+			{
+				snapshot->xmin = xmin;
+				return true;
+			}
+			return TransactionIdDidCommit(xmin);
+		case SNAPSHOT_ANY:
+		case SNAPSHOT_TOAST:
+			return true;
+		case SNAPSHOT_NON_VACUUMABLE:
+			return TransactionIdIsCurrentTransactionId(xmin) ||
+				TransactionIdIsInProgress(xmin) || TransactionIdDidCommit(xmin);
+		case SNAPSHOT_HISTORIC_MVCC:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("pax tables cannot be read with a historic snapshot")));
+	return false;				/* keep compiler quiet */
+}
+
+/* Copy a minipage out of the group's blocks into one MAXALIGNed buffer. */
+static char *
+read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
+			  BufferAccessStrategy strategy)
+{
+	char	   *buf = palloc(MAXALIGN(Max(ext->nbytes, 1)));
+	Size		off = ext->offset;
+	Size		done = 0;
+
+	if ((Size) ext->offset + ext->nbytes > (Size) g->nblocks * PAX_BLOCK_PAYLOAD)
+		corrupted(rel, g->first_block, "pax group (a minipage runs past its blocks)");
+	while (done < ext->nbytes)
+	{
+		BlockNumber blkno = g->first_block + (BlockNumber) (off / PAX_BLOCK_PAYLOAD);
+		Size		inblk = off % PAX_BLOCK_PAYLOAD;
+		Size		n = Min(ext->nbytes - done, PAX_BLOCK_PAYLOAD - inblk);
+		Buffer		b = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+		Page		page;
+
+		LockBuffer(b, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(b);
+		if (((PageHeader) page)->pd_lower < PAYLOAD_START + inblk + n)
+			corrupted(rel, blkno, "pax group block");
+		memcpy(buf + done, (char *) page + PAYLOAD_START + inblk, n);
+		UnlockReleaseBuffer(b);
+		done += n;
+		off += n;
+	}
+	return buf;
+}
+
+/*
+ * Decode the needed columns of a group into cols[] (allocated in the
+ * current memory context).  Columns added after the group was written read
+ * as their default (attmissingval) or NULL; dropped columns as NULL.
+ */
+void
+pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+				 const bool *needed, PaxColumnData *cols,
+				 BufferAccessStrategy strategy)
+{
+	int			att;
+
+	for (att = 0; att < desc->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+		uint32		i;
+
+		if (!needed[att])
+			continue;
+		cols[att].values = palloc(sizeof(Datum) * g->nrows);
+		cols[att].isnull = palloc(sizeof(bool) * g->nrows);
+		if (a->attisdropped || att >= g->ncols)
+		{
+			bool		isnull = true;
+			Datum		d = (Datum) 0;
+
+			if (!a->attisdropped)
+				d = getmissingattr(desc, att + 1, &isnull);
+			for (i = 0; i < g->nrows; i++)
+			{
+				cols[att].values[i] = d;
+				cols[att].isnull[i] = isnull;
+			}
+			continue;
+		}
+		pax_decode_minipage(a, g->nrows, read_minipage(rel, g, &g->cols[att], strategy),
+							g->cols[att].nbytes, cols[att].values, cols[att].isnull, rel);
+	}
+}
+
+/*
+ * VACUUM's pass over the directory: mark groups of aborted writers, freeze
+ * committed groups older than freeze_limit, and report what is left: the
+ * oldest unfrozen xmin (the relation's new relfrozenxid), live rows (in
+ * groups every snapshot will see) and dead rows (in aborted groups).
+ */
+void
+pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
+					 TransactionId freeze_limit, TransactionId *new_frozen_xid,
+					 double *live_rows, double *dead_rows)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	BlockNumber blkno;
+
+	*new_frozen_xid = oldest_xmin;
+	*live_rows = *dead_rows = 0;
+	blkno = PaxPageGetMeta(BufferGetPage(buf))->dir_first;
+	UnlockReleaseBuffer(buf);
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Page		page;
+		PaxDirPageOpaque *op;
+		GenericXLogState *state = NULL;
+		char	   *p;
+		int			i;
+
+		vacuum_delay_point();
+		buf = ReadBuffer(rel, blkno);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		op = PaxDirPageGetOpaque(page);
+		if (PageIsNew(page) || op->page_id != PAX_DIR_PAGE_ID)
+			corrupted(rel, blkno, "pax directory page");
+		p = PageGetContents(page);
+		for (i = 0; i < op->nentries; i++)
+		{
+			PaxGroupEntry *g = (PaxGroupEntry *) p;
+			uint16		flags = g->flags;
+
+			p += PaxGroupEntrySize(g->ncols);
+			if (!(flags & (PAX_GROUP_FROZEN | PAX_GROUP_ABORTED)) &&
+				!TransactionIdIsCurrentTransactionId(g->xmin) &&
+				!TransactionIdIsInProgress(g->xmin))
+			{
+				if (!TransactionIdDidCommit(g->xmin))
+					flags |= PAX_GROUP_ABORTED;
+				else if (TransactionIdPrecedes(g->xmin, freeze_limit))
+					flags |= PAX_GROUP_FROZEN;
+			}
+			if (flags != g->flags)
+			{
+				PaxGroupEntry *wg;
+
+				if (state == NULL)
+				{
+					state = GenericXLogStart(rel);
+					page = GenericXLogRegisterBuffer(state, buf, 0);
+				}
+				wg = (PaxGroupEntry *) ((char *) page + ((char *) g - (char *) BufferGetPage(buf)));
+				wg->flags = flags;
+			}
+			if (flags & PAX_GROUP_ABORTED)
+				*dead_rows += g->nrows;
+			else
+			{
+				if (!(flags & PAX_GROUP_FROZEN) &&
+					TransactionIdPrecedes(g->xmin, *new_frozen_xid))
+					*new_frozen_xid = g->xmin;
+				if (!TransactionIdPrecedes(g->xmin, oldest_xmin) && !(flags & PAX_GROUP_FROZEN) &&
+					!TransactionIdDidCommit(g->xmin))
+					continue;	/* still being inserted: neither live nor dead yet */
+				*live_rows += g->nrows;
+			}
+		}
+		if (state != NULL)
+			GenericXLogFinish(state);
+		blkno = op->next;
+		UnlockReleaseBuffer(buf);
+	}
+}

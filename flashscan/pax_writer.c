@@ -1,0 +1,444 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_writer.c
+ *	  Row buffers that become pax groups.
+ *
+ * Inserted rows collect in a buffer per relation in backend memory, column
+ * by column, and are written as one group (pax_storage.c) when:
+ *	- the next row would not fit in group_blocks blocks, or the group has
+ *	  PAX_MAX_GROUP_ROWS rows;
+ *	- the inserting (sub)transaction or command changes: a group records one
+ *	  writer xid and command id, its visibility unit;
+ *	- this backend is about to read the relation (scans, index fetches,
+ *	  ANALYZE, VACUUM, index builds call pax_flush_relation());
+ *	- the transaction is about to commit or prepare.
+ * Rows of an aborted (sub)transaction are dropped with its buffer.
+ *
+ * Each row gets its row number, hence its TID, when it is inserted, because
+ * the executor inserts index entries right after: the buffer reserves row
+ * numbers from the metapage in runs of up to PAX_ROWNUM_RESERVE, and when
+ * another writer took the numbers after ours, the group is sealed and the
+ * next one starts at the new run (a group's row numbers are contiguous).
+ * Reserved numbers a group does not use are simply never valid TIDs.
+ *
+ * COPY and INSERT ... SELECT thus write full groups; a single-row INSERT
+ * commits a one-row group of one block (VACUUM does not merge such groups
+ * yet, see the README).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/datum.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "pax.h"
+#include "pax_minipage.h"
+
+typedef struct PaxWriteBuffer
+{
+	Oid			relid;			/* hash key */
+	SubTransactionId subid;		/* the buffer's rows belong to this subxact */
+	TransactionId xid;
+	CommandId	cid;
+	int			natts;
+	int			group_blocks;
+	uint32		nrows;
+	uint32		capacity;		/* allocated rows per column */
+	uint64		first_rownum;	/* of row 0 */
+	uint64		reserved_end;	/* first row number past our reservation */
+	Datum	  **values;			/* [natts][capacity] */
+	bool	  **isnull;
+	bool	   *hasnulls;
+	Size	   *data_bytes;		/* variable width: end of the data area */
+	MemoryContext cxt;			/* the rows; reset when the group is written */
+} PaxWriteBuffer;
+
+static HTAB *write_buffers = NULL;
+static MemoryContext writer_cxt = NULL;
+
+static void pax_xact_callback(XactEvent event, void *arg);
+static void pax_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								 SubTransactionId parentSubid, void *arg);
+
+void
+pax_writer_init(void)
+{
+	RegisterXactCallback(pax_xact_callback, NULL);
+	RegisterSubXactCallback(pax_subxact_callback, NULL);
+}
+
+static PaxWriteBuffer *
+lookup_buffer(Oid relid, bool create)
+{
+	bool		found;
+	PaxWriteBuffer *wb;
+
+	if (write_buffers == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (!create)
+			return NULL;
+		writer_cxt = AllocSetContextCreate(TopMemoryContext, "pax write buffers",
+										   ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(PaxWriteBuffer);
+		ctl.hcxt = writer_cxt;
+		write_buffers = hash_create("pax write buffers", 16, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	wb = hash_search(write_buffers, &relid, create ? HASH_ENTER : HASH_FIND, &found);
+	if (create && !found)
+	{
+		wb->cxt = AllocSetContextCreate(writer_cxt, "pax write buffer",
+										ALLOCSET_DEFAULT_SIZES);
+		wb->nrows = 0;
+		wb->capacity = 0;
+		wb->reserved_end = wb->first_rownum = 0;
+	}
+	return wb;
+}
+
+/* Empty a buffer for a new group (keeping any reserved row numbers). */
+static void
+reset_buffer(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MemoryContext old;
+	int			att;
+
+	MemoryContextReset(wb->cxt);
+	old = MemoryContextSwitchTo(wb->cxt);
+	wb->subid = GetCurrentSubTransactionId();
+	wb->xid = xid;
+	wb->cid = cid;
+	wb->natts = desc->natts;
+	wb->group_blocks = pax_relation_group_blocks(rel);
+	wb->nrows = 0;
+	wb->capacity = 64;
+	wb->values = palloc(sizeof(Datum *) * wb->natts);
+	wb->isnull = palloc(sizeof(bool *) * wb->natts);
+	wb->hasnulls = palloc0(sizeof(bool) * wb->natts);
+	wb->data_bytes = palloc0(sizeof(Size) * wb->natts);
+	for (att = 0; att < wb->natts; att++)
+	{
+		wb->values[att] = palloc(sizeof(Datum) * wb->capacity);
+		wb->isnull[att] = palloc(sizeof(bool) * wb->capacity);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Minipage sizes of the buffered rows, plus (optionally) one more row. */
+static uint32
+blocks_needed(PaxWriteBuffer *wb, TupleDesc desc, uint32 nrows,
+			  const Size *data_bytes, const bool *hasnulls, Size *sizes)
+{
+	int			att;
+
+	for (att = 0; att < wb->natts; att++)
+		sizes[att] = pax_minipage_size(TupleDescAttr(desc, att), nrows,
+									   hasnulls[att], data_bytes[att]);
+	return pax_layout_group(wb->natts, sizes, NULL);
+}
+
+/* Write the buffered rows as a group. */
+static void
+seal_group(PaxWriteBuffer *wb, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	PaxGroupEntry *entry;
+	Size	   *sizes;
+	char	   *stream;
+	int			att;
+	MemoryContext old;
+
+	if (wb->nrows == 0)
+		return;
+	if (desc->natts != wb->natts)
+		elog(ERROR, "pax table \"%s\" changed shape with rows buffered",
+			 RelationGetRelationName(rel));
+
+	old = MemoryContextSwitchTo(wb->cxt);
+	entry = palloc0(PaxGroupEntrySize(wb->natts));
+	sizes = palloc(sizeof(Size) * wb->natts);
+	for (att = 0; att < wb->natts; att++)
+		sizes[att] = pax_minipage_size(TupleDescAttr(desc, att), wb->nrows,
+									   wb->hasnulls[att], wb->data_bytes[att]);
+	entry->first_rownum = wb->first_rownum;
+	entry->nrows = wb->nrows;
+	entry->ncols = wb->natts;
+	entry->nblocks = pax_layout_group(wb->natts, sizes, entry->cols);
+	entry->flags = 0;
+	entry->xmin = wb->xid;
+	entry->cmin = wb->cid;
+	entry->delete_map = InvalidBlockNumber;
+	stream = palloc0((Size) entry->nblocks * PAX_BLOCK_PAYLOAD);
+	for (att = 0; att < wb->natts; att++)
+		pax_encode_minipage(TupleDescAttr(desc, att), wb->nrows, wb->values[att],
+							wb->isnull[att], stream + entry->cols[att].offset);
+	MemoryContextSwitchTo(old);
+
+	pax_append_group(rel, entry, stream);
+
+	wb->first_rownum += wb->nrows;
+	wb->nrows = 0;
+	MemoryContextReset(wb->cxt);
+	wb->capacity = 0;
+}
+
+static void
+grow_buffer(PaxWriteBuffer *wb)
+{
+	int			att;
+	uint32		cap = wb->capacity * 2;
+
+	for (att = 0; att < wb->natts; att++)
+	{
+		wb->values[att] = repalloc(wb->values[att], sizeof(Datum) * cap);
+		wb->isnull[att] = repalloc(wb->isnull[att], sizeof(bool) * cap);
+	}
+	wb->capacity = cap;
+}
+
+/*
+ * The minipage sizes after appending one row (vals/isnull) to the buffer:
+ * fills new_bytes/new_nulls and returns the blocks the group would need.
+ */
+static uint32
+blocks_with_row(PaxWriteBuffer *wb, TupleDesc desc, const Datum *vals,
+				const bool *isnull, Size *new_bytes, bool *new_nulls, Size *sizes)
+{
+	int			att;
+
+	for (att = 0; att < wb->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+		Size		start;
+
+		new_nulls[att] = wb->hasnulls[att] || isnull[att];
+		new_bytes[att] = wb->data_bytes[att];
+		if (!isnull[att] && a->attlen < 0)
+			new_bytes[att] = pax_place_value(a, vals[att], wb->data_bytes[att], &start);
+	}
+	return blocks_needed(wb, desc, wb->nrows + 1, new_bytes, new_nulls, sizes);
+}
+
+/*
+ * Buffer one row; set the slot's TID to the row's.  Values are copied,
+ * detoasted and decompressed: a group holds plain values only.
+ */
+void
+pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), true);
+	TransactionId xid = GetCurrentTransactionId();
+	int			natts = desc->natts;
+	Datum	   *vals = palloc(sizeof(Datum) * natts);
+	bool	   *isnull = palloc(sizeof(bool) * natts);
+	Size	   *new_bytes = palloc(sizeof(Size) * natts);
+	bool	   *new_nulls = palloc(sizeof(bool) * natts);
+	Size	   *sizes = palloc(sizeof(Size) * natts);
+	uint32		nblocks;
+	MemoryContext old;
+	int			att;
+
+	if (wb->capacity > 0 &&
+		(wb->xid != xid || wb->cid != cid || wb->natts != natts))
+		seal_group(wb, rel);
+	if (wb->capacity == 0)
+		reset_buffer(wb, rel, xid, cid);
+
+	/* The row as the group will hold it: plain values (in this call's context). */
+	slot_getallattrs(slot);
+	for (att = 0; att < natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+
+		isnull[att] = slot->tts_isnull[att] || a->attisdropped;
+		vals[att] = isnull[att] ? (Datum) 0 : slot->tts_values[att];
+		if (!isnull[att] && a->attlen == -1 &&
+			VARATT_IS_EXTENDED(DatumGetPointer(vals[att])) &&
+			!VARATT_IS_SHORT(DatumGetPointer(vals[att])))
+			vals[att] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(vals[att])));
+	}
+
+	/* Does the group still fit with this row?  If not, write it first. */
+	nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
+	if (wb->nrows > 0 &&
+		(wb->nrows >= PAX_MAX_GROUP_ROWS || nblocks > (uint32) wb->group_blocks))
+	{
+		seal_group(wb, rel);
+		reset_buffer(wb, rel, xid, cid);
+		nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
+	}
+	if (nblocks > (uint32) wb->group_blocks)
+	{
+		Size		total = 0;
+
+		for (att = 0; att < natts; att++)
+			total += sizes[att];
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row is too large for a group of pax table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("The row's %d minipages take %zu bytes in %u blocks; a group has at most %d blocks of %zu bytes.",
+						   natts, total, nblocks, wb->group_blocks, (Size) PAX_BLOCK_PAYLOAD),
+				 errhint("Raise the table's group_blocks, e.g. ALTER TABLE %s SET (group_blocks = %u).",
+						 quote_identifier(RelationGetRelationName(rel)),
+						 Min(Max(nblocks * 2, (uint32) wb->group_blocks * 2), PAX_MAX_GROUP_BLOCKS))));
+	}
+
+	/* The row's number: continue our reservation, or start a new one. */
+	if (wb->first_rownum + wb->nrows >= wb->reserved_end)
+	{
+		uint64		next = pax_reserve_rownums(rel, PAX_ROWNUM_RESERVE);
+
+		if (wb->nrows > 0 && next != wb->reserved_end)
+		{
+			/* another writer reserved in between: this group ends here */
+			seal_group(wb, rel);
+			reset_buffer(wb, rel, xid, cid);
+			nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
+		}
+		if (wb->nrows == 0)
+			wb->first_rownum = next;
+		wb->reserved_end = next + PAX_ROWNUM_RESERVE;
+	}
+
+	/* Append the row. */
+	if (wb->nrows == wb->capacity)
+		grow_buffer(wb);
+	old = MemoryContextSwitchTo(wb->cxt);
+	for (att = 0; att < natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+
+		wb->values[att][wb->nrows] = isnull[att] ? (Datum) 0 :
+			datumCopy(vals[att], a->attbyval, a->attlen);
+		wb->isnull[att][wb->nrows] = isnull[att];
+		wb->hasnulls[att] = new_nulls[att];
+		wb->data_bytes[att] = new_bytes[att];
+	}
+	MemoryContextSwitchTo(old);
+	pax_rownum_to_tid(wb->first_rownum + wb->nrows, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	wb->nrows++;
+
+	pfree(vals);
+	pfree(isnull);
+	pfree(new_bytes);
+	pfree(new_nulls);
+	pfree(sizes);
+}
+
+/* Write this relation's buffered rows, if any (before this backend reads it). */
+void
+pax_flush_relation(Relation rel)
+{
+	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), false);
+
+	if (wb != NULL && wb->nrows > 0)
+		seal_group(wb, rel);
+}
+
+/* Drop a relation's buffer (its storage was truncated or replaced). */
+void
+pax_forget_relation(Oid relid)
+{
+	PaxWriteBuffer *wb = lookup_buffer(relid, false);
+
+	if (wb != NULL)
+	{
+		MemoryContextDelete(wb->cxt);
+		hash_search(write_buffers, &relid, HASH_REMOVE, NULL);
+	}
+}
+
+static void
+flush_all(void)
+{
+	HASH_SEQ_STATUS seq;
+	PaxWriteBuffer *wb;
+
+	if (write_buffers == NULL)
+		return;
+	hash_seq_init(&seq, write_buffers);
+	while ((wb = hash_seq_search(&seq)) != NULL)
+	{
+		if (wb->nrows > 0)
+		{
+			Relation	rel = table_open(wb->relid, RowExclusiveLock);
+
+			seal_group(wb, rel);
+			table_close(rel, NoLock);
+		}
+	}
+}
+
+static void
+forget_all(void)
+{
+	if (write_buffers == NULL)
+		return;
+	/* every buffer lives in writer_cxt */
+	MemoryContextDelete(writer_cxt);
+	writer_cxt = NULL;
+	write_buffers = NULL;
+}
+
+static void
+pax_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			flush_all();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			forget_all();
+			break;
+	}
+}
+
+static void
+pax_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS seq;
+	PaxWriteBuffer *wb;
+
+	if (write_buffers == NULL)
+		return;
+	hash_seq_init(&seq, write_buffers);
+	while ((wb = hash_seq_search(&seq)) != NULL)
+	{
+		if (wb->subid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			wb->subid = parentSubid;
+		else if (event == SUBXACT_EVENT_ABORT_SUB)
+		{
+			/* the rows die with the subtransaction; the reservation too */
+			MemoryContextReset(wb->cxt);
+			wb->nrows = 0;
+			wb->capacity = 0;
+			wb->first_rownum = wb->reserved_end = 0;
+		}
+	}
+}
