@@ -99,8 +99,8 @@ not_supported(Relation rel, const char *what, const char *hint)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("%s is not supported on pax table \"%s\"", what,
-					RelationGetRelationName(rel)),
+			 errmsg("pax table \"%s\" does not support %s yet",
+					RelationGetRelationName(rel), what),
 			 errdetail("pax tables take INSERT, COPY, SELECT, btree/hash/GiST indexes, TRUNCATE, VACUUM and ANALYZE so far."),
 			 hint ? errhint("%s", hint) : 0));
 }
@@ -231,9 +231,14 @@ parallel_owns_group(PaxScanDesc scan, PaxGroupEntry *g)
 	return g->first_rownum >= scan->claim_start;
 }
 
-/* Move to the next (or previous) visible group; false at the end. */
+/*
+ * Move to the next (or previous) visible group and decode it with desc (the
+ * caller's slot descriptor: during ALTER TABLE's rewrite that is the old
+ * row type the groups were written with, not the relation's new one);
+ * false at the end.
+ */
 static bool
-advance_group(PaxScanDesc scan, ScanDirection direction)
+advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 {
 	for (;;)
 	{
@@ -263,8 +268,8 @@ advance_group(PaxScanDesc scan, ScanDirection direction)
 			continue;
 		MemoryContextReset(scan->group_cxt);
 		old = MemoryContextSwitchTo(scan->group_cxt);
-		pax_read_columns(scan->base.rs_rd, g, RelationGetDescr(scan->base.rs_rd),
-						 scan->needed, scan->cols, scan->strategy);
+		pax_read_columns(scan->base.rs_rd, g, desc, scan->needed, scan->cols,
+						 scan->strategy);
 		MemoryContextSwitchTo(old);
 		scan->group_loaded = true;
 		scan->ri = ScanDirectionIsBackward(direction) ? (int64) g->nrows : -1;
@@ -287,13 +292,13 @@ pax_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 			scan->ri += ScanDirectionIsBackward(direction) ? -1 : 1;
 			if (scan->ri >= 0 && scan->ri < g->nrows)
 			{
-				store_row(slot, RelationGetDescr(sscan->rs_rd), scan->cols,
+				store_row(slot, slot->tts_tupleDescriptor, scan->cols,
 						  scan->needed, g, (uint32) scan->ri,
 						  RelationGetRelid(sscan->rs_rd));
 				return true;
 			}
 		}
-		if (!advance_group(scan, direction))
+		if (!advance_group(scan, direction, slot->tts_tupleDescriptor))
 		{
 			ExecClearTuple(slot);
 			return false;
@@ -412,12 +417,12 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 
 		MemoryContextReset(f->group_cxt);
 		old = MemoryContextSwitchTo(f->group_cxt);
-		pax_read_columns(f->base.rel, g, RelationGetDescr(f->base.rel), f->needed,
+		pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor, f->needed,
 						 f->cols, NULL);
 		MemoryContextSwitchTo(old);
 		f->cur = g;
 	}
-	store_row(slot, RelationGetDescr(f->base.rel), f->cols, f->needed, g,
+	store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g,
 			  (uint32) (pax_tid_to_rownum(tid) - g->first_rownum),
 			  RelationGetRelid(f->base.rel));
 	return true;
@@ -542,7 +547,12 @@ pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 static void
 pax_finish_bulk_insert(Relation rel, int options)
 {
-	/* the last, partial group is written at commit or when the table is read */
+	/*
+	 * Write the last, partial group now: a rewrite (ALTER TABLE, REFRESH
+	 * MATERIALIZED VIEW) swaps this relation's storage into another one
+	 * right after, and drops this relation before commit.
+	 */
+	pax_flush_relation(rel);
 }
 
 /* ------------------------------------------------------------------------

@@ -30,6 +30,7 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "executor/tuptable.h"
@@ -291,9 +292,9 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("row is too large for a group of pax table \"%s\"",
 						RelationGetRelationName(rel)),
-				 errdetail("The row's %d minipages take %zu bytes in %u blocks; a group has at most %d blocks of %zu bytes.",
-						   natts, total, nblocks, wb->group_blocks, (Size) PAX_BLOCK_PAYLOAD),
-				 errhint("Raise the table's group_blocks, e.g. ALTER TABLE %s SET (group_blocks = %u).",
+				 errdetail("The row's %d minipages take %zu bytes, %u blocks of %zu bytes; the table's group_blocks is %d.",
+						   natts, total, nblocks, (Size) PAX_BLOCK_PAYLOAD, wb->group_blocks),
+				 errhint("Give the table larger groups: SELECT pax_set_group_blocks('%s', %u);",
 						 quote_identifier(RelationGetRelationName(rel)),
 						 Min(Max(nblocks * 2, (uint32) wb->group_blocks * 2), PAX_MAX_GROUP_BLOCKS))));
 	}
@@ -377,10 +378,13 @@ flush_all(void)
 	{
 		if (wb->nrows > 0)
 		{
-			Relation	rel = table_open(wb->relid, RowExclusiveLock);
+			/* a relation dropped in this transaction takes its rows along */
+			Relation	rel = try_relation_open(wb->relid, RowExclusiveLock);
 
+			if (rel == NULL)
+				continue;
 			seal_group(wb, rel);
-			table_close(rel, NoLock);
+			relation_close(rel, NoLock);
 		}
 	}
 }
