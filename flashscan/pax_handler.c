@@ -794,6 +794,7 @@ pax_index_build_range_scan(Relation table_rel, Relation index_rel,
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 	double		reltuples = 0;
+	Snapshot	snapshot = NULL;
 	uint64		min_rownum = 0,
 				max_rownum = PG_UINT64_MAX;
 
@@ -805,8 +806,6 @@ pax_index_build_range_scan(Relation table_rel, Relation index_rel,
 						RelationGetRelationName(table_rel)),
 				 errdetail("It serves only bitmap scans, and pax tables do not take bitmap scans yet."),
 				 errhint("Use a btree, hash, GiST or SP-GiST index.")));
-	if (index_info->ii_Concurrent)
-		not_supported(table_rel, "CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.");
 	/* a TID block range selects row numbers (logical TIDs) */
 	if (numblocks != InvalidBlockNumber)
 	{
@@ -821,12 +820,22 @@ pax_index_build_range_scan(Relation table_rel, Relation index_rel,
 	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
 
 	/*
-	 * Every row no one will ever see is left out only when its writer is
-	 * known to have aborted; an index entry for an invisible row is harmless
-	 * (fetches check visibility), a missing one for a visible row is not.
+	 * A plain build indexes every row whose writer is not known to have
+	 * aborted (an index entry for an invisible row is harmless: fetches check
+	 * visibility; a missing one for a visible row is not).  A concurrent
+	 * build, and amcheck's heapallindexed check, ask for the rows of an MVCC
+	 * snapshot instead.
 	 */
 	if (scan == NULL)
-		scan = table_beginscan_strat(table_rel, SnapshotAny, 0, NULL, true, allow_sync);
+	{
+		if (index_info->ii_Concurrent)
+		{
+			snapshot = RegisterSnapshot(GetTransactionSnapshot());
+			scan = table_beginscan_strat(table_rel, snapshot, 0, NULL, true, allow_sync);
+		}
+		else
+			scan = table_beginscan_strat(table_rel, SnapshotAny, 0, NULL, true, allow_sync);
+	}
 
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
@@ -843,6 +852,8 @@ pax_index_build_range_scan(Relation table_rel, Relation index_rel,
 		reltuples += 1;
 	}
 	table_endscan(scan);
+	if (snapshot != NULL)
+		UnregisterSnapshot(snapshot);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	index_info->ii_ExpressionsState = NIL;

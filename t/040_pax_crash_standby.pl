@@ -1,0 +1,122 @@
+# pax tables through crashes and on a streaming standby: every change is
+# WAL-logged (generic WAL), so crash recovery keeps every acknowledged
+# commit and nothing of the others, and a standby replays the tables to the
+# same bytes the primary reads.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SSDKitTest;
+
+my $primary = SSDKitTest::node('pax_primary',
+	init => { allows_streaming => 1 },
+	conf => "flashscan.group_blocks = 4\n");
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION flashscan;
+	CREATE EXTENSION amcheck;
+	-- the ledger the crash loop checks, as a pax table with its primary key
+	CREATE TABLE ssdkit_ledger (client int NOT NULL, n bigint NOT NULL, payload text,
+								PRIMARY KEY (client, n)) USING pax;
+	-- and a bulk load per transaction: 200 rows that commit or vanish with it
+	CREATE TABLE bulk (client int, n bigint, g int, pad text) USING pax;
+	CREATE INDEX bulk_g ON bulk (client, n, g);
+});
+
+# What the tables hold (and, with $directory, how the bulk table's groups
+# are laid out), as one comparable value.
+sub content
+{
+	my ($node, $directory) = @_;
+	my $rows = $node->safe_psql('postgres', q{
+		SELECT md5(string_agg(client || ':' || n || ':' || length(payload), ',' ORDER BY client, n))
+		FROM ssdkit_ledger;
+		SELECT md5(string_agg(client || ':' || n || ':' || g || ':' || pad, ',' ORDER BY client, n, g))
+		FROM bulk;
+	});
+	return $rows unless $directory;
+	return $rows . $node->safe_psql('postgres', q{
+		SELECT md5(string_agg(first_row || ':' || nrows || ':' || nblocks || ':' || minipage_bytes
+							  || ':' || frozen || ':' || aborted, ',' ORDER BY first_row))
+		FROM pax_groups('bulk');
+	});
+}
+
+# Crash loop: kill -9 style stops in the middle of ledger commits that each
+# also load 200 rows into the bulk table.
+my $bulk_sql = q{INSERT INTO bulk SELECT :client_id, (SELECT max(n) FROM ssdkit_ledger WHERE client = :client_id), g, repeat('b', 40 + g % 50) FROM generate_series(1, 200) g;};
+for my $round (1 .. 3)
+{
+	my $acked = SSDKitTest::ledger_pgbench($primary,
+		clients => 4, seconds => 20, crash_after => 3, extra_sql => $bulk_sql);
+	my $n = 0;
+	$n += $_ for values %$acked;
+	cmp_ok($n, '>', 0, "round $round: $n commits before the crash");
+	SSDKitTest::ledger_check($primary, $acked, "round $round");
+	is( $primary->safe_psql('postgres', q{
+			SELECT count(*) FROM (
+				SELECT l.client, l.n, count(b.g) AS rows
+				FROM ssdkit_ledger l LEFT JOIN bulk b ON b.client = l.client AND b.n = l.n
+				GROUP BY l.client, l.n) x
+			WHERE rows <> 200}),
+		'0', "round $round: every committed transaction's 200 bulk rows are there");
+	is( $primary->safe_psql('postgres',
+			'SELECT count(*) FROM bulk b WHERE NOT EXISTS (SELECT 1 FROM ssdkit_ledger l '
+			  . 'WHERE l.client = b.client AND l.n = b.n)'),
+		'0', "round $round: no rows of a transaction that did not commit");
+	is( $primary->safe_psql('postgres', q{
+			SELECT bt_index_check('bulk_g', true)::text || bt_index_check('ssdkit_ledger_pkey', true)::text}),
+		'', "round $round: indexes match the tables (bt_index_check, heapallindexed)");
+}
+# A transaction whose groups are on disk (a read of the table in the same
+# transaction writes them) when the server crashes: its rows never show,
+# and VACUUM marks its groups aborted.
+my $before_crash = content($primary);
+my $bg = $primary->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe('BEGIN');
+$bg->query_safe(q{INSERT INTO bulk SELECT 97, 1, i, 'in flight' FROM generate_series(1, 3000) i});
+is($bg->query_safe('SELECT count(*) FROM bulk WHERE client = 97'), '3000',
+	'the open transaction reads its own rows');
+SSDKitTest::crash_restart($primary);
+$bg->quit;
+is(content($primary), $before_crash, 'after the crash: the in-flight rows are gone');
+my ($groups, $aborted) = split /\|/, $primary->safe_psql('postgres', q{
+	VACUUM bulk;
+	SELECT count(*), count(*) FILTER (WHERE aborted) FROM pax_groups('bulk')});
+cmp_ok($aborted, '>', 0, "VACUUM marks the crashed transaction's groups aborted ($aborted of $groups)");
+
+# A standby from a base backup, then more writes replayed through WAL:
+# bulk loads, single rows, a rolled-back load, a TRUNCATE of another table.
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('pax_standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+$primary->safe_psql('postgres', q{
+	INSERT INTO bulk SELECT 99, i / 100, i, md5(i::text) FROM generate_series(1, 20000) i;
+	INSERT INTO ssdkit_ledger VALUES (99, 1, 'single');
+	BEGIN; INSERT INTO bulk SELECT 98, 1, i, 'rolled back' FROM generate_series(1, 5000) i; ROLLBACK;
+	CREATE TABLE gone (a int) USING pax;
+	INSERT INTO gone SELECT generate_series(1, 1000);
+	TRUNCATE gone;
+	INSERT INTO gone VALUES (1);
+	VACUUM (FREEZE) bulk;
+});
+$primary->wait_for_catchup($standby);
+is(content($standby, 1), content($primary, 1), 'the standby reads the same pax tables and directory as the primary');
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM gone'), '1',
+	'the standby replays TRUNCATE of a pax table');
+is($standby->safe_psql('postgres', q{SET enable_seqscan = off; SELECT count(*) FROM bulk WHERE client = 99 AND n = 7 AND g = 777}),
+	'1', 'index scans on the standby find rows by TID');
+
+# The standby promoted, then crashed: still the same.
+my $before = content($primary, 1);
+$standby->promote;
+SSDKitTest::crash_restart($standby);
+is(content($standby, 1), $before, 'promoted and crashed standby: same tables');
+is($standby->safe_psql('postgres', q{SELECT bt_index_check('bulk_g', true)::text}),
+	'', 'promoted standby: index matches the table');
+
+$standby->stop;
+$primary->stop;
+done_testing();
