@@ -67,16 +67,34 @@
 /* Row numbers are reserved for a group in ranges of this size at most. */
 #define PAX_ROWNUM_RESERVE		1024
 
+/*
+ * A run of row numbers a transaction reserved and may not have written yet:
+ * its rows can sit in the writer's memory, with their index entries already
+ * in place.  A unique-index check that meets such an entry must wait for the
+ * writer (see pax_reservation_owner()).  Entries of finished transactions
+ * are reused.
+ */
+typedef struct PaxReservation
+{
+	uint64		start;
+	uint64		end;
+	TransactionId xid;			/* top-level xid of the writer */
+	uint32		pad;
+} PaxReservation;
+
+#define PAX_MAX_RESERVATIONS	128
+
 typedef struct PaxMetaPageData
 {
 	uint32		magic;
 	uint32		version;
 	uint32		group_blocks;	/* G for new groups */
-	uint32		reserved;
+	uint32		nreservations;	/* used entries of reservations[] */
 	uint64		next_rownum;	/* first row number not yet reserved */
 	uint64		ngroups;		/* directory entries */
 	BlockNumber dir_first;		/* first directory page, or InvalidBlockNumber */
 	BlockNumber dir_last;		/* page new entries go to */
+	PaxReservation reservations[PAX_MAX_RESERVATIONS];
 } PaxMetaPageData;
 
 #define PaxPageGetMeta(page) ((PaxMetaPageData *) PageGetContents(page))
@@ -178,6 +196,7 @@ extern void pax_set_relation_group_blocks(Relation rel, int group_blocks);
 extern void pax_truncate_in_place(Relation rel);
 extern uint64 pax_reserve_rownums(Relation rel, uint32 count);
 extern uint64 pax_next_rownum(Relation rel);
+extern TransactionId pax_reservation_owner(Relation rel, uint64 rownum);
 extern PaxDirectory *pax_read_directory(Relation rel, MemoryContext cxt);
 extern uint64 pax_directory_version(Relation rel);
 extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
@@ -195,6 +214,8 @@ extern void pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
 extern void pax_writer_init(void);
 extern void pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
 extern void pax_flush_relation(Relation rel);
+extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
+							 CommandId *cid);
 extern void pax_forget_relation(Oid relid);
 
 /* pax_handler.c */

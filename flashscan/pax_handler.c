@@ -344,8 +344,7 @@ pax_index_fetch_begin(Relation rel)
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	PaxIndexFetchData *f = palloc0(sizeof(PaxIndexFetchData));
 
-	if (!IsParallelWorker())
-		pax_flush_relation(rel);
+	/* rows still in this backend's write buffer are served from it (fetch_row) */
 	f->base.rel = rel;
 	f->cxt = cxt;
 	f->group_cxt = AllocSetContextCreate(cxt, "pax fetch group", ALLOCSET_DEFAULT_SIZES);
@@ -395,6 +394,44 @@ fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 	return g;
 }
 
+/*
+ * A row that is in no group yet: in this backend's write buffer, or in
+ * another writer's, which only a dirty snapshot (a unique-index check)
+ * must learn about: it reports the writer so that the caller waits for it
+ * and looks again.
+ */
+static bool
+fetch_unwritten_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
+					TupleTableSlot *slot)
+{
+	uint64		rownum = pax_tid_to_rownum(tid);
+	CommandId	cid;
+	TransactionId owner;
+
+	if (pax_buffered_row(f->base.rel, rownum, slot, &cid))
+	{
+		if (snapshot->snapshot_type == SNAPSHOT_MVCC && cid >= snapshot->curcid)
+			return false;
+		if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+			snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+		return snapshot->snapshot_type != SNAPSHOT_HISTORIC_MVCC;
+	}
+	if (snapshot->snapshot_type != SNAPSHOT_DIRTY)
+		return false;
+	owner = pax_reservation_owner(f->base.rel, rownum);
+	if (!TransactionIdIsValid(owner) || TransactionIdIsCurrentTransactionId(owner) ||
+		!TransactionIdIsInProgress(owner))
+		return false;
+	snapshot->xmin = owner;
+	snapshot->xmax = InvalidTransactionId;
+	snapshot->speculativeToken = 0;
+	/* the caller only waits for owner; the slot holds no values */
+	ExecClearTuple(slot);
+	ExecStoreAllNullTuple(slot);
+	slot->tts_tid = *tid;
+	return true;
+}
+
 static bool
 fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 		  TupleTableSlot *slot, bool *all_dead)
@@ -404,7 +441,7 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 	if (all_dead)
 		*all_dead = false;
 	if (g == NULL)
-		return false;
+		return ItemPointerIsValid(tid) && fetch_unwritten_row(f, tid, snapshot, slot);
 	if (!pax_group_visible(g, snapshot))
 	{
 		if (all_dead)
@@ -469,7 +506,17 @@ pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapsh
 {
 	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(rel);
 	PaxGroupEntry *g = fetch_find_group(f, &slot->tts_tid);
-	bool		visible = (g != NULL && pax_group_visible(g, snapshot));
+	bool		visible;
+
+	if (g != NULL)
+		visible = pax_group_visible(g, snapshot);
+	else
+	{
+		TupleTableSlot *tmp = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
+
+		visible = fetch_unwritten_row(f, &slot->tts_tid, snapshot, tmp);
+		ExecDropSingleTupleTableSlot(tmp);
+	}
 
 	pax_index_fetch_end(&f->base);
 	return visible;

@@ -67,6 +67,7 @@ build_metapage(Page page, int group_blocks)
 	meta->ngroups = 0;
 	meta->dir_first = InvalidBlockNumber;
 	meta->dir_last = InvalidBlockNumber;
+	meta->nreservations = 0;
 	((PageHeader) page)->pd_lower = ((char *) meta - (char *) page) + sizeof(PaxMetaPageData);
 }
 
@@ -180,33 +181,96 @@ pax_set_relation_group_blocks(Relation rel, int group_blocks)
 }
 
 /*
- * Reserve count consecutive row numbers; returns the first.  WAL-logged, so
- * a number handed out (and perhaps already in an index) is never handed out
- * again, even after a crash.
+ * Reserve count consecutive row numbers for this transaction; returns the
+ * first.  WAL-logged, so a number handed out (and perhaps already in an
+ * index) is never handed out again, even after a crash; recorded in the
+ * metapage's reservations so that other backends can tell whose unwritten
+ * rows a TID may point to.
  */
 uint64
 pax_reserve_rownums(Relation rel, uint32 count)
 {
+	TransactionId xid = GetTopTransactionId();
 	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
-	GenericXLogState *state = GenericXLogStart(rel);
-	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
-	PaxMetaPageData *meta = PaxPageGetMeta(page);
+	GenericXLogState *state;
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
 	uint64		first = meta->next_rownum;
+	int			slot = -1;
+	uint32		i;
 
 	if (first + count > (uint64) MaxBlockNumber * PAX_ROWS_PER_TID_BLOCK)
 	{
-		GenericXLogAbort(state);
 		UnlockReleaseBuffer(buf);
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("pax table \"%s\" has used up its row numbers",
 						RelationGetRelationName(rel)),
-				 errhint("Rewrite it with CREATE TABLE ... AS or VACUUM FULL.")));
+				 errhint("Copy it into a new table with CREATE TABLE ... USING pax AS SELECT ...")));
+	}
+	/* our own entry ending here extends; else a finished writer's is reused */
+	for (i = 0; i < meta->nreservations; i++)
+	{
+		PaxReservation *r = &meta->reservations[i];
+
+		if (r->xid == xid && r->end == first)
+		{
+			slot = i;
+			break;
+		}
+		if (slot < 0 && (!TransactionIdIsValid(r->xid) ||
+						 (r->xid != xid && !TransactionIdIsInProgress(r->xid))))
+			slot = i;
+	}
+	if (slot < 0)
+	{
+		if (meta->nreservations >= PAX_MAX_RESERVATIONS)
+		{
+			UnlockReleaseBuffer(buf);
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("pax table \"%s\" has %d transactions writing to it already",
+							RelationGetRelationName(rel), PAX_MAX_RESERVATIONS),
+					 errhint("Retry when some of them have finished.")));
+		}
+		slot = -1 - (int) meta->nreservations;	/* a new entry */
+	}
+
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
+	if (slot < 0)
+		slot = meta->nreservations++;	/* pd_lower already covers the array */
+	if (meta->reservations[slot].xid == xid && meta->reservations[slot].end == first)
+		meta->reservations[slot].end = first + count;
+	else
+	{
+		meta->reservations[slot].start = first;
+		meta->reservations[slot].end = first + count;
+		meta->reservations[slot].xid = xid;
 	}
 	meta->next_rownum = first + count;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
 	return first;
+}
+
+/*
+ * The transaction that reserved a row number and may still hold its row in
+ * memory, or InvalidTransactionId.  (Once the writer has finished, its rows
+ * are either in groups or gone.)
+ */
+TransactionId
+pax_reservation_owner(Relation rel, uint64 rownum)
+{
+	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
+	TransactionId xid = InvalidTransactionId;
+	uint32		i;
+
+	for (i = 0; i < meta->nreservations; i++)
+		if (rownum >= meta->reservations[i].start && rownum < meta->reservations[i].end)
+			xid = meta->reservations[i].xid;
+	UnlockReleaseBuffer(buf);
+	return xid;
 }
 
 /* The first row number not yet reserved (every TID below it may exist). */

@@ -342,6 +342,37 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	pfree(sizes);
 }
 
+/*
+ * If row number rownum is one of this backend's buffered rows of rel, store
+ * it in slot (values point into the buffer: valid until the next insert)
+ * and give the command that inserted it.
+ */
+bool
+pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot, CommandId *cid)
+{
+	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), false);
+	uint32		ri;
+	int			att;
+
+	if (wb == NULL || wb->nrows == 0 || rownum < wb->first_rownum ||
+		rownum >= wb->first_rownum + wb->nrows)
+		return false;
+	ri = (uint32) (rownum - wb->first_rownum);
+	ExecClearTuple(slot);
+	for (att = 0; att < slot->tts_tupleDescriptor->natts; att++)
+	{
+		bool		have = att < wb->natts;
+
+		slot->tts_values[att] = have ? wb->values[att][ri] : (Datum) 0;
+		slot->tts_isnull[att] = have ? wb->isnull[att][ri] : true;
+	}
+	ExecStoreVirtualTuple(slot);
+	pax_rownum_to_tid(rownum, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	*cid = wb->cid;
+	return true;
+}
+
 /* Write this relation's buffered rows, if any (before this backend reads it). */
 void
 pax_flush_relation(Relation rel)

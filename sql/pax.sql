@@ -133,6 +133,10 @@ BEGIN;
 INSERT INTO pt (id, u) VALUES (920002, '00000000-0000-0000-0000-000000000001');
 INSERT INTO pt (id, u) VALUES (920003, '00000000-0000-0000-0000-000000000001');
 ROLLBACK;
+-- and the rows of its own statement, still in the writer's memory
+INSERT INTO pt (id, u) VALUES (920004, '00000000-0000-0000-0000-000000000002'),
+							  (920005, '00000000-0000-0000-0000-000000000002');
+SELECT count(*) FROM pt WHERE id IN (920004, 920005);
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 -- index AMs that only do bitmap scans are refused
