@@ -14,6 +14,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "flashscan.h"
 #include "pax.h"
 #include "ssdkit_status.h"
 
@@ -47,6 +48,7 @@ _PG_init(void)
 							&pax_default_group_blocks, PAX_DEFAULT_GROUP_BLOCKS,
 							PAX_MIN_GROUP_BLOCKS, PAX_MAX_GROUP_BLOCKS,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	flashscan_scan_init();
 	MarkGUCPrefixReserved("flashscan");
 	pax_writer_init();
 }

@@ -204,7 +204,9 @@ extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *str
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
-							 BufferAccessStrategy strategy);
+							 BufferAccessStrategy strategy, uint64 *blocks_read);
+extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
+								   int natts);
 extern void pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
 								 TransactionId freeze_limit,
 								 TransactionId *new_frozen_xid,

@@ -269,7 +269,7 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 		MemoryContextReset(scan->group_cxt);
 		old = MemoryContextSwitchTo(scan->group_cxt);
 		pax_read_columns(scan->base.rs_rd, g, desc, scan->needed, scan->cols,
-						 scan->strategy);
+						 scan->strategy, NULL);
 		MemoryContextSwitchTo(old);
 		scan->group_loaded = true;
 		scan->ri = ScanDirectionIsBackward(direction) ? (int64) g->nrows : -1;
@@ -455,7 +455,7 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 		MemoryContextReset(f->group_cxt);
 		old = MemoryContextSwitchTo(f->group_cxt);
 		pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor, f->needed,
-						 f->cols, NULL);
+						 f->cols, NULL, NULL);
 		MemoryContextSwitchTo(old);
 		f->cur = g;
 	}
@@ -759,7 +759,7 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 		MemoryContextReset(scan->group_cxt);
 		old = MemoryContextSwitchTo(scan->group_cxt);
 		pax_read_columns(sscan->rs_rd, g, RelationGetDescr(sscan->rs_rd),
-						 scan->needed, scan->cols, bstrategy);
+						 scan->needed, scan->cols, bstrategy, NULL);
 		MemoryContextSwitchTo(old);
 		scan->group_loaded = true;
 	}

@@ -571,10 +571,48 @@ pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
 	return false;				/* keep compiler quiet */
 }
 
+/* Blocks of the group holding a minipage: [*first, *first + *n). */
+static void
+minipage_blocks(PaxGroupEntry *g, PaxColumnExtent *ext, BlockNumber *first, uint32 *n)
+{
+	Size		end = (Size) ext->offset + Max(ext->nbytes, 1);
+
+	*first = g->first_block + (BlockNumber) (ext->offset / PAX_BLOCK_PAYLOAD);
+	*n = (uint32) ((end + PAX_BLOCK_PAYLOAD - 1) / PAX_BLOCK_PAYLOAD -
+				   ext->offset / PAX_BLOCK_PAYLOAD);
+}
+
+/*
+ * Ask for the blocks of a group's needed minipages to be read ahead
+ * (PrefetchBuffer: posix_fadvise for blocks not in shared_buffers), so the
+ * device has them in flight while the caller works; returns how many.
+ */
+uint32
+pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int natts)
+{
+	uint32		n = 0;
+	int			att;
+
+	for (att = 0; att < Min(natts, g->ncols); att++)
+	{
+		BlockNumber first;
+		uint32		nblocks,
+					i;
+
+		if (!needed[att])
+			continue;
+		minipage_blocks(g, &g->cols[att], &first, &nblocks);
+		for (i = 0; i < nblocks; i++)
+			(void) PrefetchBuffer(rel, MAIN_FORKNUM, first + i);
+		n += nblocks;
+	}
+	return n;
+}
+
 /* Copy a minipage out of the group's blocks into one MAXALIGNed buffer. */
 static char *
 read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
-			  BufferAccessStrategy strategy)
+			  BufferAccessStrategy strategy, uint64 *blocks_read)
 {
 	char	   *buf = palloc(MAXALIGN(Max(ext->nbytes, 1)));
 	Size		off = ext->offset;
@@ -596,6 +634,8 @@ read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
 			corrupted(rel, blkno, "pax group block");
 		memcpy(buf + done, (char *) page + PAYLOAD_START + inblk, n);
 		UnlockReleaseBuffer(b);
+		if (blocks_read)
+			(*blocks_read)++;
 		done += n;
 		off += n;
 	}
@@ -604,13 +644,13 @@ read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
 
 /*
  * Decode the needed columns of a group into cols[] (allocated in the
- * current memory context).  Columns added after the group was written read
+ * current memory context), counting the blocks read into *blocks_read.  Columns added after the group was written read
  * as their default (attmissingval) or NULL; dropped columns as NULL.
  */
 void
 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 				 const bool *needed, PaxColumnData *cols,
-				 BufferAccessStrategy strategy)
+				 BufferAccessStrategy strategy, uint64 *blocks_read)
 {
 	int			att;
 
@@ -637,7 +677,8 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 			}
 			continue;
 		}
-		pax_decode_minipage(a, g->nrows, read_minipage(rel, g, &g->cols[att], strategy),
+		pax_decode_minipage(a, g->nrows,
+							read_minipage(rel, g, &g->cols[att], strategy, blocks_read),
 							g->cols[att].nbytes, cols[att].values, cols[att].isnull, rel);
 	}
 }

@@ -64,6 +64,61 @@ SELECT q, same_result(q) FROM (VALUES
 	('SELECT * FROM pt WHERE by = decode(md5(''777''), ''hex'')')
 ) v(q);
 
+-- The same through the access method's own sequential scan, and through
+-- FlashScan without selection first.
+SET flashscan.enable = off;
+SELECT same_result('SELECT * FROM pt WHERE t IS NULL OR f8 IS NULL'),
+	   same_result('SELECT id % 10, count(*), sum(f8), avg(i2), max(t) FROM pt GROUP BY 1');
+EXPLAIN (COSTS OFF) SELECT id FROM pt WHERE i8 > 0;
+RESET flashscan.enable;
+SET flashscan.selection_first = off;
+SELECT same_result('SELECT * FROM pt WHERE t IS NULL OR f8 IS NULL'),
+	   same_result('SELECT id, c FROM pt WHERE id BETWEEN 100 AND 300');
+RESET flashscan.selection_first;
+
+-- FlashScan: what it reads and skips.
+EXPLAIN (COSTS OFF) SELECT sum(f8) FROM pt WHERE id = 4242;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id + 1, t FROM pt WHERE c = 'c3' AND b;
+CREATE FUNCTION flashscan_counters(q text, OUT scanned bigint, OUT skipped bigint,
+								   OUT blocks_read bigint, OUT table_blocks bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+	node json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) ' || q INTO plan;
+	node := plan -> 0 -> 'Plan';
+	WHILE node IS NOT NULL AND node ->> 'Custom Plan Provider' IS DISTINCT FROM 'FlashScan' LOOP
+		node := node -> 'Plans' -> 0;
+	END LOOP;
+	IF node IS NULL THEN
+		RAISE EXCEPTION 'no FlashScan in the plan of %', q;
+	END IF;
+	scanned := node ->> 'Groups Scanned';
+	skipped := node ->> 'Groups Skipped';
+	blocks_read := node ->> 'Blocks Read';
+	table_blocks := node ->> 'Table Blocks';
+END $$;
+-- a selective predicate: nearly every group skipped after reading one
+-- column (the id minipage of a 4-block group fits in one block)
+SELECT scanned > 10 AS many, skipped = scanned - 1 AS all_but_one_skipped,
+	   blocks_read < table_blocks / 3 AS under_a_third
+FROM flashscan_counters('SELECT sum(f8) FROM pt WHERE id = 4242');
+-- without selection first the projected column is read everywhere
+SET flashscan.selection_first = off;
+CREATE TEMP TABLE plain_flashscan AS
+SELECT * FROM flashscan_counters('SELECT sum(f8) FROM pt WHERE id = 4242');
+RESET flashscan.selection_first;
+SELECT p.blocks_read > 1.5 * o.blocks_read AS plain_reads_more
+FROM plain_flashscan p, flashscan_counters('SELECT sum(f8) FROM pt WHERE id = 4242') o;
+-- reading every column reads nearly every block of the table (the
+-- planner prefers the plain scan then: no column to save)
+EXPLAIN (COSTS OFF) SELECT * FROM pt WHERE i8 IS NOT NULL;
+SET enable_seqscan = off;
+SELECT skipped = 0 AS none_skipped, blocks_read >= table_blocks * 0.9 AS nearly_all
+FROM flashscan_counters('SELECT * FROM pt WHERE i8 IS NOT NULL');
+RESET enable_seqscan;
+
 -- Rows a statement inserts are not seen by its own scan (no Halloween).
 INSERT INTO pt SELECT * FROM pt WHERE id <= 10;
 INSERT INTO ht SELECT * FROM ht WHERE id <= 10;
@@ -243,6 +298,7 @@ CREATE TABLE fk_child (a int REFERENCES fk_parent (a));
 INSERT INTO fk_child VALUES (1);
 SELECT count(*) FROM pt;
 
-DROP TABLE pt, ht, pt2, pt3, ptt, ptu, fk_child, fk_parent;
+DROP TABLE pt, ht, pt2, pt3, ptt, ptu, fk_child, fk_parent, plain_flashscan;
 DROP FUNCTION same_result(text);
+DROP FUNCTION flashscan_counters(text);
 DROP EXTENSION flashscan;

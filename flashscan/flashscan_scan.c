@@ -1,0 +1,581 @@
+/*-------------------------------------------------------------------------
+ *
+ * flashscan_scan.c
+ *	  FlashScan: a custom scan of pax tables that reads only the minipages
+ *	  of the columns a query needs, and with selection first (the paper's
+ *	  FlashScanOpt) reads the predicate columns of a group, evaluates the
+ *	  quals, and reads the other needed columns only when some row matched.
+ *
+ * Planner: set_rel_pathlist_hook adds a FlashScan path for every plain pax
+ * base relation (no TABLESAMPLE, no system columns but ctid/tableoid).  Its
+ * cost counts the blocks it expects to read: per group, each needed
+ * column's minipage rounded up to whole blocks, the projected-only columns
+ * weighted by the chance that a group holds a matching row, 1 - (1 -
+ * selectivity)^(rows per group) (rows in no particular order).
+ *
+ * Executor, per visible group: prefetch the predicate columns' blocks (and
+ * the next group's), decode them, evaluate the quals row by row into a
+ * selection vector; skip the group when nothing matched; otherwise prefetch
+ * and decode the remaining needed columns and return the selected rows,
+ * projected.  Columns the query does not need are never read and read as
+ * NULL in the scan tuple.  With flashscan.selection_first off, every needed
+ * column of every group is read before the quals run (plain FlashScan).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "storage/bufmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "utils/spccache.h"
+
+#include "flashscan.h"
+#include "pax.h"
+
+bool		flashscan_enable = true;
+bool		flashscan_selection_first = true;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* custom_private of the plan: two integer lists of attribute numbers. */
+enum FlashScanPrivate
+{
+	FS_PRIV_QUAL_ATTS,			/* columns the quals read (S) */
+	FS_PRIV_PROJ_ATTS			/* other columns the query needs (P) */
+};
+
+typedef struct FlashScanState
+{
+	CustomScanState css;
+	Relation	rel;
+	Snapshot	snapshot;
+	PaxDirectory *dir;
+	bool	   *qual_cols;		/* S */
+	bool	   *proj_cols;		/* P \ S */
+	bool	   *all_cols;		/* S u P */
+	int			nqual_cols;
+	int			nproj_cols;
+	ExprState  *quals;			/* our own: evaluated on S before P is read */
+	bool		selection_first;
+	int			gi;				/* current group */
+	PaxGroupEntry *group;
+	PaxColumnData *cols;
+	uint32	   *selected;		/* rows of the group that passed the quals */
+	uint32		nselected;
+	uint32		next_selected;
+	MemoryContext scan_cxt;
+	MemoryContext group_cxt;
+	BufferAccessStrategy strategy;
+
+	/* EXPLAIN ANALYZE */
+	uint64		groups_scanned;
+	uint64		groups_skipped;
+	uint64		groups_invisible;
+	uint64		blocks_read;
+	uint64		rows_examined;
+	BlockNumber table_blocks;
+} FlashScanState;
+
+static Plan *flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel,
+								 CustomPath *best_path, List *tlist,
+								 List *clauses, List *custom_plans);
+static Node *flashscan_create_state(CustomScan *cscan);
+static void flashscan_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *flashscan_exec(CustomScanState *node);
+static void flashscan_end(CustomScanState *node);
+static void flashscan_rescan(CustomScanState *node);
+static void flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods flashscan_path_methods = {
+	.CustomName = "FlashScan",
+	.PlanCustomPath = flashscan_plan_path,
+};
+
+static const CustomScanMethods flashscan_scan_methods = {
+	.CustomName = "FlashScan",
+	.CreateCustomScanState = flashscan_create_state,
+};
+
+static const CustomExecMethods flashscan_exec_methods = {
+	.CustomName = "FlashScan",
+	.BeginCustomScan = flashscan_begin,
+	.ExecCustomScan = flashscan_exec,
+	.EndCustomScan = flashscan_end,
+	.ReScanCustomScan = flashscan_rescan,
+	.ExplainCustomScan = flashscan_explain,
+};
+
+/* ------------------------------------------------------------------------
+ * Planner
+ * ------------------------------------------------------------------------
+ */
+
+/* Is this base relation a plain pax table? */
+static bool
+is_pax_relation(RangeTblEntry *rte)
+{
+	Relation	r;
+	bool		result;
+
+	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample != NULL ||
+		rte->relkind != RELKIND_RELATION)
+		return false;
+	r = relation_open(rte->relid, NoLock);
+	result = (r->rd_tableam == pax_table_am_routine());
+	relation_close(r, NoLock);
+	return result;
+}
+
+/*
+ * The columns the quals (qual_atts) and the rest of the query (proj_atts)
+ * read, as attribute numbers; false when the query needs a system column we
+ * cannot produce or the whole row.
+ */
+static bool
+needed_columns(RelOptInfo *rel, Index relid, int natts, List **qual_atts,
+			   List **proj_atts)
+{
+	Bitmapset  *qa = NULL;
+	Bitmapset  *pa = NULL;
+	ListCell   *lc;
+	int			x;
+
+	foreach(lc, rel->baserestrictinfo)
+		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, relid, &qa);
+	pull_varattnos((Node *) rel->reltarget->exprs, relid, &pa);
+
+	*qual_atts = *proj_atts = NIL;
+	x = -1;
+	while ((x = bms_next_member(qa, x)) >= 0)
+	{
+		AttrNumber	att = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (att == 0)
+			return false;		/* whole-row reference: nothing to save */
+		if (att < 0 && att != SelfItemPointerAttributeNumber && att != TableOidAttributeNumber)
+			return false;
+		if (att > 0)
+			*qual_atts = lappend_int(*qual_atts, att);
+	}
+	x = -1;
+	while ((x = bms_next_member(pa, x)) >= 0)
+	{
+		AttrNumber	att = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (att == 0)
+			return false;
+		if (att < 0 && att != SelfItemPointerAttributeNumber && att != TableOidAttributeNumber)
+			return false;
+		if (att > 0 && !bms_is_member(x, qa))
+			*proj_atts = lappend_int(*proj_atts, att);
+	}
+	return true;
+}
+
+/* Blocks a group spends on the given columns, from their average widths. */
+static double
+column_blocks_per_group(Oid relid, TupleDesc desc, List *atts, double rows_per_group)
+{
+	double		blocks = 0;
+	ListCell   *lc;
+
+	foreach(lc, atts)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, lfirst_int(lc) - 1);
+		int32		width = get_attavgwidth(relid, a->attnum);
+
+		if (width <= 0)
+			width = get_typavgwidth(a->atttypid, a->atttypmod);
+		blocks += Max(1.0, ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD));
+	}
+	return blocks;
+}
+
+static void
+add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	Relation	r = relation_open(rte->relid, NoLock);
+	TupleDesc	desc = RelationGetDescr(r);
+	List	   *qual_atts,
+			   *proj_atts;
+	CustomPath *cpath;
+	double		group_blocks,
+				ngroups,
+				rows_per_group,
+				selectivity,
+				p_hit,
+				blocks,
+				spc_random,
+				spc_seq;
+	QualCost	qcost;
+	Cost		cpu_per_tuple;
+
+	if (!needed_columns(rel, rel->relid, desc->natts, &qual_atts, &proj_atts))
+	{
+		relation_close(r, NoLock);
+		return;
+	}
+	group_blocks = pax_relation_group_blocks(r);
+	ngroups = Max(1.0, ceil(rel->pages / group_blocks));
+	rows_per_group = Max(1.0, rel->tuples / ngroups);
+	selectivity = (rel->tuples > 0) ? Min(1.0, rel->rows / rel->tuples) : 1.0;
+	p_hit = (qual_atts != NIL && flashscan_selection_first) ?
+		1.0 - pow(1.0 - selectivity, rows_per_group) : 1.0;
+	blocks = ngroups * (column_blocks_per_group(rte->relid, desc, qual_atts, rows_per_group) +
+						p_hit * column_blocks_per_group(rte->relid, desc, proj_atts, rows_per_group));
+	blocks = Min(blocks, (double) rel->pages);
+	relation_close(r, NoLock);
+
+	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
+	cost_qual_eval(&qcost, rel->baserestrictinfo, root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = rel->rows;
+	cpath->path.pathkeys = NIL;
+	cpu_per_tuple = cpu_tuple_cost + qcost.per_tuple;
+	cpath->path.startup_cost = qcost.startup + rel->reltarget->cost.startup;
+	/* blocks are read in whole minipages: sequential within, prefetched across */
+	cpath->path.total_cost = cpath->path.startup_cost + blocks * spc_seq +
+		rel->tuples * cpu_per_tuple + rel->rows * rel->reltarget->cost.per_tuple;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = list_make2(qual_atts, proj_atts);
+	cpath->methods = &flashscan_path_methods;
+	add_path(rel, &cpath->path);
+}
+
+static void
+flashscan_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+						   RangeTblEntry *rte)
+{
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	if (!flashscan_enable || rel->reloptkind != RELOPT_BASEREL || !is_pax_relation(rte))
+		return;
+	add_flashscan_path(root, rel, rte);
+}
+
+static Plan *
+flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+
+	cscan->scan.plan.targetlist = tlist;
+	/* the quals run inside the node, before the other columns are read */
+	cscan->scan.plan.qual = NIL;
+	cscan->custom_exprs = extract_actual_clauses(clauses, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_private = best_path->custom_private;
+	cscan->methods = &flashscan_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ------------------------------------------------------------------------
+ * Executor
+ * ------------------------------------------------------------------------
+ */
+
+static Node *
+flashscan_create_state(CustomScan *cscan)
+{
+	FlashScanState *fs = palloc0(sizeof(FlashScanState));
+
+	NodeSetTag(fs, T_CustomScanState);
+	fs->css.flags = cscan->flags;
+	fs->css.methods = &flashscan_exec_methods;
+	return (Node *) fs;
+}
+
+static void
+flashscan_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	TupleDesc	desc;
+	ListCell   *lc;
+	int			natts;
+	MemoryContext old;
+
+	fs->rel = node->ss.ss_currentRelation;
+	desc = RelationGetDescr(fs->rel);
+	natts = Max(desc->natts, 1);
+	fs->snapshot = estate->es_snapshot;
+	fs->selection_first = flashscan_selection_first;
+	fs->scan_cxt = AllocSetContextCreate(estate->es_query_cxt, "FlashScan",
+										 ALLOCSET_DEFAULT_SIZES);
+	fs->group_cxt = AllocSetContextCreate(fs->scan_cxt, "FlashScan group",
+										  ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(fs->scan_cxt);
+	fs->qual_cols = palloc0(sizeof(bool) * natts);
+	fs->proj_cols = palloc0(sizeof(bool) * natts);
+	fs->all_cols = palloc0(sizeof(bool) * natts);
+	foreach(lc, (List *) linitial(cscan->custom_private))
+	{
+		fs->qual_cols[lfirst_int(lc) - 1] = fs->all_cols[lfirst_int(lc) - 1] = true;
+		fs->nqual_cols++;
+	}
+	foreach(lc, (List *) lsecond(cscan->custom_private))
+	{
+		fs->proj_cols[lfirst_int(lc) - 1] = fs->all_cols[lfirst_int(lc) - 1] = true;
+		fs->nproj_cols++;
+	}
+	fs->cols = palloc0(sizeof(PaxColumnData) * natts);
+	fs->selected = palloc(sizeof(uint32) * PAX_MAX_GROUP_ROWS);
+	MemoryContextSwitchTo(old);
+
+	fs->quals = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
+	fs->table_blocks = RelationGetNumberOfBlocks(fs->rel);
+	if (fs->table_blocks > (BlockNumber) (NBuffers / 4))
+		fs->strategy = GetAccessStrategy(BAS_BULKREAD);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	pax_flush_relation(fs->rel);
+	fs->dir = pax_read_directory(fs->rel, fs->scan_cxt);
+	fs->gi = -1;
+}
+
+/* Fill the scan slot with row ri of the current group (needed columns). */
+static TupleTableSlot *
+store_scan_row(FlashScanState *fs, uint32 ri)
+{
+	TupleTableSlot *slot = fs->css.ss.ss_ScanTupleSlot;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			att;
+
+	ExecClearTuple(slot);
+	for (att = 0; att < desc->natts; att++)
+	{
+		if (fs->all_cols[att] && fs->cols[att].values != NULL)
+		{
+			slot->tts_values[att] = fs->cols[att].values[ri];
+			slot->tts_isnull[att] = fs->cols[att].isnull[ri];
+		}
+		else
+		{
+			slot->tts_values[att] = (Datum) 0;
+			slot->tts_isnull[att] = true;
+		}
+	}
+	ExecStoreVirtualTuple(slot);
+	pax_rownum_to_tid(fs->group->first_rownum + ri, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(fs->rel);
+	return slot;
+}
+
+/* Next visible group with at least one selected row, read; false at the end. */
+static bool
+next_group(FlashScanState *fs)
+{
+	ExprContext *econtext = fs->css.ss.ps.ps_ExprContext;
+	TupleDesc	desc = RelationGetDescr(fs->rel);
+
+	for (;;)
+	{
+		PaxGroupEntry *g;
+		MemoryContext old;
+		uint32		ri;
+		bool		first_pass_all;
+
+		CHECK_FOR_INTERRUPTS();
+		if (++fs->gi >= fs->dir->ngroups)
+			return false;
+		g = fs->dir->groups[fs->gi];
+		if (!pax_group_visible(g, fs->snapshot))
+		{
+			fs->groups_invisible++;
+			continue;
+		}
+		fs->groups_scanned++;
+		fs->group = g;
+		MemoryContextReset(fs->group_cxt);
+		memset(fs->cols, 0, sizeof(PaxColumnData) * desc->natts);
+		old = MemoryContextSwitchTo(fs->group_cxt);
+
+		/* the next group's first reads go out while this one is decoded */
+		first_pass_all = !fs->selection_first || fs->nqual_cols == 0;
+		pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
+							 desc->natts);
+		if (fs->gi + 1 < fs->dir->ngroups)
+			pax_prefetch_columns(fs->rel, fs->dir->groups[fs->gi + 1],
+								 first_pass_all ? fs->all_cols : fs->qual_cols, desc->natts);
+		pax_read_columns(fs->rel, g, desc, first_pass_all ? fs->all_cols : fs->qual_cols,
+						 fs->cols, fs->strategy, &fs->blocks_read);
+		MemoryContextSwitchTo(old);
+
+		/* the selection vector */
+		fs->nselected = 0;
+		fs->next_selected = 0;
+		fs->rows_examined += g->nrows;
+		for (ri = 0; ri < g->nrows; ri++)
+		{
+			if (fs->quals != NULL)
+			{
+				econtext->ecxt_scantuple = store_scan_row(fs, ri);
+				ResetExprContext(econtext);
+				if (!ExecQual(fs->quals, econtext))
+					continue;
+			}
+			fs->selected[fs->nselected++] = ri;
+		}
+		if (fs->nselected == 0)
+		{
+			fs->groups_skipped++;
+			continue;
+		}
+		if (!first_pass_all && fs->nproj_cols > 0)
+		{
+			old = MemoryContextSwitchTo(fs->group_cxt);
+			pax_prefetch_columns(fs->rel, g, fs->proj_cols, desc->natts);
+			pax_read_columns(fs->rel, g, desc, fs->proj_cols, fs->cols, fs->strategy,
+							 &fs->blocks_read);
+			MemoryContextSwitchTo(old);
+		}
+		return true;
+	}
+}
+
+static TupleTableSlot *
+flashscan_exec(CustomScanState *node)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+	ProjectionInfo *proj = node->ss.ps.ps_ProjInfo;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+
+	for (;;)
+	{
+		TupleTableSlot *slot;
+
+		if (fs->group != NULL && fs->next_selected < fs->nselected)
+		{
+			slot = store_scan_row(fs, fs->selected[fs->next_selected++]);
+			if (proj == NULL)
+				return slot;
+			ResetExprContext(econtext);
+			econtext->ecxt_scantuple = slot;
+			return ExecProject(proj);
+		}
+		if (!next_group(fs))
+		{
+			fs->group = NULL;
+			return ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+		}
+	}
+}
+
+static void
+flashscan_end(CustomScanState *node)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+
+	if (fs->strategy)
+		FreeAccessStrategy(fs->strategy);
+	MemoryContextDelete(fs->scan_cxt);
+}
+
+static void
+flashscan_rescan(CustomScanState *node)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+
+	fs->gi = -1;
+	fs->group = NULL;
+	fs->nselected = fs->next_selected = 0;
+}
+
+static char *
+column_list(FlashScanState *fs, const bool *cols)
+{
+	TupleDesc	desc = RelationGetDescr(fs->rel);
+	StringInfoData buf;
+	int			att;
+
+	initStringInfo(&buf);
+	for (att = 0; att < desc->natts; att++)
+		if (cols[att])
+			appendStringInfo(&buf, "%s%s", buf.len > 0 ? ", " : "",
+							 quote_identifier(NameStr(TupleDescAttr(desc, att)->attname)));
+	return buf.len > 0 ? buf.data : "(none)";
+}
+
+static void
+flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	TupleDesc	desc = RelationGetDescr(fs->rel);
+	int			live = 0,
+				att;
+
+	for (att = 0; att < desc->natts; att++)
+		live += TupleDescAttr(desc, att)->attisdropped ? 0 : 1;
+	if (cscan->custom_exprs != NIL)
+	{
+		List	   *context = set_deparse_context_plan(es->deparse_cxt,
+													   node->ss.ps.plan, ancestors);
+
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
+											   context, false, false),
+							es);
+	}
+	ExplainPropertyText("Predicate Columns", column_list(fs, fs->qual_cols), es);
+	ExplainPropertyText("Projected Columns", column_list(fs, fs->proj_cols), es);
+	ExplainPropertyInteger("Columns Read", NULL, fs->nqual_cols + fs->nproj_cols, es);
+	ExplainPropertyInteger("Columns In Table", NULL, live, es);
+	ExplainPropertyBool("Selection First", fs->selection_first && fs->nqual_cols > 0, es);
+	if (!es->analyze)
+		return;
+	ExplainPropertyInteger("Groups Scanned", NULL, fs->groups_scanned, es);
+	ExplainPropertyInteger("Groups Skipped", NULL, fs->groups_skipped, es);
+	ExplainPropertyInteger("Groups Not Visible", NULL, fs->groups_invisible, es);
+	ExplainPropertyInteger("Rows Examined", NULL, fs->rows_examined, es);
+	ExplainPropertyInteger("Blocks Read", NULL, fs->blocks_read, es);
+	ExplainPropertyInteger("Table Blocks", NULL, fs->table_blocks, es);
+}
+
+void
+flashscan_scan_init(void)
+{
+	DefineCustomBoolVariable("flashscan.enable",
+							 "Offers FlashScan paths for pax tables.",
+							 "Off: pax tables are read by their access method's sequential scan, every column.",
+							 &flashscan_enable, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("flashscan.selection_first",
+							 "FlashScan reads the predicate columns first and skips groups without a match.",
+							 "Off: every needed column of every group is read before the quals run.",
+							 &flashscan_selection_first, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	RegisterCustomScanMethods(&flashscan_scan_methods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = flashscan_set_rel_pathlist;
+}
