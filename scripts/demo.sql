@@ -90,7 +90,6 @@ FROM qdtt_explain('SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000') ORDE
 -- ssd_sort: ORDER BY over a table of wide (2 KB) rows with 1 MB of work_mem.
 -- The built-in Sort spills whole rows; SSD Sort sorts (key, TID) pairs and
 -- fetches the rows in key order with 32 page reads in flight.
-CREATE EXTENSION ssd_sort;
 CREATE TABLE wide (key int, pad text);
 ALTER TABLE wide ALTER pad SET STORAGE PLAIN;
 INSERT INTO wide SELECT (g::bigint * 7919) % 20011, repeat('w', 2000) FROM generate_series(1, 20000) g;
@@ -113,3 +112,27 @@ SELECT 'built-in Sort' AS plan, p -> 'Actual Total Time' AS total_ms,
        p -> 'Actual Startup Time' AS first_row_ms, (p ->> 'Temp Written Blocks')::int * 8 AS temp_kb
 FROM sort_plan('SELECT * FROM wide ORDER BY key') p;
 RESET ssd_sort.enable;
+RESET work_mem;
+
+-- flashscan: a 16-column table stored as pax (groups of column minipages)
+-- next to the same data in heap.  A selective query on two of the sixteen
+-- columns: FlashScan reads the predicate column, skips every group without
+-- a match, and reads the projected column only where one matched.
+CREATE TABLE facts_heap (id int, region int, amount float8, day date, qty int, price numeric,
+                         c7 int, c8 int, c9 float8, c10 float8, c11 text, c12 text,
+                         c13 int, c14 int, c15 date, c16 text);
+INSERT INTO facts_heap
+SELECT i, i % 1000, i * 0.25, date '2024-01-01' + i % 365, i % 50, i % 997 + 0.99,
+       i, i, i, i, md5(i::text), md5((i + 1)::text), i, i, date '2024-01-01' + i % 30, 'note ' || i
+FROM generate_series(1, 300000) i;
+CREATE TABLE facts (LIKE facts_heap) USING pax;
+INSERT INTO facts SELECT * FROM facts_heap;
+VACUUM ANALYZE facts_heap;
+VACUUM ANALYZE facts;
+SELECT pg_size_pretty(pg_relation_size('facts_heap')) AS heap_size,
+       pg_size_pretty(pg_relation_size('facts')) AS pax_size,
+       (SELECT count(*) FROM pax_groups('facts')) AS pax_groups;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT sum(amount) FROM facts WHERE id = 123456;
+SELECT (SELECT sum(amount) FROM facts WHERE id = 123456) AS pax_sum,
+       (SELECT sum(amount) FROM facts_heap WHERE id = 123456) AS heap_sum;
