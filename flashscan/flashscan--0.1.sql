@@ -47,3 +47,14 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION pax_set_group_blocks(regclass, integer) IS
 'set the number of blocks of a pax table''s next groups (PostgreSQL 15 has no table access method reloptions)';
+
+CREATE FUNCTION pax_column_sizes(rel regclass,
+	OUT column_name text,
+	OUT minipage_bytes bigint,
+	OUT blocks bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pax_column_sizes'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION pax_column_sizes(regclass) IS
+'per column of a pax table: bytes of its minipages, and the blocks a scan of that column reads';

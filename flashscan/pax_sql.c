@@ -107,3 +107,62 @@ pax_set_group_blocks(PG_FUNCTION_ARGS)
 	table_close(rel, NoLock);
 	PG_RETURN_VOID();
 }
+
+PG_FUNCTION_INFO_V1(pax_column_sizes);
+
+/*
+ * pax_column_sizes(rel regclass): per column, the bytes of its minipages
+ * over all groups and the blocks a scan of the column reads (each minipage
+ * rounded out to the blocks it touches).
+ */
+Datum
+pax_column_sizes(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	TupleDesc	desc;
+	PaxDirectory *dir;
+	AclResult	aclresult;
+	int			att;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = open_pax_table(relid, AccessShareLock, "pax_column_sizes");
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
+	pax_flush_relation(rel);
+	desc = RelationGetDescr(rel);
+	dir = pax_read_directory(rel, CurrentMemoryContext);
+	for (att = 0; att < desc->natts; att++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {0};
+		uint64		bytes = 0,
+					blocks = 0;
+		int			i;
+
+		if (TupleDescAttr(desc, att)->attisdropped)
+			continue;
+		for (i = 0; i < dir->ngroups; i++)
+		{
+			PaxGroupEntry *g = dir->groups[i];
+			uint64		first,
+						end;
+
+			if (att >= g->ncols || (g->flags & PAX_GROUP_ABORTED))
+				continue;
+			bytes += g->cols[att].nbytes;
+			first = g->cols[att].offset / PAX_BLOCK_PAYLOAD;
+			end = ((uint64) g->cols[att].offset + Max(g->cols[att].nbytes, 1) +
+				   PAX_BLOCK_PAYLOAD - 1) / PAX_BLOCK_PAYLOAD;
+			blocks += end - first;
+		}
+		values[0] = CStringGetTextDatum(NameStr(TupleDescAttr(desc, att)->attname));
+		values[1] = Int64GetDatum((int64) bytes);
+		values[2] = Int64GetDatum((int64) blocks);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
+}

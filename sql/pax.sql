@@ -31,6 +31,10 @@ SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'p
 SELECT count(*) > 10 AS many_groups, sum(nrows) AS rows, bool_and(nblocks <= 4) AS within_group_blocks,
 	   bool_or(frozen) AS any_frozen, bool_or(aborted) AS any_aborted
 FROM pax_groups('pt');
+-- Per column: minipage bytes, and blocks a scan of the column reads.
+SELECT count(*) AS columns, bool_and(blocks > 0) AS every_column_has_blocks,
+	   sum(minipage_bytes) = (SELECT sum(minipage_bytes) FROM pax_groups('pt')) AS bytes_add_up
+FROM pax_column_sizes('pt');
 -- Smaller than the heap table: no per-row headers or line pointers.
 SELECT pg_relation_size('pt') < pg_relation_size('ht') AS smaller;
 
