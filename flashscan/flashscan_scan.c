@@ -53,6 +53,7 @@
 
 #include "flashscan.h"
 #include "pax.h"
+#include "ssdkit_path.h"
 
 bool		flashscan_enable = true;
 bool		flashscan_selection_first = true;
@@ -251,16 +252,7 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
 	cost_qual_eval(&qcost, rel->baserestrictinfo, root);
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = rel->rows;
-	cpath->path.pathkeys = NIL;
+	cpath = ssdkit_base_custom_path(rel, &flashscan_path_methods);
 	cpu_per_tuple = cpu_tuple_cost + qcost.per_tuple;
 	cpath->path.startup_cost = qcost.startup + rel->reltarget->cost.startup;
 	/* blocks are read in whole minipages: sequential within, prefetched across */
@@ -269,7 +261,6 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make2(qual_atts, proj_atts);
-	cpath->methods = &flashscan_path_methods;
 	add_path(rel, &cpath->path);
 }
 

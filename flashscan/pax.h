@@ -14,12 +14,11 @@
  *				column.
  *
  * A group's blocks carry one payload stream (the bytes after each page
- * header, concatenated).  Minipages are packed into it in column order; one
- * that does not fit in what is left of the current block starts on the next
- * block boundary, so reading a minipage of n bytes touches exactly
- * ceil(n / PAX_BLOCK_PAYLOAD) blocks, never a neighbour's edge.  The
- * directory entry records every minipage's offset and length, so a scan
- * knows which blocks to read without reading the group.
+ * header, concatenated).  Minipages are packed into it in column order,
+ * except that one starts on the next block boundary when that saves it a
+ * block read at the cost of at most a quarter block (pax_layout_group()).
+ * The directory entry records every minipage's offset and length, so a
+ * scan knows which blocks to read without reading the group.
  *
  * Rows are numbered densely as they are inserted; a group holds the rows of
  * one contiguous range of row numbers, and row number r has the TID
@@ -195,11 +194,12 @@ extern int	pax_relation_group_blocks(Relation rel);
 extern void pax_set_relation_group_blocks(Relation rel, int group_blocks);
 extern void pax_truncate_in_place(Relation rel);
 extern uint64 pax_reserve_rownums(Relation rel, uint32 count);
-extern uint64 pax_next_rownum(Relation rel);
+extern void pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *ngroups);
 extern TransactionId pax_reservation_owner(Relation rel, uint64 rownum);
 extern PaxDirectory *pax_read_directory(Relation rel, MemoryContext cxt);
-extern uint64 pax_directory_version(Relation rel);
 extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
+extern PaxGroupEntry *pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
+										bool by_block);
 extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,

@@ -374,13 +374,17 @@ fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 {
 	uint64		rownum = pax_tid_to_rownum(tid);
 	PaxGroupEntry *g = NULL;
+	uint64		ngroups = 0;
 
 	if (!ItemPointerIsValid(tid))
 		return NULL;
 	if (f->dir != NULL)
 		g = pax_find_group(f->dir, rownum);
-	if (g == NULL &&
-		(f->dir == NULL || pax_directory_version(f->base.rel) != (uint64) f->dir->ngroups))
+	if (g != NULL)
+		return g;
+	if (f->dir != NULL)
+		pax_meta_counters(f->base.rel, NULL, &ngroups);
+	if (f->dir == NULL || ngroups != (uint64) f->dir->ngroups)
 	{
 		MemoryContext dircxt = AllocSetContextCreate(f->cxt, "pax fetch directory",
 													 ALLOCSET_DEFAULT_SIZES);
@@ -491,8 +495,12 @@ pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 static bool
 pax_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
 {
-	return ItemPointerIsValid(tid) &&
-		pax_tid_to_rownum(tid) < pax_next_rownum(scan->rs_rd);
+	uint64		next;
+
+	if (!ItemPointerIsValid(tid))
+		return false;
+	pax_meta_counters(scan->rs_rd, &next, NULL);
+	return pax_tid_to_rownum(tid) < next;
 }
 
 static void
@@ -717,9 +725,7 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 {
 	PaxScanDesc scan = (PaxScanDesc) sscan;
 	PaxDirectory *dir = scan->dir;
-	int			lo = 0,
-				hi = dir->ngroups - 1;
-	PaxGroupEntry *g = NULL;
+	PaxGroupEntry *g;
 
 	if (scan->by_block == NULL)
 	{
@@ -730,21 +736,7 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 		qsort(scan->by_block, dir->ngroups, sizeof(PaxGroupEntry *), cmp_group_block);
 		MemoryContextSwitchTo(old);
 	}
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		PaxGroupEntry *m = scan->by_block[mid];
-
-		if (blockno < m->first_block)
-			hi = mid - 1;
-		else if (blockno >= m->first_block + m->nblocks)
-			lo = mid + 1;
-		else
-		{
-			g = m;
-			break;
-		}
-	}
+	g = pax_search_groups(scan->by_block, dir->ngroups, blockno, true);
 	scan->analyze_group = NULL;
 	if (g == NULL)
 		return false;

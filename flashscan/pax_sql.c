@@ -20,8 +20,28 @@
 
 #include "pax.h"
 
+static Relation open_pax_table(Oid relid, LOCKMODE lockmode, const char *caller);
+
 PG_FUNCTION_INFO_V1(pax_groups);
 PG_FUNCTION_INFO_V1(pax_set_group_blocks);
+
+/*
+ * Open a pax table for one of the functions below (checking that the
+ * caller may read it) and read its directory, this backend's pending rows
+ * included.
+ */
+static Relation
+open_pax_directory(Oid relid, const char *caller, PaxDirectory **dir)
+{
+	Relation	rel = open_pax_table(relid, AccessShareLock, caller);
+	AclResult	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
+	pax_flush_relation(rel);
+	*dir = pax_read_directory(rel, CurrentMemoryContext);
+	return rel;
+}
 
 /* Open a relation that must be a pax table. */
 static Relation
@@ -45,17 +65,10 @@ pax_groups(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	rel;
 	PaxDirectory *dir;
-	AclResult	aclresult;
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = open_pax_table(relid, AccessShareLock, "pax_groups");
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
-
-	pax_flush_relation(rel);
-	dir = pax_read_directory(rel, CurrentMemoryContext);
+	rel = open_pax_directory(relid, "pax_groups", &dir);
 	for (i = 0; i < dir->ngroups; i++)
 	{
 		PaxGroupEntry *g = dir->groups[i];
@@ -123,17 +136,11 @@ pax_column_sizes(PG_FUNCTION_ARGS)
 	Relation	rel;
 	TupleDesc	desc;
 	PaxDirectory *dir;
-	AclResult	aclresult;
 	int			att;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = open_pax_table(relid, AccessShareLock, "pax_column_sizes");
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
-	pax_flush_relation(rel);
+	rel = open_pax_directory(relid, "pax_column_sizes", &dir);
 	desc = RelationGetDescr(rel);
-	dir = pax_read_directory(rel, CurrentMemoryContext);
 	for (att = 0; att < desc->natts; att++)
 	{
 		Datum		values[3];

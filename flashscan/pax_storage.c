@@ -273,28 +273,36 @@ pax_reservation_owner(Relation rel, uint64 rownum)
 	return xid;
 }
 
-/* The first row number not yet reserved (every TID below it may exist). */
-uint64
-pax_next_rownum(Relation rel)
+/*
+ * The metapage's counters: the first row number not yet reserved (every
+ * TID below it may exist) and the number of groups in the directory (which
+ * changes whenever one is appended).  Either pointer may be NULL.
+ */
+void
+pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *ngroups)
 {
 	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
-	uint64		next;
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
 
-	next = PaxPageGetMeta(BufferGetPage(buf))->next_rownum;
+	if (next_rownum)
+		*next_rownum = meta->next_rownum;
+	if (ngroups)
+		*ngroups = meta->ngroups;
 	UnlockReleaseBuffer(buf);
-	return next;
 }
 
-/* How many groups the directory holds: changes whenever one is appended. */
-uint64
-pax_directory_version(Relation rel)
+/* Pin and lock a directory page, checking that it is one. */
+static Buffer
+lock_directory_page(Relation rel, BlockNumber blkno, int mode)
 {
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
-	uint64		n;
+	Buffer		buf = ReadBuffer(rel, blkno);
+	Page		page;
 
-	n = PaxPageGetMeta(BufferGetPage(buf))->ngroups;
-	UnlockReleaseBuffer(buf);
-	return n;
+	LockBuffer(buf, mode);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) || PaxDirPageGetOpaque(page)->page_id != PAX_DIR_PAGE_ID)
+		corrupted(rel, blkno, "pax directory page");
+	return buf;
 }
 
 /* Extend the relation by n blocks, pinned, all in one contiguous run. */
@@ -382,11 +390,8 @@ pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
 	{
 		Page		lp;
 
-		lastbuf = ReadBuffer(rel, meta->dir_last);
-		LockBuffer(lastbuf, BUFFER_LOCK_EXCLUSIVE);
+		lastbuf = lock_directory_page(rel, meta->dir_last, BUFFER_LOCK_EXCLUSIVE);
 		lp = BufferGetPage(lastbuf);
-		if (PaxDirPageGetOpaque(lp)->page_id != PAX_DIR_PAGE_ID)
-			corrupted(rel, meta->dir_last, "pax directory page");
 		if (((PageHeader) lp)->pd_upper - ((PageHeader) lp)->pd_lower < entry_size)
 		{
 			extend_blocks(rel, 1, &newbuf);
@@ -463,12 +468,9 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 		int			i;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(rel, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		buf = lock_directory_page(rel, blkno, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		op = PaxDirPageGetOpaque(page);
-		if (PageIsNew(page) || op->page_id != PAX_DIR_PAGE_ID)
-			corrupted(rel, blkno, "pax directory page");
 		p = PageGetContents(page);
 		for (i = 0; i < op->nentries; i++)
 		{
@@ -495,26 +497,38 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 	return dir;
 }
 
-/* The group holding a row number, or NULL. */
+/*
+ * Binary search of groups sorted by row number (by_block false) or by first
+ * block (by_block true) for the one whose range holds key; NULL if none.
+ */
 PaxGroupEntry *
-pax_find_group(PaxDirectory *dir, uint64 rownum)
+pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key, bool by_block)
 {
 	int			lo = 0,
-				hi = dir->ngroups - 1;
+				hi = ngroups - 1;
 
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		PaxGroupEntry *g = dir->groups[mid];
+		PaxGroupEntry *g = groups[mid];
+		uint64		start = by_block ? g->first_block : g->first_rownum;
+		uint64		len = by_block ? g->nblocks : g->nrows;
 
-		if (rownum < g->first_rownum)
+		if (key < start)
 			hi = mid - 1;
-		else if (rownum >= g->first_rownum + g->nrows)
+		else if (key >= start + len)
 			lo = mid + 1;
 		else
 			return g;
 	}
 	return NULL;
+}
+
+/* The group holding a row number, or NULL. */
+PaxGroupEntry *
+pax_find_group(PaxDirectory *dir, uint64 rownum)
+{
+	return pax_search_groups(dir->groups, dir->ngroups, rownum, false);
 }
 
 /*
@@ -711,12 +725,9 @@ pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
 		int			i;
 
 		vacuum_delay_point();
-		buf = ReadBuffer(rel, blkno);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		buf = lock_directory_page(rel, blkno, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		op = PaxDirPageGetOpaque(page);
-		if (PageIsNew(page) || op->page_id != PAX_DIR_PAGE_ID)
-			corrupted(rel, blkno, "pax directory page");
 		p = PageGetContents(page);
 		for (i = 0; i < op->nentries; i++)
 		{

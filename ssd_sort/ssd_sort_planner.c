@@ -60,6 +60,7 @@
 #include "utils/spccache.h"
 
 #include "ssd_sort.h"
+#include "ssdkit_path.h"
 #include "ssdkit_qdtt.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
@@ -317,15 +318,7 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 	cpu_cost = ntuples * (cpu_tuple_cost + rel->reltarget->cost.per_tuple) +
 		rel->reltarget->cost.startup;
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = rel->rows;
+	cpath = ssdkit_base_custom_path(rel, &ssd_sort_path_methods);
 	cpath->path.startup_cost = sort_path.startup_cost + random_cost;
 	cpath->path.total_cost = sort_path.total_cost + io_cost + cpu_cost;
 	cpath->path.pathkeys = pathkeys;
@@ -346,7 +339,6 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 									makeFloat(psprintf("%g", random_cost)));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeString(pstrdup(source)));
-	cpath->methods = &ssd_sort_path_methods;
 
 	add_path(rel, &cpath->path);
 }

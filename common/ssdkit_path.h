@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssdkit_path.h
+ *	  A CustomPath over one base relation, as the ssdkit custom scans
+ *	  (SSD Sort, FlashScan) offer them from set_rel_pathlist_hook.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SSDKIT_PATH_H
+#define SSDKIT_PATH_H
+
+#include "postgres.h"
+
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+
+/*
+ * A new CustomPath scanning rel and producing its reltarget: unparameterized,
+ * not parallel, rel->rows rows; the caller sets costs, pathkeys, flags and
+ * its private data.
+ */
+static inline CustomPath *
+ssdkit_base_custom_path(RelOptInfo *rel, const CustomPathMethods *methods)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = rel->rows;
+	cpath->path.pathkeys = NIL;
+	cpath->methods = methods;
+	return cpath;
+}
+
+#endif							/* SSDKIT_PATH_H */
