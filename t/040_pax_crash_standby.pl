@@ -28,8 +28,8 @@ $primary->safe_psql('postgres', q{
 # are laid out), as one comparable value.
 sub content
 {
-	my ($node, $directory) = @_;
-	my $rows = $node->safe_psql('postgres', q{
+	my ($node, $directory, $db) = @_;
+	my $rows = $node->safe_psql($db // 'postgres', q{
 		SELECT md5(string_agg(client || ':' || n || ':' || length(payload), ',' ORDER BY client, n))
 		FROM ssdkit_ledger;
 		SELECT md5(string_agg(client || ':' || n || ':' || g || ':' || pad, ',' ORDER BY client, n, g))
@@ -116,6 +116,21 @@ SSDKitTest::crash_restart($standby);
 is(content($standby, 1), $before, 'promoted and crashed standby: same tables');
 is($standby->safe_psql('postgres', q{SELECT bt_index_check('bulk_g', true)::text}),
 	'', 'promoted standby: index matches the table');
+
+# pg_dump and pg_restore: the tables come back as pax tables with the same rows.
+my $dump = $primary->basedir . '/pax.dump';
+$primary->safe_psql('postgres', 'CREATE DATABASE restored');
+command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
+	'pg_dump of a database with pax tables');
+command_ok([ 'pg_restore', '-d', $primary->connstr('restored'), $dump ],
+	'pg_restore into a new database');
+is(content($primary, 0, 'restored'), content($primary, 0, 'postgres'),
+	'restored pax tables hold the same rows');
+is( $primary->safe_psql('restored', q{
+		SELECT string_agg(c.relname || ':' || a.amname, ',' ORDER BY c.relname)
+		FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+		WHERE c.relname IN ('bulk', 'ssdkit_ledger', 'gone')}),
+	'bulk:pax,gone:pax,ssdkit_ledger:pax', 'restored tables use the pax access method');
 
 $standby->stop;
 $primary->stop;
