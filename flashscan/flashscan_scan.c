@@ -43,7 +43,9 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
+#include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -78,7 +80,12 @@ typedef struct FlashScanState
 	bool	   *all_cols;		/* S u P */
 	int			nqual_cols;
 	int			nproj_cols;
-	ExprState  *quals;			/* our own: evaluated on S before P is read */
+	int			nsimple;		/* "column op constant" quals, run on the arrays */
+	struct SimpleQual *simple;
+	ExprState  *quals;			/* the other quals, on a slot of the S columns */
+	int		   *qual_list;		/* S as attribute indexes */
+	int		   *all_list;		/* S u P as attribute indexes */
+	int			nall;
 	bool		selection_first;
 	int			gi;				/* current group */
 	PaxGroupEntry *group;
@@ -99,6 +106,22 @@ typedef struct FlashScanState
 	BlockNumber table_blocks;
 } FlashScanState;
 
+/*
+ * A qual of the form "column op constant" (or "constant op column"): the
+ * selection pass calls the operator's function on the decoded column array
+ * directly, row by row over the surviving selection, instead of building a
+ * slot per row for ExecQual.
+ */
+typedef struct SimpleQual
+{
+	int			att;			/* attribute index */
+	bool		var_first;		/* column is the left argument */
+	Datum		constval;
+	Oid			collation;
+	FmgrInfo	flinfo;
+} SimpleQual;
+
+static bool simple_qual(Node *clause, Index scanrelid, SimpleQual *q);
 static Plan *flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel,
 								 CustomPath *best_path, List *tlist,
 								 List *clauses, List *custom_plans);
@@ -345,7 +368,34 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	fs->selected = palloc(sizeof(uint32) * PAX_MAX_GROUP_ROWS);
 	MemoryContextSwitchTo(old);
 
-	fs->quals = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
+	{
+		List	   *residual = NIL;
+
+		fs->simple = palloc(sizeof(SimpleQual) * Max(list_length(cscan->custom_exprs), 1));
+		foreach(lc, cscan->custom_exprs)
+		{
+			if (!simple_qual((Node *) lfirst(lc), cscan->scan.scanrelid,
+							 &fs->simple[fs->nsimple]))
+				residual = lappend(residual, lfirst(lc));
+			else
+				fs->nsimple++;
+		}
+		fs->quals = ExecInitQual(residual, &node->ss.ps);
+	}
+	fs->qual_list = palloc(sizeof(int) * natts);
+	fs->all_list = palloc(sizeof(int) * natts);
+	{
+		int			nq = 0,
+					att;
+
+		for (att = 0; att < desc->natts; att++)
+		{
+			if (fs->qual_cols[att])
+				fs->qual_list[nq++] = att;
+			if (fs->all_cols[att])
+				fs->all_list[fs->nall++] = att;
+		}
+	}
 	fs->table_blocks = RelationGetNumberOfBlocks(fs->rel);
 	if (fs->table_blocks > (BlockNumber) (NBuffers / 4))
 		fs->strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -356,27 +406,55 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	fs->gi = -1;
 }
 
-/* Fill the scan slot with row ri of the current group (needed columns). */
+/* Is clause "column op constant" on our relation?  Then fill *q. */
+static bool
+simple_qual(Node *clause, Index scanrelid, SimpleQual *q)
+{
+	OpExpr	   *op;
+	Node	   *l,
+			   *r;
+	Var		   *var;
+	Const	   *con;
+
+	if (!IsA(clause, OpExpr))
+		return false;
+	op = (OpExpr *) clause;
+	if (list_length(op->args) != 2 || op->opresulttype != BOOLOID || op->opretset)
+		return false;
+	l = linitial(op->args);
+	r = lsecond(op->args);
+	q->var_first = IsA(l, Var);
+	var = (Var *) (q->var_first ? l : r);
+	con = (Const *) (q->var_first ? r : l);
+	if (!IsA(var, Var) || !IsA(con, Const) || con->constisnull ||
+		var->varno != scanrelid || var->varattno <= 0 || var->varlevelsup != 0)
+		return false;
+	if (!func_strict(op->opfuncid))
+		return false;
+	q->att = var->varattno - 1;
+	q->constval = con->constvalue;
+	q->collation = op->inputcollid;
+	fmgr_info(op->opfuncid, &q->flinfo);
+	return true;
+}
+
+/*
+ * Fill the scan slot with row ri of the current group: the n columns of
+ * list (the slot's other columns stay NULL from the group's start).
+ */
 static TupleTableSlot *
-store_scan_row(FlashScanState *fs, uint32 ri)
+store_scan_row(FlashScanState *fs, uint32 ri, const int *list, int n)
 {
 	TupleTableSlot *slot = fs->css.ss.ss_ScanTupleSlot;
-	TupleDesc	desc = slot->tts_tupleDescriptor;
-	int			att;
+	int			i;
 
 	ExecClearTuple(slot);
-	for (att = 0; att < desc->natts; att++)
+	for (i = 0; i < n; i++)
 	{
-		if (fs->all_cols[att] && fs->cols[att].values != NULL)
-		{
-			slot->tts_values[att] = fs->cols[att].values[ri];
-			slot->tts_isnull[att] = fs->cols[att].isnull[ri];
-		}
-		else
-		{
-			slot->tts_values[att] = (Datum) 0;
-			slot->tts_isnull[att] = true;
-		}
+		int			att = list[i];
+
+		slot->tts_values[att] = fs->cols[att].values[ri];
+		slot->tts_isnull[att] = fs->cols[att].isnull[ri];
 	}
 	ExecStoreVirtualTuple(slot);
 	pax_rownum_to_tid(fs->group->first_rownum + ri, &slot->tts_tid);
@@ -424,20 +502,59 @@ next_group(FlashScanState *fs)
 						 fs->cols, fs->strategy, &fs->blocks_read);
 		MemoryContextSwitchTo(old);
 
-		/* the selection vector */
-		fs->nselected = 0;
+		/*
+		 * The selection vector: every row, narrowed by each simple qual on
+		 * its column's array, then by the other quals on a slot.
+		 */
 		fs->next_selected = 0;
 		fs->rows_examined += g->nrows;
 		for (ri = 0; ri < g->nrows; ri++)
+			fs->selected[ri] = ri;
+		fs->nselected = g->nrows;
 		{
-			if (fs->quals != NULL)
+			TupleTableSlot *scanslot = fs->css.ss.ss_ScanTupleSlot;
+			int			qi;
+
+			/* columns not read stay NULL for the whole group */
+			ExecClearTuple(scanslot);
+			memset(scanslot->tts_isnull, true, sizeof(bool) * desc->natts);
+			for (qi = 0; qi < fs->nsimple && fs->nselected > 0; qi++)
 			{
-				econtext->ecxt_scantuple = store_scan_row(fs, ri);
-				ResetExprContext(econtext);
-				if (!ExecQual(fs->quals, econtext))
-					continue;
+				SimpleQual *q = &fs->simple[qi];
+				Datum	   *vals = fs->cols[q->att].values;
+				bool	   *nulls = fs->cols[q->att].isnull;
+				uint32		keep = 0,
+							j;
+
+				for (j = 0; j < fs->nselected; j++)
+				{
+					uint32		r = fs->selected[j];
+
+					if (nulls[r])
+						continue;
+					if (DatumGetBool(q->var_first ?
+									 FunctionCall2Coll(&q->flinfo, q->collation, vals[r], q->constval) :
+									 FunctionCall2Coll(&q->flinfo, q->collation, q->constval, vals[r])))
+						fs->selected[keep++] = r;
+				}
+				fs->nselected = keep;
 			}
-			fs->selected[fs->nselected++] = ri;
+			if (fs->quals != NULL && fs->nselected > 0)
+			{
+				uint32		keep = 0,
+							j;
+
+				for (j = 0; j < fs->nselected; j++)
+				{
+					uint32		r = fs->selected[j];
+
+					econtext->ecxt_scantuple = store_scan_row(fs, r, fs->qual_list, fs->nqual_cols);
+					ResetExprContext(econtext);
+					if (ExecQual(fs->quals, econtext))
+						fs->selected[keep++] = r;
+				}
+				fs->nselected = keep;
+			}
 		}
 		if (fs->nselected == 0)
 		{
@@ -469,7 +586,8 @@ flashscan_exec(CustomScanState *node)
 
 		if (fs->group != NULL && fs->next_selected < fs->nselected)
 		{
-			slot = store_scan_row(fs, fs->selected[fs->next_selected++]);
+			slot = store_scan_row(fs, fs->selected[fs->next_selected++],
+								  fs->all_list, fs->nall);
 			if (proj == NULL)
 				return slot;
 			ResetExprContext(econtext);

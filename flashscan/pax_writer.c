@@ -164,8 +164,15 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 
 	if (wb->nrows == 0)
 		return;
-	if (desc->natts != wb->natts)
-		elog(ERROR, "pax table \"%s\" changed shape with rows buffered",
+	/*
+	 * The rows were buffered under the first wb->natts columns; ALTER TABLE
+	 * may have added columns since (the group then stores fewer columns and
+	 * readers supply the new ones' defaults).  Columns are never removed
+	 * from the descriptor, and a type change rewrites the table (which
+	 * reads it, writing this buffer first).
+	 */
+	if (desc->natts < wb->natts)
+		elog(ERROR, "pax table \"%s\" lost columns with rows buffered",
 			 RelationGetRelationName(rel));
 
 	old = MemoryContextSwitchTo(wb->cxt);

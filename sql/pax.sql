@@ -267,6 +267,13 @@ INSERT INTO pt3 VALUES (1, 'after truncate');
 SELECT * FROM pt3;
 COMMIT;
 SELECT * FROM pt3;
+-- a column added while the transaction still holds rows in memory
+BEGIN;
+INSERT INTO pt3 VALUES (5001, 'before add column');
+ALTER TABLE pt3 ADD COLUMN added text DEFAULT 'default';
+INSERT INTO pt3 VALUES (5002, 'after add column', 'given');
+COMMIT;
+SELECT * FROM pt3 WHERE a > 5000 ORDER BY a;
 
 -- Temporary and unlogged tables.
 CREATE TEMP TABLE ptt (a int, b text) USING pax;

@@ -125,7 +125,7 @@ CONF
 diskstats() {
 	local name
 	name=$(basename "$(readlink -f "$1")")
-	awk -v d="$name" '$3 == d { print $4, $8, $6 * 512, $10 * 512 }' /proc/diskstats
+	awk -v d="$name" '$3 == d { printf "%.0f %.0f %.0f %.0f\n", $4, $8, $6 * 512, $10 * 512 }' /proc/diskstats
 }
 
 # Stop any bench server whose data directory is under BENCH_DIR.
