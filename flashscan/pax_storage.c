@@ -599,14 +599,34 @@ minipage_blocks(PaxGroupEntry *g, PaxColumnExtent *ext, BlockNumber *first, uint
 /*
  * Ask for the blocks of a group's needed minipages to be read ahead
  * (PrefetchBuffer: posix_fadvise for blocks not in shared_buffers), so the
- * device has them in flight while the caller works; returns how many.
+ * device has them in flight while the caller works; returns how many (0
+ * when the columns cover half the group or more: see below).
  */
 uint32
 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int natts)
 {
 	uint32		n = 0;
+	BlockNumber last = InvalidBlockNumber;
 	int			att;
 
+	/*
+	 * Reading most of the group is nearly sequential, and the kernel's
+	 * readahead serves it better than a posix_fadvise per block.
+	 */
+	for (att = 0; att < Min(natts, g->ncols); att++)
+	{
+		BlockNumber first;
+		uint32		nblocks;
+
+		if (!needed[att])
+			continue;
+		minipage_blocks(g, &g->cols[att], &first, &nblocks);
+		n += nblocks;
+	}
+	if (2 * n >= g->nblocks)
+		return 0;
+
+	n = 0;
 	for (att = 0; att < Min(natts, g->ncols); att++)
 	{
 		BlockNumber first;
@@ -617,16 +637,25 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
 			continue;
 		minipage_blocks(g, &g->cols[att], &first, &nblocks);
 		for (i = 0; i < nblocks; i++)
+		{
+			if (first + i == last)
+				continue;		/* shared with the previous minipage */
 			(void) PrefetchBuffer(rel, MAIN_FORKNUM, first + i);
-		n += nblocks;
+			last = first + i;
+			n++;
+		}
 	}
 	return n;
 }
 
-/* Copy a minipage out of the group's blocks into one MAXALIGNed buffer. */
+/*
+ * Copy a minipage out of the group's blocks into one MAXALIGNed buffer.
+ * *pinned is the block the previous minipage ended in, still pinned: small
+ * minipages share blocks, and the next one usually starts there.
+ */
 static char *
 read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
-			  BufferAccessStrategy strategy, uint64 *blocks_read)
+			  BufferAccessStrategy strategy, Buffer *pinned, uint64 *blocks_read)
 {
 	char	   *buf = palloc(MAXALIGN(Max(ext->nbytes, 1)));
 	Size		off = ext->offset;
@@ -639,17 +668,22 @@ read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
 		BlockNumber blkno = g->first_block + (BlockNumber) (off / PAX_BLOCK_PAYLOAD);
 		Size		inblk = off % PAX_BLOCK_PAYLOAD;
 		Size		n = Min(ext->nbytes - done, PAX_BLOCK_PAYLOAD - inblk);
-		Buffer		b = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 		Page		page;
 
-		LockBuffer(b, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(b);
+		if (!BufferIsValid(*pinned) || BufferGetBlockNumber(*pinned) != blkno)
+		{
+			if (BufferIsValid(*pinned))
+				ReleaseBuffer(*pinned);
+			*pinned = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+			if (blocks_read)
+				(*blocks_read)++;
+		}
+		LockBuffer(*pinned, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(*pinned);
 		if (((PageHeader) page)->pd_lower < PAYLOAD_START + inblk + n)
 			corrupted(rel, blkno, "pax group block");
 		memcpy(buf + done, (char *) page + PAYLOAD_START + inblk, n);
-		UnlockReleaseBuffer(b);
-		if (blocks_read)
-			(*blocks_read)++;
+		LockBuffer(*pinned, BUFFER_LOCK_UNLOCK);
 		done += n;
 		off += n;
 	}
@@ -666,6 +700,7 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 				 const bool *needed, PaxColumnData *cols,
 				 BufferAccessStrategy strategy, uint64 *blocks_read)
 {
+	Buffer		pinned = InvalidBuffer;
 	int			att;
 
 	for (att = 0; att < desc->natts; att++)
@@ -692,9 +727,12 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 			continue;
 		}
 		pax_decode_minipage(a, g->nrows,
-							read_minipage(rel, g, &g->cols[att], strategy, blocks_read),
+							read_minipage(rel, g, &g->cols[att], strategy, &pinned,
+										  blocks_read),
 							g->cols[att].nbytes, cols[att].values, cols[att].isnull, rel);
 	}
+	if (BufferIsValid(pinned))
+		ReleaseBuffer(pinned);
 }
 
 /*
