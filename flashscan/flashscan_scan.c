@@ -93,8 +93,7 @@ typedef struct FlashScanState
 	uint32	   *selected;		/* rows of the group that passed the quals */
 	uint32		nselected;
 	uint32		next_selected;
-	MemoryContext scan_cxt;
-	MemoryContext group_cxt;
+	MemoryContext scan_cxt;		/* decoded columns are reused here group to group */
 	BufferAccessStrategy strategy;
 
 	/* EXPLAIN ANALYZE */
@@ -348,8 +347,6 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	fs->selection_first = flashscan_selection_first;
 	fs->scan_cxt = AllocSetContextCreate(estate->es_query_cxt, "FlashScan",
 										 ALLOCSET_DEFAULT_SIZES);
-	fs->group_cxt = AllocSetContextCreate(fs->scan_cxt, "FlashScan group",
-										  ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(fs->scan_cxt);
 	fs->qual_cols = palloc0(sizeof(bool) * natts);
 	fs->proj_cols = palloc0(sizeof(bool) * natts);
@@ -487,9 +484,7 @@ next_group(FlashScanState *fs)
 		}
 		fs->groups_scanned++;
 		fs->group = g;
-		MemoryContextReset(fs->group_cxt);
-		memset(fs->cols, 0, sizeof(PaxColumnData) * desc->natts);
-		old = MemoryContextSwitchTo(fs->group_cxt);
+		old = MemoryContextSwitchTo(fs->scan_cxt);
 
 		/* the next group's first reads go out while this one is decoded */
 		first_pass_all = !fs->selection_first || fs->nqual_cols == 0;
@@ -563,7 +558,7 @@ next_group(FlashScanState *fs)
 		}
 		if (!first_pass_all && fs->nproj_cols > 0)
 		{
-			old = MemoryContextSwitchTo(fs->group_cxt);
+			old = MemoryContextSwitchTo(fs->scan_cxt);
 			pax_prefetch_columns(fs->rel, g, fs->proj_cols, desc->natts);
 			pax_read_columns(fs->rel, g, desc, fs->proj_cols, fs->cols, fs->strategy,
 							 &fs->blocks_read);

@@ -162,11 +162,18 @@ typedef struct PaxDirectory
 	MemoryContext cxt;
 } PaxDirectory;
 
-/* A decoded column of one group. */
+/*
+ * A decoded column of one group.  Its arrays and its copy of the minipage
+ * (which by-reference values point into) are reused from group to group,
+ * grown when a group needs more: a scan allocates them once, not per group.
+ */
 typedef struct PaxColumnData
 {
 	Datum	   *values;
 	bool	   *isnull;
+	uint32		capacity;		/* rows values/isnull can hold */
+	char	   *buf;			/* the minipage, MAXALIGNed */
+	Size		bufsize;
 } PaxColumnData;
 
 /* Row number <-> TID. */

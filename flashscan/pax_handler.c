@@ -60,8 +60,7 @@ typedef struct PaxScanDescData
 	bool		group_loaded;	/* cols hold group gi */
 	PaxColumnData *cols;
 	bool	   *needed;
-	MemoryContext scan_cxt;
-	MemoryContext group_cxt;
+	MemoryContext scan_cxt;		/* the scan's memory, decoded columns included */
 	BufferAccessStrategy strategy;
 	/* parallel: the claimed row-number range */
 	uint64		claim_start;
@@ -89,7 +88,6 @@ typedef struct PaxIndexFetchData
 	PaxColumnData *cols;
 	bool	   *needed;
 	MemoryContext cxt;
-	MemoryContext group_cxt;
 } PaxIndexFetchData;
 
 static void not_supported(Relation rel, const char *what, const char *hint) pg_attribute_noreturn();
@@ -172,7 +170,6 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->base.rs_flags = flags;
 	scan->base.rs_parallel = pscan;
 	scan->scan_cxt = cxt;
-	scan->group_cxt = AllocSetContextCreate(cxt, "pax group", ALLOCSET_DEFAULT_SIZES);
 	scan->dir = pax_read_directory(rel, cxt);
 	scan->needed = all_columns(desc);
 	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
@@ -214,7 +211,6 @@ pax_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
 	scan->ri = -1;
 	scan->group_loaded = false;
 	scan->claim_start = scan->claim_end = 0;
-	MemoryContextReset(scan->group_cxt);
 }
 
 /* In a parallel scan, is group g ours?  Claims ranges of row numbers as needed. */
@@ -266,8 +262,7 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 			continue;
 		if (!pax_group_visible(g, scan->base.rs_snapshot))
 			continue;
-		MemoryContextReset(scan->group_cxt);
-		old = MemoryContextSwitchTo(scan->group_cxt);
+		old = MemoryContextSwitchTo(scan->scan_cxt);
 		pax_read_columns(scan->base.rs_rd, g, desc, scan->needed, scan->cols,
 						 scan->strategy, NULL);
 		MemoryContextSwitchTo(old);
@@ -347,7 +342,6 @@ pax_index_fetch_begin(Relation rel)
 	/* rows still in this backend's write buffer are served from it (fetch_row) */
 	f->base.rel = rel;
 	f->cxt = cxt;
-	f->group_cxt = AllocSetContextCreate(cxt, "pax fetch group", ALLOCSET_DEFAULT_SIZES);
 	f->needed = all_columns(RelationGetDescr(rel));
 	f->cols = palloc0(sizeof(PaxColumnData) * Max(RelationGetDescr(rel)->natts, 1));
 	MemoryContextSwitchTo(old);
@@ -456,8 +450,7 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 	{
 		MemoryContext old;
 
-		MemoryContextReset(f->group_cxt);
-		old = MemoryContextSwitchTo(f->group_cxt);
+		old = MemoryContextSwitchTo(f->cxt);
 		pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor, f->needed,
 						 f->cols, NULL, NULL);
 		MemoryContextSwitchTo(old);
@@ -748,8 +741,7 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 		for (i = 0; i < dir->ngroups; i++)
 			if (dir->groups[i] == g)
 				scan->gi = i;
-		MemoryContextReset(scan->group_cxt);
-		old = MemoryContextSwitchTo(scan->group_cxt);
+		old = MemoryContextSwitchTo(scan->scan_cxt);
 		pax_read_columns(sscan->rs_rd, g, RelationGetDescr(sscan->rs_rd),
 						 scan->needed, scan->cols, bstrategy, NULL);
 		MemoryContextSwitchTo(old);

@@ -655,14 +655,23 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
  */
 static char *
 read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
-			  BufferAccessStrategy strategy, Buffer *pinned, uint64 *blocks_read)
+			  BufferAccessStrategy strategy, Buffer *pinned, uint64 *blocks_read,
+			  PaxColumnData *col)
 {
-	char	   *buf = palloc(MAXALIGN(Max(ext->nbytes, 1)));
+	char	   *buf;
 	Size		off = ext->offset;
 	Size		done = 0;
 
 	if ((Size) ext->offset + ext->nbytes > (Size) g->nblocks * PAX_BLOCK_PAYLOAD)
 		corrupted(rel, g->first_block, "pax group (a minipage runs past its blocks)");
+	if (col->bufsize < MAXALIGN(Max(ext->nbytes, 1)))
+	{
+		if (col->buf)
+			pfree(col->buf);
+		col->bufsize = MAXALIGN(Max(ext->nbytes, 1));
+		col->buf = palloc(col->bufsize);
+	}
+	buf = col->buf;
 	while (done < ext->nbytes)
 	{
 		BlockNumber blkno = g->first_block + (BlockNumber) (off / PAX_BLOCK_PAYLOAD);
@@ -691,8 +700,9 @@ read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
 }
 
 /*
- * Decode the needed columns of a group into cols[] (allocated in the
- * current memory context), counting the blocks read into *blocks_read.  Columns added after the group was written read
+ * Decode the needed columns of a group into cols[] (their arrays are reused,
+ * and grown in the current memory context, which must therefore live as
+ * long as cols), counting the blocks read into *blocks_read.  Columns added after the group was written read
  * as their default (attmissingval) or NULL; dropped columns as NULL.
  */
 void
@@ -710,8 +720,17 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 
 		if (!needed[att])
 			continue;
-		cols[att].values = palloc(sizeof(Datum) * g->nrows);
-		cols[att].isnull = palloc(sizeof(bool) * g->nrows);
+		if (cols[att].capacity < g->nrows)
+		{
+			if (cols[att].values)
+			{
+				pfree(cols[att].values);
+				pfree(cols[att].isnull);
+			}
+			cols[att].capacity = Max(g->nrows, 1024);
+			cols[att].values = palloc(sizeof(Datum) * cols[att].capacity);
+			cols[att].isnull = palloc(sizeof(bool) * cols[att].capacity);
+		}
 		if (a->attisdropped || att >= g->ncols)
 		{
 			bool		isnull = true;
@@ -728,7 +747,7 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 		}
 		pax_decode_minipage(a, g->nrows,
 							read_minipage(rel, g, &g->cols[att], strategy, &pinned,
-										  blocks_read),
+										  blocks_read, &cols[att]),
 							g->cols[att].nbytes, cols[att].values, cols[att].isnull, rel);
 	}
 	if (BufferIsValid(pinned))
