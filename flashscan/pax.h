@@ -58,7 +58,7 @@
 /* Group size (flashscan.group_blocks, pax_set_group_blocks()): range and default. */
 #define PAX_MIN_GROUP_BLOCKS	1
 #define PAX_MAX_GROUP_BLOCKS	4096
-#define PAX_DEFAULT_GROUP_BLOCKS 32
+#define PAX_DEFAULT_GROUP_BLOCKS 128
 
 /* At most this many rows in one group (bounds per-group arrays). */
 #define PAX_MAX_GROUP_ROWS		65536

@@ -18,11 +18,11 @@
 # (/proc/diskstats) around each query; the needed minipage bytes from
 # pax_column_sizes().  Parallel query is off (the paper's scans are serial).
 #
-# Options: --rows 20000000  --group_blocks 32  --sels "0.0001 0.01 0.1 1"
+# Options: --rows 20000000  --group_blocks 128  --sels "0.0001 0.01 0.1 1"
 #          --cols "1 2 4 8 16"  --memory_mb 512
 
 experiment_main() {
-	local rows=20000000 group_blocks=32 sels="0.0001 0.01 0.1 1" cols="1 2 4 8 16" memory_mb=512
+	local rows=20000000 group_blocks=128 sels="0.0001 0.01 0.1 1" cols="1 2 4 8 16" memory_mb=512
 	parse_options flashscan-scan "$@"
 
 	local pristine data dev
