@@ -17,3 +17,9 @@ SHLIB_LINK += -luring
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies (unless PostgreSQL was configured with
+# --enable-depend): rebuild every object when a header of the extension or
+# of common/ changes, so a changed struct or constant never mixes with stale
+# objects.
+$(OBJS): $(wildcard *.h) $(wildcard $(SSDKIT_COMMON)*.h)
