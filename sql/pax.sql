@@ -296,6 +296,26 @@ SELECT pax_set_group_blocks('ht', 8);
 SELECT * FROM pax_groups('ht');
 SET flashscan.group_blocks = 100000;
 
+-- A pax table referencing a heap table, with row and statement triggers
+-- (they fetch the new rows by TID, some still in the writer's memory).
+CREATE TABLE fk_heap_parent (id int PRIMARY KEY);
+INSERT INTO fk_heap_parent SELECT generate_series(1, 10);
+CREATE TABLE pax_child (a int REFERENCES fk_heap_parent (id), note text) USING pax;
+CREATE TABLE trigger_log (kind text, n bigint);
+CREATE FUNCTION log_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO trigger_log VALUES ('row ' || NEW.note, NEW.a); RETURN NULL; END $$;
+CREATE FUNCTION log_stmt() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO trigger_log SELECT 'statement', count(*) FROM new_rows; RETURN NULL; END $$;
+CREATE TRIGGER pax_child_row AFTER INSERT ON pax_child FOR EACH ROW
+	WHEN (NEW.note = 'watched') EXECUTE FUNCTION log_row();
+CREATE TRIGGER pax_child_stmt AFTER INSERT ON pax_child REFERENCING NEW TABLE AS new_rows
+	FOR EACH STATEMENT EXECUTE FUNCTION log_stmt();
+INSERT INTO pax_child SELECT i % 10 + 1, CASE WHEN i = 7 THEN 'watched' ELSE 'bulk' END
+FROM generate_series(1, 1000) i;
+INSERT INTO pax_child VALUES (11, 'no parent');
+SELECT count(*) FROM pax_child;
+SELECT * FROM trigger_log ORDER BY kind;
+
 -- Not supported yet: clear errors, the server stays up.
 UPDATE pt SET t = 'x' WHERE id = 1;
 DELETE FROM pt WHERE id = 1;
@@ -309,7 +329,9 @@ CREATE TABLE fk_child (a int REFERENCES fk_parent (a));
 INSERT INTO fk_child VALUES (1);
 SELECT count(*) FROM pt;
 
-DROP TABLE pt, ht, pt2, pt3, ptt, ptu, fk_child, fk_parent, plain_flashscan;
+DROP TABLE pt, ht, pt2, pt3, ptt, ptu, fk_child, fk_parent, plain_flashscan, pax_child,
+	fk_heap_parent, trigger_log;
+DROP FUNCTION log_row(), log_stmt();
 DROP FUNCTION same_result(text);
 DROP FUNCTION flashscan_counters(text);
 DROP EXTENSION flashscan;
