@@ -47,7 +47,7 @@
 #include "access/tableam.h"
 
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
-#define PAX_FORMAT_VERSION		1
+#define PAX_FORMAT_VERSION		2
 #define PAX_METAPAGE_BLKNO		0
 
 /* Bytes of a group block that hold minipage data. */
@@ -143,9 +143,9 @@ typedef struct PaxDirPageOpaque
  * A minipage starts with this header; then, if nnulls > 0, a null bitmap of
  * nrows bits (set = null); then the values.  Fixed-width values sit at a
  * fixed stride from an offset aligned for the type; variable-width values
- * are located by an array of nrows uint32 start offsets (relative to the
- * minipage) followed by the values, each stored as it would be in a heap
- * tuple (short varlena headers where possible, 4-byte headers aligned).
+ * follow one another from a MAXALIGNed start, each stored as it would be in
+ * a heap tuple (short varlena headers where possible, 4-byte headers
+ * aligned, zero padding), and are found by walking them.
  */
 typedef struct PaxMinipageHeader
 {

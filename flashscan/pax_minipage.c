@@ -11,10 +11,13 @@
  *		null bitmap, nrows bits, bit set = NULL		(only when nnulls > 0)
  *		fixed width (attlen > 0): values at stride attlen from an offset
  *			aligned for the type; a NULL keeps its (zeroed) slot;
- *		variable width: uint32 start offset of each value, then, from a
- *			MAXALIGNed data start, the values stored as heap_fill_tuple
- *			would: short varlena headers where possible, otherwise 4-byte
- *			headers aligned for the type; cstrings with their terminator.
+ *		variable width: from a MAXALIGNed data start, the non-NULL values
+ *			one after the other, stored as heap_fill_tuple would: short
+ *			varlena headers where possible, otherwise 4-byte headers aligned
+ *			for the type with zero padding; cstrings with their terminator.
+ *			No offsets: a reader walks the values as heap_deform_tuple does
+ *			(att_align_pointer tells padding from a short header), and every
+ *			reader decodes whole minipages anyway.
  * Offsets inside a minipage are relative to its start, and a reader copies
  * the minipage into a MAXALIGNed buffer, so every alignment above is real.
  *
@@ -47,7 +50,7 @@ values_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
 static inline Size
 data_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
 {
-	return MAXALIGN(values_offset(att, nrows, hasnulls) + sizeof(uint32) * nrows);
+	return MAXALIGN(values_offset(att, nrows, hasnulls));
 }
 
 /*
@@ -135,7 +138,6 @@ pax_encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
 	}
 
 	{
-		uint32	   *starts = (uint32 *) (buf + voff);
 		Size		dstart = data_offset(att, nrows, nnulls > 0);
 		Size		off = 0;
 
@@ -146,13 +148,10 @@ pax_encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
 			Size		end;
 
 			if (isnull[i])
-			{
-				starts[i] = (uint32) (dstart + off);
 				continue;
-			}
 			p = DatumGetPointer(values[i]);
 			end = pax_place_value(att, values[i], off, &start);
-			starts[i] = (uint32) (dstart + start);
+			/* bytes between off and start stay zero: the padding readers skip */
 			if (att->attlen == -2 || VARATT_IS_SHORT(p))
 				memcpy(buf + dstart + start, p, end - start);
 			else if (att->attstorage != TYPSTORAGE_PLAIN && VARATT_CAN_MAKE_SHORT(p))
@@ -180,6 +179,7 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 	const PaxMinipageHeader *hdr = (const PaxMinipageHeader *) buf;
 	const bits8 *bits;
 	Size		voff;
+	Size		doff;			/* next variable-width value */
 	uint32		i;
 
 	if (nbytes < sizeof(PaxMinipageHeader) || hdr->nrows != nrows || hdr->nnulls > nrows ||
@@ -192,6 +192,7 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 						   hdr->nrows, hdr->nnulls, nbytes, nrows)));
 	bits = (hdr->nnulls > 0) ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL;
 	voff = values_offset(att, nrows, bits != NULL);
+	doff = data_offset(att, nrows, bits != NULL);
 
 	for (i = 0; i < nrows; i++)
 	{
@@ -206,22 +207,25 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 								  att->attbyval, att->attlen);
 		else
 		{
-			uint32		start = ((const uint32 *) (buf + voff))[i];
-			const char *p = buf + start;
+			const char *p;
 			Size		len;
 
-			if (start >= nbytes)
+			if (att->attlen == -1 && doff < nbytes)
+				doff = att_align_pointer(doff, att->attalign, -1, buf + doff);
+			p = buf + doff;
+			if (doff >= nbytes)
 				len = 0;
 			else if (att->attlen == -2)
-				len = strnlen(p, nbytes - start) + 1;
+				len = strnlen(p, nbytes - doff) + 1;
 			else
 				len = VARSIZE_ANY(p);
-			if (len == 0 || start + len > nbytes)
+			if (len == 0 || doff + len > nbytes)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("pax table \"%s\": value %u of column \"%s\" lies outside its minipage",
 								RelationGetRelationName(rel), i, NameStr(att->attname))));
 			values[i] = PointerGetDatum(p);
+			doff += len;
 		}
 	}
 }
