@@ -73,6 +73,9 @@ PG_FUNCTION_INFO_V1(qdtt_calibrate);
 #define RANDOM_MIN_READS	400
 /* Each point is the best of this many runs (see measure_point). */
 #define POINT_TRIALS		3
+/* A point this many times a neighbour that cannot be cheaper is measured again. */
+#define OUTLIER_FACTOR		3.0
+#define OUTLIER_RETRIES		2
 /* Default for a point skipped by the early stop: "slightly larger". */
 #define DEFAULT_MARGIN		1.01
 
@@ -507,6 +510,53 @@ measure_point(Calibration *c, int64 band, int qd)
 	return best;
 }
 
+/*
+ * A random-read point far above a neighbour that cannot be cheaper than it
+ * (the same band at half the queue depth, or a larger band at the same
+ * queue depth) is a stall of the shared device, not a property of it: on a
+ * virtual disk a host hiccup can outlast all of a point's short trials.
+ * Measure such points again (up to OUTLIER_RETRIES times, keeping the best)
+ * before the planner sees them.  Returns how many were measured again.
+ */
+static int
+remeasure_outliers(Calibration *c, int64 *bands, int nbands, int *qds, int nqds,
+				   double *cost, bool *measured)
+{
+	int			n = 0;
+	int			bi,
+				qi,
+				retry;
+
+	for (retry = 0; retry < OUTLIER_RETRIES; retry++)
+	{
+		bool		any = false;
+
+		for (qi = 0; qi < nqds; qi++)
+			for (bi = 1; bi < nbands; bi++)
+			{
+				double	   *pt = &cost[bi * nqds + qi];
+				double		bound = -1;
+
+				if (!measured[bi * nqds + qi])
+					continue;
+				if (qi > 0 && measured[bi * nqds + qi - 1])
+					bound = cost[bi * nqds + qi - 1];
+				if (bi + 1 < nbands && measured[(bi + 1) * nqds + qi] &&
+					(bound < 0 || cost[(bi + 1) * nqds + qi] < bound))
+					bound = cost[(bi + 1) * nqds + qi];
+				if (bound > 0 && *pt > OUTLIER_FACTOR * bound)
+				{
+					*pt = Min(*pt, measure_point(c, bands[bi], qds[qi]));
+					n++;
+					any = true;
+				}
+			}
+		if (!any)
+			break;
+	}
+	return n;
+}
+
 /* Store the grid as the tablespace's model, replacing the old one. */
 static void
 store_model(const char *spcname, int64 *bands, int nbands, int *qds, int nqds,
@@ -599,7 +649,8 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 	int			stopped_at = 0;
 	int			last_good_qi = 0;
 	int			npoints = 0,
-				ndefaulted = 0;
+				ndefaulted = 0,
+				nremeasured = 0;
 	double		t_start,
 				t_prepared,
 				t_done;
@@ -733,6 +784,11 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 					(errmsg("qdtt_calibrate: stopped early at queue depth %d: the largest band improved by less than %.0f%% over queue depth %d",
 							stopped_at, qdtt_stop_threshold * 100, qds[stop_qi - 1])));
 		}
+		nremeasured = remeasure_outliers(&c, bands, nbands, qds, nqds, cost, measured);
+		if (nremeasured > 0)
+			ereport(NOTICE,
+					(errmsg("qdtt_calibrate: measured %d point(s) again that cost more than %.1f times a neighbour that cannot be cheaper",
+							nremeasured, OUTLIER_FACTOR)));
 		t_done = now_seconds();
 	}
 	PG_FINALLY();
