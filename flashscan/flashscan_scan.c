@@ -88,6 +88,7 @@ typedef struct FlashScanState
 	int			nall;
 	bool		selection_first;
 	int			gi;				/* current group */
+	int			prefetched_gi;	/* group whose first-pass blocks went out already */
 	PaxGroupEntry *group;
 	PaxColumnData *cols;
 	uint32	   *selected;		/* rows of the group that passed the quals */
@@ -177,8 +178,7 @@ is_pax_relation(RangeTblEntry *rte)
  * cannot produce or the whole row.
  */
 static bool
-needed_columns(RelOptInfo *rel, Index relid, int natts, List **qual_atts,
-			   List **proj_atts)
+needed_columns(RelOptInfo *rel, Index relid, List **qual_atts, List **proj_atts)
 {
 	Bitmapset  *qa = NULL;
 	Bitmapset  *pa = NULL;
@@ -255,7 +255,7 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	QualCost	qcost;
 	Cost		cpu_per_tuple;
 
-	if (!needed_columns(rel, rel->relid, desc->natts, &qual_atts, &proj_atts))
+	if (!needed_columns(rel, rel->relid, &qual_atts, &proj_atts))
 	{
 		relation_close(r, NoLock);
 		return;
@@ -401,6 +401,7 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	pax_flush_relation(fs->rel);
 	fs->dir = pax_read_directory(fs->rel, fs->scan_cxt);
 	fs->gi = -1;
+	fs->prefetched_gi = -1;
 }
 
 /* Is clause "column op constant" on our relation?  Then fill *q. */
@@ -488,11 +489,15 @@ next_group(FlashScanState *fs)
 
 		/* the next group's first reads go out while this one is decoded */
 		first_pass_all = !fs->selection_first || fs->nqual_cols == 0;
-		pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
-							 desc->natts);
+		if (fs->prefetched_gi != fs->gi)
+			pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
+								 desc->natts);
 		if (fs->gi + 1 < fs->dir->ngroups)
+		{
 			pax_prefetch_columns(fs->rel, fs->dir->groups[fs->gi + 1],
 								 first_pass_all ? fs->all_cols : fs->qual_cols, desc->natts);
+			fs->prefetched_gi = fs->gi + 1;
+		}
 		pax_read_columns(fs->rel, g, desc, first_pass_all ? fs->all_cols : fs->qual_cols,
 						 fs->cols, fs->strategy, &fs->blocks_read);
 		MemoryContextSwitchTo(old);
@@ -613,6 +618,7 @@ flashscan_rescan(CustomScanState *node)
 	FlashScanState *fs = (FlashScanState *) node;
 
 	fs->gi = -1;
+	fs->prefetched_gi = -1;
 	fs->group = NULL;
 	fs->nselected = fs->next_selected = 0;
 }

@@ -67,7 +67,8 @@ typedef struct PaxScanDescData
 	uint64		claim_end;
 	/* ANALYZE */
 	PaxGroupEntry **by_block;	/* groups sorted by first block */
-	PaxGroupEntry *analyze_group;
+	PaxGroupEntry *analyze_group;	/* group of the current sample block */
+	PaxGroupEntry *analyze_loaded;	/* group whose columns cols hold */
 	uint32		analyze_row;
 	uint32		analyze_end;
 } PaxScanDescData;
@@ -733,19 +734,14 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	scan->analyze_group = NULL;
 	if (g == NULL)
 		return false;
-	if (scan->group_loaded == false || scan->dir->groups[scan->gi] != g)
+	if (scan->analyze_loaded != g)
 	{
-		MemoryContext old;
-		int			i;
+		MemoryContext old = MemoryContextSwitchTo(scan->scan_cxt);
 
-		for (i = 0; i < dir->ngroups; i++)
-			if (dir->groups[i] == g)
-				scan->gi = i;
-		old = MemoryContextSwitchTo(scan->scan_cxt);
 		pax_read_columns(sscan->rs_rd, g, RelationGetDescr(sscan->rs_rd),
 						 scan->needed, scan->cols, bstrategy, NULL);
 		MemoryContextSwitchTo(old);
-		scan->group_loaded = true;
+		scan->analyze_loaded = g;
 	}
 	scan->analyze_group = g;
 	scan->analyze_row = (uint32) (((uint64) g->nrows * (blockno - g->first_block) +
