@@ -20,9 +20,7 @@ for r in rows:
     cells.setdefault((float(r["selectivity"]), int(r["columns"])), {})[r["variant"]] = r
 
 
-def f(r, k):
-    v = r.get(k, "") if r else ""
-    return float(v) if v not in ("", None) else None
+f = report.num
 
 
 lines = ["# FlashScan vs heap and pax scans (bench/run flashscan-scan)", ""]

@@ -20,9 +20,7 @@ for r in rows:
     cells.setdefault(key, {})[r["variant"]] = r
 
 
-def num(r, field):
-    v = r.get(field, "") if r else ""
-    return float(v) if v not in ("", None) else None
+num = report.num
 
 
 def wm_key(wm):

@@ -28,3 +28,9 @@ def setup_section(meta):
         lines += ["", "Device table (`bench/tiers fio`, fio libaio, O_DIRECT, 2 GiB file):", ""]
         lines += open(table).read().strip().splitlines()
     return lines
+
+
+def num(r, field):
+    """A CSV row's field as a float, None when the row or the field is empty."""
+    v = r.get(field, "") if r else ""
+    return float(v) if v not in ("", None) else None
