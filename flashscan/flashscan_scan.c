@@ -43,6 +43,7 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -91,6 +92,7 @@ typedef struct FlashScanState
 	int			prefetched_gi;	/* group whose first-pass blocks went out already */
 	PaxGroupEntry *group;
 	PaxColumnData *cols;
+	bool	   *visible;		/* rows of the group the snapshot sees */
 	uint32	   *selected;		/* rows of the group that passed the quals */
 	uint32		nselected;
 	uint32		next_selected;
@@ -344,6 +346,8 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	desc = RelationGetDescr(fs->rel);
 	natts = Max(desc->natts, 1);
 	fs->snapshot = estate->es_snapshot;
+	if (IsMVCCSnapshot(fs->snapshot))
+		PredicateLockRelation(fs->rel, fs->snapshot);
 	fs->selection_first = flashscan_selection_first;
 	fs->scan_cxt = AllocSetContextCreate(estate->es_query_cxt, "FlashScan",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -363,6 +367,7 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	fs->cols = palloc0(sizeof(PaxColumnData) * natts);
 	fs->selected = palloc(sizeof(uint32) * PAX_MAX_GROUP_ROWS);
+	fs->visible = palloc(sizeof(bool) * PAX_MAX_GROUP_ROWS);
 	MemoryContextSwitchTo(old);
 
 	{
@@ -478,7 +483,10 @@ next_group(FlashScanState *fs)
 		if (++fs->gi >= fs->dir->ngroups)
 			return false;
 		g = fs->dir->groups[fs->gi];
-		if (!pax_group_visible(g, fs->snapshot))
+		/* rows deleted (or removed by VACUUM) drop out before any column is read */
+		if (!pax_group_visible(g, fs->snapshot) ||
+			pax_visible_rows(fs->rel, g, fs->snapshot, fs->visible, fs->strategy,
+							 &fs->blocks_read) == 0)
 		{
 			fs->groups_invisible++;
 			continue;
@@ -507,10 +515,11 @@ next_group(FlashScanState *fs)
 		 * its column's array, then by the other quals on a slot.
 		 */
 		fs->next_selected = 0;
-		fs->rows_examined += g->nrows;
+		fs->nselected = 0;
 		for (ri = 0; ri < g->nrows; ri++)
-			fs->selected[ri] = ri;
-		fs->nselected = g->nrows;
+			if (fs->visible[ri])
+				fs->selected[fs->nselected++] = ri;
+		fs->rows_examined += fs->nselected;
 		{
 			TupleTableSlot *scanslot = fs->css.ss.ss_ScanTupleSlot;
 			int			qi;

@@ -27,8 +27,24 @@
  * is not a physical block.  PAX_ROWS_PER_TID_BLOCK is MaxHeapTuplesPerPage
  * so that TID bitmaps accept every offset.
  *
- * Visibility is per group: one group is written by one command of one
- * (sub)transaction, whose xid and command id the entry records.
+ * Visibility: a group's insertion is one command of one (sub)transaction,
+ * whose xid and command id the entry records.  Deletes, updates and row
+ * locks are per row: a group gets a row map on its first one, blocks of
+ * PaxRowState slots (xmax, cmax, the new version's row number), one per row
+ * number of the group.  An UPDATE deletes the old version and inserts the
+ * new one with a new row number, so every index gets an entry for it.
+ *
+ * VACUUM marks rows whose deleter committed before every snapshot dead,
+ * removes their index entries, and rewrites a group that is mostly dead, or
+ * several small neighbours, into one new group that keeps the rows' row
+ * numbers: a sparse group, whose presence bitmap tells which numbers of its
+ * span it stores.  The old blocks go to the metapage's free list and are
+ * reused once no snapshot older than the rewrite exists.  Every group block
+ * and row map block carries its group's tag in pd_prune_xid (unused on
+ * non-heap pages), so a reader holding an old copy of the directory (only
+ * possible on a hot standby, which primary snapshots do not hold back)
+ * notices a reused block instead of decoding it; a group's horizon does the
+ * same for rows VACUUM removed that such a snapshot could still see.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,9 +61,10 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 #include "access/tableam.h"
+#include "nodes/lockoptions.h"
 
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
-#define PAX_FORMAT_VERSION		2
+#define PAX_FORMAT_VERSION		3
 #define PAX_METAPAGE_BLKNO		0
 
 /* Bytes of a group block that hold minipage data. */
@@ -83,6 +100,20 @@ typedef struct PaxReservation
 
 #define PAX_MAX_RESERVATIONS	128
 
+/*
+ * Blocks VACUUM freed.  They may be reused once every snapshot is newer
+ * than freed_fxid, the next transaction id when they were freed: a scan
+ * that read the directory before then has a snapshot at least that old.
+ */
+typedef struct PaxFreeExtent
+{
+	BlockNumber start;
+	uint32		nblocks;
+	uint64		freed_fxid;		/* FullTransactionId value */
+} PaxFreeExtent;
+
+#define PAX_MAX_FREE_EXTENTS	128
+
 typedef struct PaxMetaPageData
 {
 	uint32		magic;
@@ -93,7 +124,11 @@ typedef struct PaxMetaPageData
 	uint64		ngroups;		/* directory entries */
 	BlockNumber dir_first;		/* first directory page, or InvalidBlockNumber */
 	BlockNumber dir_last;		/* page new entries go to */
+	uint64		dir_version;	/* changes with every change of the directory */
+	uint32		next_tag;		/* tag of the next group written */
+	uint32		nfree;			/* used entries of free[] */
 	PaxReservation reservations[PAX_MAX_RESERVATIONS];
+	PaxFreeExtent free[PAX_MAX_FREE_EXTENTS];
 } PaxMetaPageData;
 
 #define PaxPageGetMeta(page) ((PaxMetaPageData *) PageGetContents(page))
@@ -108,22 +143,71 @@ typedef struct PaxColumnExtent
 /* PaxGroupEntry.flags */
 #define PAX_GROUP_FROZEN		0x0001	/* xmin is older than every snapshot */
 #define PAX_GROUP_ABORTED		0x0002	/* its transaction aborted: never visible */
+#define PAX_GROUP_EMPTY			0x0004	/* VACUUM removed or merged away all its rows */
 
-/* A directory entry: where one group lives and who wrote it. */
+/*
+ * A directory entry: where one group lives and who wrote it.  The group
+ * spans row numbers [first_rownum, first_rownum + nrows) and stores nstored
+ * of them: all, or (a sparse group) those whose bit is set in the presence
+ * bitmap of (nrows + 7) / 8 bytes at present_offset of its payload stream.
+ * Column minipages hold the stored rows only.
+ */
 typedef struct PaxGroupEntry
 {
 	uint64		first_rownum;
-	uint32		nrows;
+	uint32		nrows;			/* row numbers spanned */
+	uint32		nstored;		/* rows stored */
 	BlockNumber first_block;
 	uint32		nblocks;
 	uint16		ncols;			/* columns stored (later columns read as missing) */
 	uint16		flags;
 	TransactionId xmin;
 	CommandId	cmin;
-	BlockNumber delete_map;		/* reserved for per-row deletes: InvalidBlockNumber */
-	uint32		reserved;
+	BlockNumber row_map;		/* first row map block, or InvalidBlockNumber */
+	uint32		tag;			/* in pd_prune_xid of its blocks and row map blocks */
+	TransactionId horizon;		/* rows removed for snapshots older than this, or invalid */
+	uint32		present_offset; /* sparse groups: the presence bitmap */
 	PaxColumnExtent cols[FLEXIBLE_ARRAY_MEMBER];
 } PaxGroupEntry;
+
+#define PaxGroupIsSparse(g)		((g)->nstored < (g)->nrows)
+
+/*
+ * A row's state in its group's row map.  xmax is the deleting (or, with
+ * PAX_ROW_LOCK_ONLY, the locking) transaction; after an UPDATE the new
+ * version's row number is next.  PAX_ROW_DEAD: the delete committed before
+ * every snapshot, and the row's index entries are gone (VACUUM).
+ */
+typedef struct PaxRowState
+{
+	TransactionId xmax;
+	CommandId	cmax;
+	uint16		flags;
+	uint16		next_hi;
+	uint32		next_lo;
+} PaxRowState;
+
+#define PAX_ROW_LOCK_ONLY		0x0001
+#define PAX_ROW_UPDATED			0x0002
+#define PAX_ROW_DEAD			0x0004
+
+#define PAX_ROW_STATES_PER_BLOCK	((int) (PAX_BLOCK_PAYLOAD / sizeof(PaxRowState)))
+#define PAX_ROW_MAP_CHUNK		(PAX_ROW_STATES_PER_BLOCK * sizeof(PaxRowState))
+#define PaxRowMapBlocks(nrows) \
+	(((nrows) + PAX_ROW_STATES_PER_BLOCK - 1) / PAX_ROW_STATES_PER_BLOCK)
+
+static inline uint64
+pax_row_next(const PaxRowState *st)
+{
+	return ((uint64) st->next_hi << 32) | st->next_lo;
+}
+
+static inline void
+pax_row_set_next(PaxRowState *st, uint64 rownum)
+{
+	st->next_hi = (uint16) (rownum >> 32);
+	st->next_lo = (uint32) rownum;
+}
 
 #define PaxGroupEntrySize(ncols) \
 	MAXALIGN(offsetof(PaxGroupEntry, cols) + (ncols) * sizeof(PaxColumnExtent))
@@ -158,7 +242,10 @@ typedef struct PaxDirectory
 {
 	int			ngroups;
 	int			natts;			/* the relation's attribute count when read */
+	uint64		version;		/* the metapage's dir_version when read */
 	PaxGroupEntry **groups;
+	BlockNumber *dir_blocks;	/* where groups[i]'s entry is: page ... */
+	uint16	   *dir_offsets;	/* ... and offset in it */
 	MemoryContext cxt;
 } PaxDirectory;
 
@@ -191,10 +278,35 @@ pax_tid_to_rownum(ItemPointer tid)
 		(ItemPointerGetOffsetNumberNoCheck(tid) - 1);
 }
 
+/* Bytes before a block's payload. */
+#define PAX_PAYLOAD_START		MAXALIGN(SizeOfPageHeaderData)
+
+typedef enum PaxModifyKind
+{
+	PAX_MODIFY_DELETE,
+	PAX_MODIFY_UPDATE,
+	PAX_MODIFY_LOCK
+} PaxModifyKind;
+
 /* flashscan.c */
 extern int	pax_default_group_blocks;
 
 /* pax_storage.c */
+extern Buffer pax_lock_metapage(Relation rel, int mode);
+extern Buffer pax_lock_directory_page(Relation rel, BlockNumber blkno, int mode);
+extern uint32 pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs);
+extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks);
+extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
+							 Size stream_len, Size chunk, uint32 tag);
+extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream);
+extern uint64 pax_directory_version(Relation rel);
+extern PaxDirectory *pax_current_directory(Relation rel);
+extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
+extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
+extern void pax_recovery_conflict(void) pg_attribute_noreturn();
+extern void pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag);
+extern const uint8 *pax_read_presence(Relation rel, PaxGroupEntry *g, Buffer *pinned,
+									  uint64 *blocks_read);
 extern void pax_init_storage(Relation rel, const RelFileNode *newrnode,
 							 SMgrRelation srel, char persistence);
 extern int	pax_relation_group_blocks(Relation rel);
@@ -214,15 +326,32 @@ extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
 								   int natts);
-extern void pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
-								 TransactionId freeze_limit,
-								 TransactionId *new_frozen_xid,
-								 double *live_rows, double *dead_rows);
+
+/* pax_vacuum.c */
+extern void pax_vacuum_relation(Relation rel, TransactionId oldest_xmin,
+								TransactionId freeze_limit, BufferAccessStrategy bstrategy,
+								TransactionId *new_frozen_xid, double *live, double *dead,
+								uint64 *groups_rewritten);
+
+/* pax_rowstate.c */
+extern bool pax_row_state_deleted(const PaxRowState *st, Snapshot snapshot);
+extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot,
+							   bool *visible, BufferAccessStrategy strategy,
+							   uint64 *blocks_read);
+extern bool pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum,
+							Snapshot snapshot, bool *all_dead);
+extern TM_Result pax_modify_row(Relation rel, uint64 *rownum, CommandId cid,
+								Snapshot crosscheck, PaxModifyKind kind,
+								LockWaitPolicy wait_policy, bool lock_last_version,
+								TM_FailureData *tmfd);
+extern void pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum);
+extern uint64 pax_latest_version(Relation rel, uint64 rownum);
 
 /* pax_writer.c */
 extern void pax_writer_init(void);
 extern void pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
 extern void pax_flush_relation(Relation rel);
+extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
 							 CommandId *cid);
 extern void pax_forget_relation(Oid relid);

@@ -7,10 +7,11 @@
  * Scans decode a group's minipages into column arrays and return rows in
  * virtual slots whose values point into them (valid until the scan moves to
  * the next group, as a scan slot's contents are until the next call).
- * Visibility is decided per group (pax_group_visible()).
+ * Visibility is decided per group (pax_group_visible()), then per row
+ * (pax_visible_rows(), pax_row_visible()) for groups with a row map.
  *
- * Not supported yet, with feature_not_supported errors: UPDATE, DELETE,
- * row locks (SELECT ... FOR UPDATE/SHARE, foreign keys referencing a pax
+ * Not supported yet, with feature_not_supported errors: shared row locks
+ * (SELECT ... FOR SHARE / FOR KEY SHARE, foreign keys referencing a pax
  * table), INSERT ... ON CONFLICT, TABLESAMPLE, CLUSTER and VACUUM FULL,
  * CREATE INDEX CONCURRENTLY, index AMs that only do bitmap scans (BRIN,
  * GIN), bitmap heap scans (the planner does not offer them).
@@ -38,6 +39,7 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -58,6 +60,9 @@ typedef struct PaxScanDescData
 	int			gi;				/* current group (index into dir->groups) */
 	int64		ri;				/* current row within it */
 	bool		group_loaded;	/* cols hold group gi */
+	bool	   *visible;		/* rows of group gi the snapshot sees */
+	bool	   *alive;			/* SnapshotAny scans: rows no committed delete removed */
+	uint32		vis_capacity;
 	PaxColumnData *cols;
 	bool	   *needed;
 	MemoryContext scan_cxt;		/* the scan's memory, decoded columns included */
@@ -100,7 +105,7 @@ not_supported(Relation rel, const char *what, const char *hint)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("pax table \"%s\" does not support %s yet",
 					RelationGetRelationName(rel), what),
-			 errdetail("pax tables take INSERT, COPY, SELECT, btree/hash/GiST indexes, TRUNCATE, VACUUM and ANALYZE so far."),
+			 errdetail("pax tables take INSERT, COPY, SELECT, UPDATE, DELETE, SELECT ... FOR UPDATE, btree/hash/GiST/SP-GiST indexes, TRUNCATE, VACUUM and ANALYZE so far."),
 			 hint ? errhint("%s", hint) : 0));
 }
 
@@ -176,6 +181,8 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
 	scan->gi = -1;
 	scan->ri = -1;
+	if (IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(rel, snapshot);
 	if ((flags & SO_ALLOW_STRAT) &&
 		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))
 		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -264,6 +271,20 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 		if (!pax_group_visible(g, scan->base.rs_snapshot))
 			continue;
 		old = MemoryContextSwitchTo(scan->scan_cxt);
+		if (scan->vis_capacity < g->nrows)
+		{
+			scan->vis_capacity = Max(g->nrows, 1024);
+			scan->visible = palloc(sizeof(bool) * scan->vis_capacity);
+			scan->alive = palloc(sizeof(bool) * scan->vis_capacity);
+		}
+		MemoryContextSwitchTo(old);
+		if (pax_visible_rows(scan->base.rs_rd, g, scan->base.rs_snapshot, scan->visible,
+							 scan->strategy, NULL) == 0)
+			continue;
+		if (scan->base.rs_snapshot->snapshot_type == SNAPSHOT_ANY)
+			(void) pax_visible_rows(scan->base.rs_rd, g, SnapshotSelf, scan->alive,
+									scan->strategy, NULL);
+		old = MemoryContextSwitchTo(scan->scan_cxt);
 		pax_read_columns(scan->base.rs_rd, g, desc, scan->needed, scan->cols,
 						 scan->strategy, NULL);
 		MemoryContextSwitchTo(old);
@@ -286,6 +307,8 @@ pax_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 			PaxGroupEntry *g = scan->dir->groups[scan->gi];
 
 			scan->ri += ScanDirectionIsBackward(direction) ? -1 : 1;
+			if (scan->ri >= 0 && scan->ri < g->nrows && !scan->visible[scan->ri])
+				continue;
 			if (scan->ri >= 0 && scan->ri < g->nrows)
 			{
 				store_row(slot, slot->tts_tupleDescriptor, scan->cols,
@@ -369,7 +392,6 @@ fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 {
 	uint64		rownum = pax_tid_to_rownum(tid);
 	PaxGroupEntry *g = NULL;
-	uint64		ngroups = 0;
 
 	if (!ItemPointerIsValid(tid))
 		return NULL;
@@ -377,9 +399,7 @@ fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 		g = pax_find_group(f->dir, rownum);
 	if (g != NULL)
 		return g;
-	if (f->dir != NULL)
-		pax_meta_counters(f->base.rel, NULL, &ngroups);
-	if (f->dir == NULL || ngroups != (uint64) f->dir->ngroups)
+	if (f->dir == NULL || pax_directory_version(f->base.rel) != f->dir->version)
 	{
 		MemoryContext dircxt = AllocSetContextCreate(f->cxt, "pax fetch directory",
 													 ALLOCSET_DEFAULT_SIZES);
@@ -447,6 +467,8 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 			*all_dead = (g->flags & PAX_GROUP_ABORTED) != 0;
 		return false;
 	}
+	if (!pax_row_visible(f->base.rel, g, pax_tid_to_rownum(tid), snapshot, all_dead))
+		return false;
 	if (f->cur != g)
 	{
 		MemoryContext old;
@@ -469,6 +491,8 @@ pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
 					  bool *call_again, bool *all_dead)
 {
 	*call_again = false;
+	if (IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(scan->rel, snapshot);
 	return fetch_row((PaxIndexFetchData *) scan, tid, snapshot, slot, all_dead);
 }
 
@@ -500,18 +524,21 @@ pax_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
 static void
 pax_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 {
-	/* rows are never updated: a TID is its own latest version */
+	pax_rownum_to_tid(pax_latest_version(scan->rs_rd, pax_tid_to_rownum(tid)), tid);
 }
 
 static bool
 pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
 	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(rel);
-	PaxGroupEntry *g = fetch_find_group(f, &slot->tts_tid);
+	PaxDirectory *dir = pax_current_directory(rel);
+	uint64		rownum = pax_tid_to_rownum(&slot->tts_tid);
+	int			gi = ItemPointerIsValid(&slot->tts_tid) ? pax_find_group_index(dir, rownum) : -1;
 	bool		visible;
 
-	if (g != NULL)
-		visible = pax_group_visible(g, snapshot);
+	if (gi >= 0)
+		visible = pax_group_visible(dir->groups[gi], snapshot) &&
+			pax_row_visible(rel, dir->groups[gi], rownum, snapshot, NULL);
 	else
 	{
 		TupleTableSlot *tmp = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
@@ -567,30 +594,80 @@ pax_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	not_supported(rel, "INSERT ... ON CONFLICT", NULL);
 }
 
+/*
+ * DELETE and UPDATE: see pax_rowstate.c.  Our own rows still in the write
+ * buffer are written first, so that every row we can see has a group.
+ */
 static TM_Result
 pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				 Snapshot snapshot, Snapshot crosscheck, bool wait,
 				 TM_FailureData *tmfd, bool changingPart)
 {
-	not_supported(rel, "DELETE", "Rewrite the table without the rows: CREATE TABLE ... USING pax AS SELECT ...");
+	uint64		rownum = pax_tid_to_rownum(tid);
+
+	pax_flush_row(rel, rownum);
+	return pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_DELETE,
+						  wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
 }
 
+/*
+ * An UPDATE deletes the old version and inserts the new one, which gets a
+ * new row number: every index gets an entry for it (no HOT).
+ */
 static TM_Result
 pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
 				 bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
 				 bool *update_indexes)
 {
-	not_supported(rel, "UPDATE", "Rewrite the table with the new values: CREATE TABLE ... USING pax AS SELECT ...");
+	uint64		rownum = pax_tid_to_rownum(otid);
+	TM_Result	result;
+
+	*lockmode = LockTupleExclusive;
+	*update_indexes = false;
+	pax_flush_row(rel, rownum);
+	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_UPDATE,
+							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
+	if (result != TM_Ok)
+		return result;
+	pax_insert_row(rel, slot, cid);
+	pax_link_update(rel, rownum, pax_tid_to_rownum(&slot->tts_tid));
+	*update_indexes = true;
+	return TM_Ok;
 }
 
+/*
+ * Row locks: FOR UPDATE and FOR NO KEY UPDATE (and the executor's locks
+ * under EvalPlanQual) take the row exclusively; shared locks would need
+ * several lockers per row and are refused.
+ */
 static TM_Result
 pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
 			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
 {
-	not_supported(rel, "locking rows (SELECT ... FOR UPDATE/SHARE, foreign keys referencing the table)",
-				  "Lock the whole table with LOCK TABLE instead.");
+	uint64		rownum = pax_tid_to_rownum(tid);
+	TM_Result	result;
+
+	if (mode == LockTupleKeyShare || mode == LockTupleShare)
+		not_supported(rel, "shared row locks (SELECT ... FOR SHARE / FOR KEY SHARE, foreign keys referencing the table)",
+					  "Use SELECT ... FOR UPDATE, or LOCK TABLE.");
+	pax_flush_row(rel, rownum);
+	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, wait_policy,
+							(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0, tmfd);
+	if (result == TM_Ok || result == TM_SelfModified || result == TM_Updated ||
+		result == TM_Deleted)
+	{
+		ItemPointerData cur;
+
+		pax_rownum_to_tid(rownum, &cur);
+		*tid = cur;
+		/* the slot gets the (last) version we locked, or looked at */
+		if (!pax_tuple_fetch_row_version(rel, &cur, SnapshotAny, slot) && result == TM_Ok)
+			elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" vanished while locked",
+				 rownum, RelationGetRelationName(rel));
+	}
+	return result;
 }
 
 static void
@@ -681,6 +758,7 @@ pax_relation_vacuum(Relation rel, VacuumParams *params,
 				multi_cutoff;
 	double		live,
 				dead;
+	uint64		rewritten;
 
 	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
 						  params->multixact_freeze_min_age,
@@ -688,7 +766,11 @@ pax_relation_vacuum(Relation rel, VacuumParams *params,
 						  &oldest_xmin, &oldest_mxact, &freeze_limit, &multi_cutoff);
 	if (params->options & VACOPT_FREEZE)
 		freeze_limit = oldest_xmin;
-	pax_vacuum_directory(rel, oldest_xmin, freeze_limit, &new_frozen_xid, &live, &dead);
+	pax_vacuum_relation(rel, oldest_xmin, freeze_limit, bstrategy, &new_frozen_xid,
+						&live, &dead, &rewritten);
+	ereport(params->options & VACOPT_VERBOSE ? INFO : DEBUG2,
+			(errmsg("pax table \"%s\": %.0f live rows, %.0f dead or deleted, " UINT64_FORMAT " groups rewritten or merged",
+					RelationGetRelationName(rel), live, dead, rewritten)));
 
 	/* pax tables store no multixacts: any current value bounds them */
 	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel), live, 0,
@@ -740,6 +822,13 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 
 		pax_read_columns(sscan->rs_rd, g, RelationGetDescr(sscan->rs_rd),
 						 scan->needed, scan->cols, bstrategy, NULL);
+		if (scan->vis_capacity < g->nrows)
+		{
+			scan->vis_capacity = Max(g->nrows, 1024);
+			scan->visible = palloc(sizeof(bool) * scan->vis_capacity);
+		}
+		/* rows a committed (or our own) delete removed count as dead, as in heap */
+		(void) pax_visible_rows(sscan->rs_rd, g, SnapshotSelf, scan->visible, bstrategy, NULL);
 		MemoryContextSwitchTo(old);
 		scan->analyze_loaded = g;
 	}
@@ -778,6 +867,11 @@ pax_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 				*deadrows += 1;
 				continue;
 			}
+		}
+		if (!scan->visible[ri])
+		{
+			*deadrows += 1;
+			continue;
 		}
 		store_row(slot, RelationGetDescr(sscan->rs_rd), scan->cols, scan->needed,
 				  g, ri, RelationGetRelid(sscan->rs_rd));
@@ -875,7 +969,11 @@ pax_index_build_range_scan(Relation table_rel, Relation index_rel,
 		if (predicate != NULL && !ExecQual(predicate, econtext))
 			continue;
 		FormIndexDatum(index_info, slot, estate, values, isnull);
-		callback(index_rel, &slot->tts_tid, values, isnull, true, callback_state);
+		/* a row a committed delete removed is indexed, but not checked for uniqueness */
+		callback(index_rel, &slot->tts_tid, values, isnull,
+				 scan->rs_snapshot->snapshot_type != SNAPSHOT_ANY ||
+				 ((PaxScanDesc) scan)->alive[((PaxScanDesc) scan)->ri],
+				 callback_state);
 		reltuples += 1;
 	}
 	table_endscan(scan);

@@ -264,3 +264,65 @@ pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents)
 	}
 	return (uint32) Max((pos + PAX_BLOCK_PAYLOAD - 1) / PAX_BLOCK_PAYLOAD, 1);
 }
+
+/*
+ * Lay out and encode a group of nstored rows (values[att][i], isnull[att][i]
+ * for the first natts columns of desc), plus, when present is not NULL, the
+ * presence bitmap of a sparse group spanning entry->nrows row numbers.
+ * hasnulls and data_bytes (per column: any nulls, bytes of variable-width
+ * data) are computed when NULL.  Fills entry's ncols, nstored, nblocks,
+ * cols and present_offset; returns the payload stream (palloc'd, nblocks
+ * blocks' worth).
+ */
+char *
+pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values, bool **isnull,
+				 const bool *hasnulls, const Size *data_bytes, const uint8 *present,
+				 PaxGroupEntry *entry)
+{
+	Size	   *sizes = palloc(sizeof(Size) * (natts + 1));
+	PaxColumnExtent *extents = palloc(sizeof(PaxColumnExtent) * (natts + 1));
+	int			ncols = natts + (present ? 1 : 0);
+	char	   *stream;
+	int			att;
+
+	for (att = 0; att < natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+		bool		nulls = false;
+		Size		bytes = 0;
+		uint32		i;
+
+		if (hasnulls)
+		{
+			nulls = hasnulls[att];
+			bytes = data_bytes[att];
+		}
+		else
+			for (i = 0; i < nstored; i++)
+			{
+				Size		start;
+
+				if (isnull[att][i])
+					nulls = true;
+				else if (a->attlen < 0)
+					bytes = pax_place_value(a, values[att][i], bytes, &start);
+			}
+		sizes[att] = pax_minipage_size(a, nstored, nulls, bytes);
+	}
+	if (present)
+		sizes[natts] = (entry->nrows + 7) / 8;
+	entry->ncols = natts;
+	entry->nstored = nstored;
+	entry->nblocks = pax_layout_group(ncols, sizes, extents);
+	memcpy(entry->cols, extents, sizeof(PaxColumnExtent) * natts);
+	entry->present_offset = present ? extents[natts].offset : 0;
+	stream = palloc0((Size) entry->nblocks * PAX_BLOCK_PAYLOAD);
+	for (att = 0; att < natts; att++)
+		pax_encode_minipage(TupleDescAttr(desc, att), nstored, values[att], isnull[att],
+							stream + entry->cols[att].offset);
+	if (present)
+		memcpy(stream + entry->present_offset, present, sizes[natts]);
+	pfree(sizes);
+	pfree(extents);
+	return stream;
+}

@@ -21,5 +21,8 @@ extern void pax_encode_minipage(Form_pg_attribute att, uint32 nrows,
 extern void pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 								Size nbytes, Datum *values, bool *isnull, Relation rel);
 extern uint32 pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents);
+extern char *pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values,
+							  bool **isnull, const bool *hasnulls, const Size *data_bytes,
+							  const uint8 *present, PaxGroupEntry *entry);
 
 #endif							/* PAX_MINIPAGE_H */

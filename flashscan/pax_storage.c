@@ -34,13 +34,14 @@
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "pax.h"
 #include "pax_minipage.h"
 
-#define PAYLOAD_START	MAXALIGN(SizeOfPageHeaderData)
+#define PAYLOAD_START	PAX_PAYLOAD_START
 
 static void
 corrupted(Relation rel, BlockNumber blkno, const char *what)
@@ -54,7 +55,7 @@ corrupted(Relation rel, BlockNumber blkno, const char *what)
 
 /* Format a metapage image. */
 static void
-build_metapage(Page page, int group_blocks)
+build_metapage(Page page, int group_blocks, uint64 dir_version)
 {
 	PaxMetaPageData *meta;
 
@@ -68,6 +69,9 @@ build_metapage(Page page, int group_blocks)
 	meta->dir_first = InvalidBlockNumber;
 	meta->dir_last = InvalidBlockNumber;
 	meta->nreservations = 0;
+	meta->dir_version = dir_version;
+	meta->next_tag = 1;
+	meta->nfree = 0;
 	((PageHeader) page)->pd_lower = ((char *) meta - (char *) page) + sizeof(PaxMetaPageData);
 }
 
@@ -79,7 +83,7 @@ write_metapage(SMgrRelation srel, const RelFileNode *rnode, ForkNumber fork,
 	PGAlignedBlock buf;
 	Page		page = (Page) buf.data;
 
-	build_metapage(page, group_blocks);
+	build_metapage(page, group_blocks, 0);
 	if (log)
 		log_newpage((RelFileNode *) rnode, fork, PAX_METAPAGE_BLKNO, page, true);
 	PageSetChecksumInplace(page, PAX_METAPAGE_BLKNO);
@@ -89,8 +93,8 @@ write_metapage(SMgrRelation srel, const RelFileNode *rnode, ForkNumber fork,
 }
 
 /* Pin and lock the metapage. */
-static Buffer
-lock_metapage(Relation rel, int mode)
+Buffer
+pax_lock_metapage(Relation rel, int mode)
 {
 	Buffer		buf;
 	Page		page;
@@ -115,7 +119,7 @@ lock_metapage(Relation rel, int mode)
 int
 pax_relation_group_blocks(Relation rel)
 {
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	int			n = PaxPageGetMeta(BufferGetPage(buf))->group_blocks;
 
 	UnlockReleaseBuffer(buf);
@@ -157,12 +161,14 @@ pax_init_storage(Relation rel, const RelFileNode *newrnode, SMgrRelation srel,
 void
 pax_truncate_in_place(Relation rel)
 {
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	int			group_blocks = PaxPageGetMeta(BufferGetPage(buf))->group_blocks;
+	uint64		version = PaxPageGetMeta(BufferGetPage(buf))->dir_version;
 	GenericXLogState *state = GenericXLogStart(rel);
 
+	/* the directory version goes on: cached directories must not match */
 	build_metapage(GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE),
-				   group_blocks);
+				   group_blocks, version + 1);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
 	RelationTruncate(rel, 1);
@@ -172,7 +178,7 @@ pax_truncate_in_place(Relation rel)
 void
 pax_set_relation_group_blocks(Relation rel, int group_blocks)
 {
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	GenericXLogState *state = GenericXLogStart(rel);
 
 	PaxPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0))->group_blocks = group_blocks;
@@ -191,7 +197,7 @@ uint64
 pax_reserve_rownums(Relation rel, uint32 count)
 {
 	TransactionId xid = GetTopTransactionId();
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	GenericXLogState *state;
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
 	uint64		first = meta->next_rownum;
@@ -261,7 +267,7 @@ pax_reserve_rownums(Relation rel, uint32 count)
 TransactionId
 pax_reservation_owner(Relation rel, uint64 rownum)
 {
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
 	TransactionId xid = InvalidTransactionId;
 	uint32		i;
@@ -281,7 +287,7 @@ pax_reservation_owner(Relation rel, uint64 rownum)
 void
 pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *ngroups)
 {
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
 
 	if (next_rownum)
@@ -292,8 +298,8 @@ pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *ngroups)
 }
 
 /* Pin and lock a directory page, checking that it is one. */
-static Buffer
-lock_directory_page(Relation rel, BlockNumber blkno, int mode)
+Buffer
+pax_lock_directory_page(Relation rel, BlockNumber blkno, int mode)
 {
 	Buffer		buf = ReadBuffer(rel, blkno);
 	Page		page;
@@ -322,6 +328,158 @@ extend_blocks(Relation rel, int n, Buffer *bufs)
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
+/*
+ * The oldest transaction id any snapshot of this relation may still treat
+ * as running, as a full id (relative to the next one).
+ */
+static FullTransactionId
+oldest_snapshot_fxid(Relation rel)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest = GetOldestNonRemovableTransactionId(rel);
+
+	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
+									(uint32) (XidFromFullTransactionId(next) - oldest));
+}
+
+/*
+ * Blocks for a new group or row map: n contiguous blocks, pinned, from the
+ * free list when an extent freed before every snapshot is big enough, else
+ * by extending the relation.  Returns the tag the blocks are to carry.
+ * Taking an extent off the free list is logged at once: if we crash before
+ * the blocks are referenced, they are lost to reuse, never used twice.
+ */
+uint32
+pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	GenericXLogState *state;
+	BlockNumber start = InvalidBlockNumber;
+	uint32		tag;
+	uint32		i;
+	int			best = -1;
+
+	if (meta->nfree > 0)
+	{
+		uint64		oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
+
+		for (i = 0; i < meta->nfree; i++)
+			if (meta->free[i].nblocks >= n && meta->free[i].freed_fxid < oldest &&
+				(best < 0 || meta->free[i].nblocks < meta->free[best].nblocks))
+				best = i;
+	}
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (best >= 0)
+	{
+		PaxFreeExtent *e = &meta->free[best];
+
+		start = e->start;
+		e->start += n;
+		e->nblocks -= n;
+		if (e->nblocks == 0)
+			*e = meta->free[--meta->nfree];
+	}
+	tag = meta->next_tag++;
+	if (meta->next_tag == 0)
+		meta->next_tag = 1;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	if (start == InvalidBlockNumber)
+		extend_blocks(rel, n, bufs);
+	else
+		for (i = 0; i < n; i++)
+		{
+			/* nobody can read them now: take them without reading the old contents */
+			bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, start + i, RBM_ZERO_AND_LOCK, NULL);
+			LockBuffer(bufs[i], BUFFER_LOCK_UNLOCK);
+		}
+	return tag;
+}
+
+/*
+ * Add extents to the free list, stamped with the next transaction id (see
+ * PaxFreeExtent), in the caller's generic WAL record on the metapage.
+ * Adjacent extents merge; when the list is full the smallest extent is
+ * dropped (its blocks stay allocated: space, never wrong rows).
+ */
+void
+pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks)
+{
+	uint64		now = U64FromFullTransactionId(ReadNextFullTransactionId());
+	uint32		i;
+
+	if (nblocks == 0 || start == InvalidBlockNumber)
+		return;
+	for (i = 0; i < meta->nfree; i++)
+	{
+		PaxFreeExtent *e = &meta->free[i];
+
+		if (e->start + e->nblocks == start || start + nblocks == e->start)
+		{
+			e->start = Min(e->start, start);
+			e->nblocks += nblocks;
+			e->freed_fxid = now;
+			return;
+		}
+	}
+	if (meta->nfree == PAX_MAX_FREE_EXTENTS)
+	{
+		int			smallest = 0;
+
+		for (i = 1; i < meta->nfree; i++)
+			if (meta->free[i].nblocks < meta->free[smallest].nblocks)
+				smallest = i;
+		if (meta->free[smallest].nblocks >= nblocks)
+			return;
+		meta->free[smallest] = meta->free[--meta->nfree];
+	}
+	meta->free[meta->nfree].start = start;
+	meta->free[meta->nfree].nblocks = nblocks;
+	meta->free[meta->nfree].freed_fxid = now;
+	meta->nfree++;
+}
+
+/*
+ * Write n pinned blocks as full images, block j holding bytes [j * chunk,
+ * (j + 1) * chunk) of stream (stream_len bytes) as its payload, each block
+ * tagged; releases the pins.  Everything past a block's payload is its
+ * hole, which generic WAL neither logs nor keeps.
+ */
+void
+pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream, Size stream_len,
+				 Size chunk, uint32 tag)
+{
+	uint32		i;
+
+	for (i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		uint32		j;
+		uint32		end = Min(i + MAX_GENERIC_XLOG_PAGES, n);
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		for (j = i; j < end; j++)
+		{
+			Size		off = (Size) j * chunk;
+			Size		used = (stream_len > off) ? Min(stream_len - off, chunk) : 0;
+			Page		page;
+
+			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+			page = GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE);
+			PageInit(page, BLCKSZ, 0);
+			memcpy((char *) page + PAYLOAD_START, stream + off, used);
+			/* the unused tail is the page's hole: zero, left out of the images */
+			((PageHeader) page)->pd_lower = PAYLOAD_START + used;
+			((PageHeader) page)->pd_prune_xid = tag;
+		}
+		GenericXLogFinish(state);
+		for (j = i; j < end; j++)
+			UnlockReleaseBuffer(bufs[j]);
+	}
+}
+
 static int
 cmp_group_rownum(const void *a, const void *b)
 {
@@ -333,18 +491,51 @@ cmp_group_rownum(const void *a, const void *b)
 	return 0;
 }
 
+/* Length of a group's payload stream (its minipages and presence bitmap). */
+static Size
+group_stream_len(PaxGroupEntry *entry)
+{
+	Size		len = 0;
+	int			c;
+
+	for (c = 0; c < entry->ncols; c++)
+		len = Max(len, (Size) entry->cols[c].offset + entry->cols[c].nbytes);
+	if (PaxGroupIsSparse(entry))
+		len = Max(len, (Size) entry->present_offset + (entry->nrows + 7) / 8);
+	return len;
+}
+
 /*
- * Write a sealed group: stream holds entry->nblocks payloads laid out by
- * pax_layout_group(); the entry's first_block is filled in here.
+ * Write a group's blocks (stream holds entry->nblocks payloads laid out by
+ * pax_layout_group()); fills in the entry's first_block and tag.
+ */
+void
+pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream)
+{
+	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
+
+	if (entry->nblocks == 0)
+	{
+		entry->first_block = InvalidBlockNumber;
+		entry->tag = 0;
+		pfree(bufs);
+		return;
+	}
+	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs);
+	entry->first_block = BufferGetBlockNumber(bufs[0]);
+	pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
+					 PAX_BLOCK_PAYLOAD, entry->tag);
+	pfree(bufs);
+}
+
+/*
+ * Write a sealed group: its blocks, then its entry in the last directory
+ * page (or a new one) together with the metapage.
  */
 void
 pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
 {
-	Buffer	   *bufs = palloc(sizeof(Buffer) * entry->nblocks);
 	Size		entry_size = PaxGroupEntrySize(entry->ncols);
-	Size		stream_len = 0;
-	uint32		i;
-	int			c;
 	Buffer		metabuf,
 				lastbuf = InvalidBuffer,
 				newbuf = InvalidBuffer;
@@ -352,45 +543,15 @@ pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
 	GenericXLogState *state;
 	Page		target;
 
-	for (c = 0; c < entry->ncols; c++)
-		stream_len = Max(stream_len, (Size) entry->cols[c].offset + entry->cols[c].nbytes);
+	pax_write_group_blocks(rel, entry, stream);
 
-	/* The group's blocks, logged as full images, MAX_GENERIC_XLOG_PAGES at a time. */
-	extend_blocks(rel, entry->nblocks, bufs);
-	entry->first_block = BufferGetBlockNumber(bufs[0]);
-	for (i = 0; i < entry->nblocks; i += MAX_GENERIC_XLOG_PAGES)
-	{
-		uint32		j;
-		uint32		end = Min(i + MAX_GENERIC_XLOG_PAGES, entry->nblocks);
-
-		state = GenericXLogStart(rel);
-		for (j = i; j < end; j++)
-		{
-			Size		off = (Size) j * PAX_BLOCK_PAYLOAD;
-			Size		used = (stream_len > off) ? Min(stream_len - off, PAX_BLOCK_PAYLOAD) : 0;
-			Page		page;
-
-			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
-			page = GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE);
-			PageInit(page, BLCKSZ, 0);
-			memcpy((char *) page + PAYLOAD_START, stream + off, used);
-			/* the unused tail is the page's hole: zero, left out of the images */
-			((PageHeader) page)->pd_lower = PAYLOAD_START + used;
-		}
-		GenericXLogFinish(state);
-		for (j = i; j < end; j++)
-			UnlockReleaseBuffer(bufs[j]);
-	}
-	pfree(bufs);
-
-	/* Then the entry, in the last directory page or a new one. */
-	metabuf = lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	if (meta->dir_last != InvalidBlockNumber)
 	{
 		Page		lp;
 
-		lastbuf = lock_directory_page(rel, meta->dir_last, BUFFER_LOCK_EXCLUSIVE);
+		lastbuf = pax_lock_directory_page(rel, meta->dir_last, BUFFER_LOCK_EXCLUSIVE);
 		lp = BufferGetPage(lastbuf);
 		if (((PageHeader) lp)->pd_upper - ((PageHeader) lp)->pd_lower < entry_size)
 		{
@@ -429,6 +590,7 @@ pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
 	((PageHeader) target)->pd_lower += entry_size;
 	PaxDirPageGetOpaque(target)->nentries++;
 	meta->ngroups++;
+	meta->dir_version++;
 	meta->next_rownum = Max(meta->next_rownum, entry->first_rownum + entry->nrows);
 	GenericXLogFinish(state);
 
@@ -439,10 +601,24 @@ pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
 	UnlockReleaseBuffer(metabuf);
 }
 
+typedef struct DirItem
+{
+	PaxGroupEntry *g;
+	BlockNumber blk;
+	uint16		off;
+} DirItem;
+
+static int
+cmp_dir_item(const void *a, const void *b)
+{
+	return cmp_group_rownum(&((const DirItem *) a)->g, &((const DirItem *) b)->g);
+}
+
 /*
- * The directory as it is now, sorted by row number, in cxt.  A group
- * appended after the caller took its snapshot may or may not be included;
- * either way it is invisible to that snapshot.
+ * The directory as it is now, sorted by row number, in cxt, without the
+ * entries of groups VACUUM emptied.  A group appended after the caller took
+ * its snapshot may or may not be included; either way it is invisible to
+ * that snapshot.
  */
 PaxDirectory *
 pax_read_directory(Relation rel, MemoryContext cxt)
@@ -452,12 +628,14 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 	Buffer		buf;
 	BlockNumber blkno;
 	int			cap = 16;
+	int			i;
+	DirItem    *items = palloc(sizeof(DirItem) * cap);
 
 	dir->cxt = cxt;
 	dir->natts = RelationGetDescr(rel)->natts;
-	dir->groups = palloc(sizeof(PaxGroupEntry *) * cap);
-	buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
+	buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	blkno = PaxPageGetMeta(BufferGetPage(buf))->dir_first;
+	dir->version = PaxPageGetMeta(BufferGetPage(buf))->dir_version;
 	UnlockReleaseBuffer(buf);
 
 	while (blkno != InvalidBlockNumber)
@@ -465,10 +643,9 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 		Page		page;
 		PaxDirPageOpaque *op;
 		char	   *p;
-		int			i;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = lock_directory_page(rel, blkno, BUFFER_LOCK_SHARE);
+		buf = pax_lock_directory_page(rel, blkno, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		op = PaxDirPageGetOpaque(page);
 		p = PageGetContents(page);
@@ -479,22 +656,115 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 
 			if (p + sz > (char *) page + ((PageHeader) page)->pd_lower)
 				corrupted(rel, blkno, "pax directory page");
-			if (dir->ngroups == cap)
+			if (!(g->flags & PAX_GROUP_EMPTY))
 			{
-				cap *= 2;
-				dir->groups = repalloc(dir->groups, sizeof(PaxGroupEntry *) * cap);
+				if (dir->ngroups == cap)
+				{
+					cap *= 2;
+					items = repalloc(items, sizeof(DirItem) * cap);
+				}
+				items[dir->ngroups].g = palloc(sz);
+				memcpy(items[dir->ngroups].g, g, sz);
+				items[dir->ngroups].blk = blkno;
+				items[dir->ngroups].off = (uint16) (p - (char *) page);
+				dir->ngroups++;
 			}
-			dir->groups[dir->ngroups] = palloc(sz);
-			memcpy(dir->groups[dir->ngroups], g, sz);
-			dir->ngroups++;
 			p += sz;
 		}
 		blkno = op->next;
 		UnlockReleaseBuffer(buf);
 	}
-	qsort(dir->groups, dir->ngroups, sizeof(PaxGroupEntry *), cmp_group_rownum);
+	qsort(items, dir->ngroups, sizeof(DirItem), cmp_dir_item);
+	dir->groups = palloc(sizeof(PaxGroupEntry *) * Max(dir->ngroups, 1));
+	dir->dir_blocks = palloc(sizeof(BlockNumber) * Max(dir->ngroups, 1));
+	dir->dir_offsets = palloc(sizeof(uint16) * Max(dir->ngroups, 1));
+	for (i = 0; i < dir->ngroups; i++)
+	{
+		dir->groups[i] = items[i].g;
+		dir->dir_blocks[i] = items[i].blk;
+		dir->dir_offsets[i] = items[i].off;
+	}
+	pfree(items);
 	MemoryContextSwitchTo(old);
 	return dir;
+}
+
+/* The metapage's directory version: a directory read with another one is stale. */
+uint64
+pax_directory_version(Relation rel)
+{
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+	uint64		v = PaxPageGetMeta(BufferGetPage(buf))->dir_version;
+
+	UnlockReleaseBuffer(buf);
+	return v;
+}
+
+/*
+ * This backend's copy of a relation's current directory, read again only
+ * when the metapage says it changed.  Valid until the next call (for any
+ * relation): callers use it and let go.
+ */
+typedef struct PaxDirCacheEntry
+{
+	Oid			relid;			/* hash key */
+	RelFileNode node;
+	PaxDirectory *dir;
+} PaxDirCacheEntry;
+
+static HTAB *dir_cache = NULL;
+
+PaxDirectory *
+pax_current_directory(Relation rel)
+{
+	PaxDirCacheEntry *e;
+	bool		found;
+	uint64		version = pax_directory_version(rel);
+
+	if (dir_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(PaxDirCacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		dir_cache = hash_create("pax directories", 16, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(dir_cache, &RelationGetRelid(rel), HASH_ENTER, &found);
+	if (found && e->dir != NULL &&
+		RelFileNodeEquals(e->node, rel->rd_node) && e->dir->version == version &&
+		e->dir->natts == RelationGetDescr(rel)->natts)
+		return e->dir;
+	if (found && e->dir != NULL)
+		MemoryContextDelete(e->dir->cxt);
+	e->dir = NULL;
+	e->node = rel->rd_node;
+	e->dir = pax_read_directory(rel, AllocSetContextCreate(CacheMemoryContext, "pax directory",
+														   ALLOCSET_SMALL_SIZES));
+	return e->dir;
+}
+
+/* Index of the group holding rownum in dir->groups, or -1. */
+int
+pax_find_group_index(PaxDirectory *dir, uint64 rownum)
+{
+	int			lo = 0,
+				hi = dir->ngroups - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		PaxGroupEntry *g = dir->groups[mid];
+
+		if (rownum < g->first_rownum)
+			hi = mid - 1;
+		else if (rownum >= g->first_rownum + g->nrows)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
 }
 
 /*
@@ -532,22 +802,60 @@ pax_find_group(PaxDirectory *dir, uint64 rownum)
 }
 
 /*
+ * A snapshot older than a group's horizon may need rows VACUUM removed from
+ * it.  On the primary no such snapshot exists (the horizon is VACUUM's
+ * oldest xmin); on a hot standby the query is cancelled, as heap's recovery
+ * conflicts cancel it.
+ */
+void
+pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot)
+{
+	if (snapshot->snapshot_type == SNAPSHOT_MVCC && TransactionIdIsValid(g->horizon) &&
+		TransactionIdPrecedes(snapshot->xmin, g->horizon))
+		pax_recovery_conflict();
+}
+
+void
+pax_recovery_conflict(void)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("User query might have needed to see rows of a pax table that VACUUM removed or moved.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to concurrent VACUUM of a pax table"),
+			 errdetail("A snapshot older than the VACUUM read rows it removed or moved."),
+			 errhint("Retry the transaction.")));
+}
+
+/*
  * Is a group's insertion visible to the snapshot?  The rules are heap's for
  * a tuple's xmin (see heapam_visibility.c), applied to the whole group.
+ * A frozen group keeps its xmin, so that a snapshot on a standby that still
+ * sees the writer as running does not see it either.
  */
 bool
 pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
 {
 	TransactionId xmin = g->xmin;
 
-	if (g->flags & PAX_GROUP_ABORTED)
+	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
 		return false;
 	if (g->flags & PAX_GROUP_FROZEN)
-		return true;
+	{
+		if (snapshot->snapshot_type != SNAPSHOT_MVCC)
+			return true;
+		pax_check_horizon(g, snapshot);
+		return TransactionIdPrecedes(xmin, snapshot->xmin) ||
+			!XidInMVCCSnapshot(xmin, snapshot);
+	}
 
 	switch (snapshot->snapshot_type)
 	{
 		case SNAPSHOT_MVCC:
+			pax_check_horizon(g, snapshot);
 			if (TransactionIdIsCurrentTransactionId(xmin))
 				return g->cmin < snapshot->curcid;
 			if (XidInMVCCSnapshot(xmin, snapshot))
@@ -652,6 +960,21 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
 }
 
 /*
+ * Is this block still the one a directory entry (tag) points to?  Blocks
+ * are reused only when no snapshot that could have read the old entry is
+ * left on the primary; a standby query holding one is cancelled.
+ */
+void
+pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag)
+{
+	if (((PageHeader) page)->pd_prune_xid == tag)
+		return;
+	if (RecoveryInProgress())
+		pax_recovery_conflict();
+	corrupted(rel, blkno, "block of the pax group its directory entry names");
+}
+
+/*
  * Copy a minipage out of the group's blocks into one MAXALIGNed buffer.
  * *pinned is the block the previous minipage ended in, still pinned: small
  * minipages share blocks, and the next one usually starts there.
@@ -692,6 +1015,7 @@ read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
 		}
 		LockBuffer(*pinned, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(*pinned);
+		pax_check_block_tag(rel, page, blkno, g->tag);
 		if (((PageHeader) page)->pd_lower < PAYLOAD_START + inblk + n)
 			corrupted(rel, blkno, "pax group block");
 		memcpy(buf + done, (char *) page + PAYLOAD_START + inblk, n);
@@ -748,90 +1072,52 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 			}
 			continue;
 		}
-		pax_decode_minipage(a, g->nrows,
+		pax_decode_minipage(a, g->nstored,
 							read_minipage(rel, g, &g->cols[att], strategy, &pinned,
 										  blocks_read, &cols[att]),
 							g->cols[att].nbytes, cols[att].values, cols[att].isnull, rel);
+		if (PaxGroupIsSparse(g))
+		{
+			/* spread the stored rows out to their places in the span */
+			const uint8 *present = pax_read_presence(rel, g, &pinned, blocks_read);
+			int64		k = (int64) g->nstored - 1;
+
+			for (i = g->nrows; i-- > 0;)
+			{
+				if (present[i / 8] & (1 << (i % 8)))
+				{
+					Assert(k >= 0);
+					cols[att].values[i] = cols[att].values[k];
+					cols[att].isnull[i] = cols[att].isnull[k];
+					k--;
+				}
+				else
+				{
+					cols[att].values[i] = (Datum) 0;
+					cols[att].isnull[i] = true;
+				}
+			}
+		}
 	}
 	if (BufferIsValid(pinned))
 		ReleaseBuffer(pinned);
 }
 
 /*
- * VACUUM's pass over the directory: mark groups of aborted writers, freeze
- * committed groups older than freeze_limit, and report what is left: the
- * oldest unfrozen xmin (the relation's new relfrozenxid), live rows (in
- * groups every snapshot will see) and dead rows (in aborted groups).
+ * A sparse group's presence bitmap (bit i set: row number first_rownum + i
+ * is stored), in memory that lives until the next call.
  */
-void
-pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
-					 TransactionId freeze_limit, TransactionId *new_frozen_xid,
-					 double *live_rows, double *dead_rows)
+const uint8 *
+pax_read_presence(Relation rel, PaxGroupEntry *g, Buffer *pinned, uint64 *blocks_read)
 {
-	Buffer		buf = lock_metapage(rel, BUFFER_LOCK_SHARE);
-	BlockNumber blkno;
+	static PaxColumnData holder;
+	PaxColumnExtent ext;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	const uint8 *result;
 
-	*new_frozen_xid = oldest_xmin;
-	*live_rows = *dead_rows = 0;
-	blkno = PaxPageGetMeta(BufferGetPage(buf))->dir_first;
-	UnlockReleaseBuffer(buf);
-
-	while (blkno != InvalidBlockNumber)
-	{
-		Page		page;
-		PaxDirPageOpaque *op;
-		GenericXLogState *state = NULL;
-		char	   *p;
-		int			i;
-
-		vacuum_delay_point();
-		buf = lock_directory_page(rel, blkno, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		op = PaxDirPageGetOpaque(page);
-		p = PageGetContents(page);
-		for (i = 0; i < op->nentries; i++)
-		{
-			PaxGroupEntry *g = (PaxGroupEntry *) p;
-			uint16		flags = g->flags;
-
-			p += PaxGroupEntrySize(g->ncols);
-			if (!(flags & (PAX_GROUP_FROZEN | PAX_GROUP_ABORTED)) &&
-				!TransactionIdIsCurrentTransactionId(g->xmin) &&
-				!TransactionIdIsInProgress(g->xmin))
-			{
-				if (!TransactionIdDidCommit(g->xmin))
-					flags |= PAX_GROUP_ABORTED;
-				else if (TransactionIdPrecedes(g->xmin, freeze_limit))
-					flags |= PAX_GROUP_FROZEN;
-			}
-			if (flags != g->flags)
-			{
-				PaxGroupEntry *wg;
-
-				if (state == NULL)
-				{
-					state = GenericXLogStart(rel);
-					page = GenericXLogRegisterBuffer(state, buf, 0);
-				}
-				wg = (PaxGroupEntry *) ((char *) page + ((char *) g - (char *) BufferGetPage(buf)));
-				wg->flags = flags;
-			}
-			if (flags & PAX_GROUP_ABORTED)
-				*dead_rows += g->nrows;
-			else
-			{
-				if (!(flags & PAX_GROUP_FROZEN) &&
-					TransactionIdPrecedes(g->xmin, *new_frozen_xid))
-					*new_frozen_xid = g->xmin;
-				if (!TransactionIdPrecedes(g->xmin, oldest_xmin) && !(flags & PAX_GROUP_FROZEN) &&
-					!TransactionIdDidCommit(g->xmin))
-					continue;	/* still being inserted: neither live nor dead yet */
-				*live_rows += g->nrows;
-			}
-		}
-		if (state != NULL)
-			GenericXLogFinish(state);
-		blkno = op->next;
-		UnlockReleaseBuffer(buf);
-	}
+	ext.offset = g->present_offset;
+	ext.nbytes = (g->nrows + 7) / 8;
+	result = (const uint8 *) read_minipage(rel, g, &ext, NULL, pinned, blocks_read, &holder);
+	MemoryContextSwitchTo(old);
+	return result;
 }

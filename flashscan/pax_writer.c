@@ -22,8 +22,9 @@
  * Reserved numbers a group does not use are simply never valid TIDs.
  *
  * COPY and INSERT ... SELECT thus write full groups; a single-row INSERT
- * commits a one-row group of one block (VACUUM does not merge such groups
- * yet, see the README).
+ * commits a one-row group of one block, which VACUUM (autovacuum counts
+ * inserts) later merges with its small neighbours into one group
+ * (pax_vacuum.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -35,6 +36,7 @@
 #include "access/xact.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "storage/predicate.h"
 #include "utils/datum.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -157,9 +159,7 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	PaxGroupEntry *entry;
-	Size	   *sizes;
 	char	   *stream;
-	int			att;
 	MemoryContext old;
 
 	if (wb->nrows == 0)
@@ -177,22 +177,15 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 
 	old = MemoryContextSwitchTo(wb->cxt);
 	entry = palloc0(PaxGroupEntrySize(wb->natts));
-	sizes = palloc(sizeof(Size) * wb->natts);
-	for (att = 0; att < wb->natts; att++)
-		sizes[att] = pax_minipage_size(TupleDescAttr(desc, att), wb->nrows,
-									   wb->hasnulls[att], wb->data_bytes[att]);
 	entry->first_rownum = wb->first_rownum;
 	entry->nrows = wb->nrows;
-	entry->ncols = wb->natts;
-	entry->nblocks = pax_layout_group(wb->natts, sizes, entry->cols);
 	entry->flags = 0;
 	entry->xmin = wb->xid;
 	entry->cmin = wb->cid;
-	entry->delete_map = InvalidBlockNumber;
-	stream = palloc0((Size) entry->nblocks * PAX_BLOCK_PAYLOAD);
-	for (att = 0; att < wb->natts; att++)
-		pax_encode_minipage(TupleDescAttr(desc, att), wb->nrows, wb->values[att],
-							wb->isnull[att], stream + entry->cols[att].offset);
+	entry->row_map = InvalidBlockNumber;
+	entry->horizon = InvalidTransactionId;
+	stream = pax_encode_group(desc, wb->natts, wb->nrows, wb->values, wb->isnull,
+							  wb->hasnulls, wb->data_bytes, NULL, entry);
 	MemoryContextSwitchTo(old);
 
 	pax_append_group(rel, entry, stream);
@@ -260,6 +253,8 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	MemoryContext old;
 	int			att;
 
+	/* serializable transactions: a write conflicts with any reader of the table */
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	if (wb->capacity > 0 &&
 		(wb->xid != xid || wb->cid != cid || wb->natts != natts))
 		seal_group(wb, rel);
@@ -309,7 +304,13 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	/* The row's number: continue our reservation, or start a new one. */
 	if (wb->first_rownum + wb->nrows >= wb->reserved_end)
 	{
-		uint64		next = pax_reserve_rownums(rel, PAX_ROWNUM_RESERVE);
+		/*
+		 * Small runs first (a single-row INSERT leaves at most 15 numbers
+		 * unused), doubling with the group's rows: bulk loads reserve
+		 * PAX_ROWNUM_RESERVE at a time.
+		 */
+		uint32		count = Min(PAX_ROWNUM_RESERVE, Max(16, wb->nrows * 2));
+		uint64		next = pax_reserve_rownums(rel, count);
 
 		if (wb->nrows > 0 && next != wb->reserved_end)
 		{
@@ -320,7 +321,7 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 		}
 		if (wb->nrows == 0)
 			wb->first_rownum = next;
-		wb->reserved_end = next + PAX_ROWNUM_RESERVE;
+		wb->reserved_end = next + count;
 	}
 
 	/* Append the row. */
@@ -387,6 +388,21 @@ pax_flush_relation(Relation rel)
 	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), false);
 
 	if (wb != NULL && wb->nrows > 0)
+		seal_group(wb, rel);
+}
+
+/*
+ * Write the buffered rows if row number rownum is one of them (before it is
+ * deleted, updated or locked: those need its group).  Other buffered rows
+ * stay: an UPDATE keeps filling one group with its new versions.
+ */
+void
+pax_flush_row(Relation rel, uint64 rownum)
+{
+	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), false);
+
+	if (wb != NULL && wb->nrows > 0 && rownum >= wb->first_rownum &&
+		rownum < wb->first_rownum + wb->nrows)
 		seal_group(wb, rel);
 }
 

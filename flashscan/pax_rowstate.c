@@ -1,0 +1,586 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_rowstate.c
+ *	  Per-row states of pax groups: DELETE, UPDATE, row locks, and the
+ *	  visibility of single rows.
+ *
+ * A group's rows are immutable; what happens to a row afterwards lives in
+ * the group's row map (pax.h, PaxRowState), allocated on the group's first
+ * delete, update or lock.  The protocol is heap's, with the row map slot in
+ * place of the tuple header and the map block's buffer lock in place of the
+ * heap page's:
+ *
+ *	- lock the slot's block, classify the slot (free, deleted or locked by a
+ *	  transaction still running, deleted by a committed one, by ourselves);
+ *	- free: write our xid into it (WAL-logged), done;
+ *	- another writer running: unlock, queue on the row's heavyweight tuple
+ *	  lock, wait for that transaction, and classify again;
+ *	- deleted or updated by a committed transaction: report TM_Deleted or
+ *	  TM_Updated with the new version's TID, and the executor does what it
+ *	  does for heap (READ COMMITTED re-checks the new version with
+ *	  EvalPlanQual; REPEATABLE READ and SERIALIZABLE raise a serialization
+ *	  failure).
+ *
+ * Row locks (SELECT ... FOR UPDATE / FOR NO KEY UPDATE, and the executor's
+ * own locks under EvalPlanQual) store the locker's top-level xid with
+ * PAX_ROW_LOCK_ONLY.  A slot holds one xid, so shared row locks (FOR SHARE,
+ * FOR KEY SHARE, foreign keys that reference a pax table) are not
+ * supported: they would need heap's multixacts.
+ *
+ * VACUUM (pax_vacuum.c) may move a group's rows and states to a new group
+ * while we wait; a slot is used only after checking, under the map block's
+ * lock, that the directory entry still points to that map.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "pax.h"
+
+/* A row's state slot, locked. */
+typedef struct RowSlot
+{
+	Buffer		buf;			/* the map block, exclusively locked */
+	PaxRowState *st;			/* the slot in it */
+	PaxGroupEntry *g;			/* a copy of the group's entry (palloc'd) */
+} RowSlot;
+
+/*
+ * Give group gi of dir a row map: zeroed, tagged blocks, then the entry's
+ * row_map with the metapage's directory version (one WAL record).  False if
+ * the entry changed meanwhile (the caller reads the directory again).  If
+ * another backend gave the group a map first, ours goes to the free list.
+ */
+static bool
+add_row_map(Relation rel, PaxDirectory *dir, int gi)
+{
+	PaxGroupEntry *g = dir->groups[gi];
+	uint32		n = PaxRowMapBlocks(g->nrows);
+	Buffer	   *bufs = palloc(sizeof(Buffer) * n);
+	Size		len = (Size) g->nrows * sizeof(PaxRowState);
+	char	   *zeros = palloc0(Max(len, 1));
+	BlockNumber first;
+	Buffer		metabuf,
+				dirbuf;
+	PaxGroupEntry *e;
+	GenericXLogState *state;
+	PaxMetaPageData *meta;
+	bool		ok;
+
+	/* the blocks carry the group's tag, so a reader can tell them from reused ones */
+	(void) pax_allocate_blocks(rel, n, bufs);
+	first = BufferGetBlockNumber(bufs[0]);
+	pax_write_blocks(rel, bufs, n, zeros, len, PAX_ROW_MAP_CHUNK, g->tag);
+	pfree(zeros);
+	pfree(bufs);
+
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);
+	e = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
+	ok = (e->first_rownum == g->first_rownum && e->tag == g->tag &&
+		  !(e->flags & PAX_GROUP_EMPTY));
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (ok && e->row_map == InvalidBlockNumber)
+	{
+		e = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
+							   dir->dir_offsets[gi]);
+		e->row_map = first;
+		meta->dir_version++;
+		/* the cached copy stays current if ours was the only change */
+		if (meta->dir_version == dir->version + 1)
+		{
+			dir->version = meta->dir_version;
+			g->row_map = first;
+		}
+	}
+	else
+		pax_free_blocks(meta, first, n);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(metabuf);
+	return ok;
+}
+
+/*
+ * Find and exclusively lock the state slot of row number rownum.  False if
+ * no group holds it (a row still in a writer's memory, or one VACUUM
+ * removed); then nothing is locked.
+ */
+static bool
+lock_row_slot(Relation rel, uint64 rownum, RowSlot *rs)
+{
+	for (;;)
+	{
+		PaxDirectory *dir = pax_current_directory(rel);
+		int			gi = pax_find_group_index(dir, rownum);
+		PaxGroupEntry *g;
+		uint32		idx;
+		BlockNumber dirblk;
+		uint16		diroff;
+		Buffer		dirbuf;
+		PaxGroupEntry *e;
+		bool		current;
+
+		if (gi < 0)
+			return false;
+		g = dir->groups[gi];
+		if (g->row_map == InvalidBlockNumber)
+		{
+			(void) add_row_map(rel, dir, gi);
+			continue;
+		}
+		rs->g = palloc(PaxGroupEntrySize(g->ncols));
+		memcpy(rs->g, g, PaxGroupEntrySize(g->ncols));
+		dirblk = dir->dir_blocks[gi];
+		diroff = dir->dir_offsets[gi];
+		g = rs->g;
+		idx = (uint32) (rownum - g->first_rownum);
+
+		rs->buf = ReadBuffer(rel, g->row_map + idx / PAX_ROW_STATES_PER_BLOCK);
+		LockBuffer(rs->buf, BUFFER_LOCK_EXCLUSIVE);
+
+		/* still the group's map?  (VACUUM moves groups; see the file header) */
+		dirbuf = pax_lock_directory_page(rel, dirblk, BUFFER_LOCK_SHARE);
+		e = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + diroff);
+		current = (e->first_rownum == g->first_rownum && e->tag == g->tag &&
+				   e->row_map == g->row_map && !(e->flags & PAX_GROUP_EMPTY));
+		UnlockReleaseBuffer(dirbuf);
+		if (!current)
+		{
+			UnlockReleaseBuffer(rs->buf);
+			pfree(rs->g);
+			continue;
+		}
+		pax_check_block_tag(rel, BufferGetPage(rs->buf), BufferGetBlockNumber(rs->buf), g->tag);
+		rs->st = (PaxRowState *) (PageGetContents(BufferGetPage(rs->buf))) +
+			idx % PAX_ROW_STATES_PER_BLOCK;
+		return true;
+	}
+}
+
+static void
+release_row_slot(RowSlot *rs)
+{
+	UnlockReleaseBuffer(rs->buf);
+	pfree(rs->g);
+}
+
+/* Is row rownum of group g stored (not removed by VACUUM)? */
+static bool
+row_present(Relation rel, PaxGroupEntry *g, uint64 rownum)
+{
+	Buffer		pinned = InvalidBuffer;
+	uint32		i = (uint32) (rownum - g->first_rownum);
+	bool		present;
+
+	if (!PaxGroupIsSparse(g))
+		return true;
+	present = (pax_read_presence(rel, g, &pinned, NULL)[i / 8] & (1 << (i % 8))) != 0;
+	if (BufferIsValid(pinned))
+		ReleaseBuffer(pinned);
+	return present;
+}
+
+/*
+ * Does the slot say the row is deleted, as far as snapshot is concerned?
+ * heap's rules for a tuple's xmax (heapam_visibility.c).  For a dirty
+ * snapshot, a delete in progress is reported in snapshot->xmax.
+ */
+bool
+pax_row_state_deleted(const PaxRowState *st, Snapshot snapshot)
+{
+	TransactionId xmax = st->xmax;
+
+	if (!TransactionIdIsValid(xmax) || (st->flags & PAX_ROW_LOCK_ONLY))
+		return false;
+	if (st->flags & PAX_ROW_DEAD)
+		return true;			/* gone for every snapshot, SnapshotAny too */
+
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			if (TransactionIdIsCurrentTransactionId(xmax))
+				return st->cmax < snapshot->curcid;
+			if (XidInMVCCSnapshot(xmax, snapshot))
+				return false;
+			return TransactionIdDidCommit(xmax);
+		case SNAPSHOT_SELF:
+			if (TransactionIdIsCurrentTransactionId(xmax))
+				return true;
+			if (TransactionIdIsInProgress(xmax))
+				return false;
+			return TransactionIdDidCommit(xmax);
+		case SNAPSHOT_DIRTY:
+			if (TransactionIdIsCurrentTransactionId(xmax))
+				return true;
+			if (TransactionIdIsInProgress(xmax))
+			{
+				snapshot->xmax = xmax;
+				return false;
+			}
+			return TransactionIdDidCommit(xmax);
+		case SNAPSHOT_NON_VACUUMABLE:
+			if (TransactionIdIsCurrentTransactionId(xmax) || TransactionIdIsInProgress(xmax) ||
+				!TransactionIdDidCommit(xmax))
+				return false;
+			return GlobalVisTestIsRemovableXid(snapshot->vistest, xmax);
+		case SNAPSHOT_ANY:
+		case SNAPSHOT_TOAST:
+		case SNAPSHOT_HISTORIC_MVCC:
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Visibility of every row of a group whose insertion is visible to the
+ * snapshot: visible[i] for row number first_rownum + i.  Returns how many
+ * are visible.  Reads the presence bitmap and the row map, when the group
+ * has them.
+ */
+uint32
+pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visible,
+				 BufferAccessStrategy strategy, uint64 *blocks_read)
+{
+	uint32		n = 0;
+	uint32		i;
+
+	if (PaxGroupIsSparse(g))
+	{
+		Buffer		pinned = InvalidBuffer;
+		const uint8 *present = pax_read_presence(rel, g, &pinned, blocks_read);
+
+		for (i = 0; i < g->nrows; i++)
+			visible[i] = (present[i / 8] & (1 << (i % 8))) != 0;
+		if (BufferIsValid(pinned))
+			ReleaseBuffer(pinned);
+	}
+	else
+		memset(visible, true, sizeof(bool) * g->nrows);
+
+	if (g->row_map != InvalidBlockNumber)
+	{
+		uint32		nblocks = PaxRowMapBlocks(g->nrows);
+		uint32		b;
+
+		for (b = 0; b < nblocks; b++)
+		{
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, g->row_map + b,
+												 RBM_NORMAL, strategy);
+			PaxRowState *st;
+			uint32		end = Min(g->nrows, (b + 1) * PAX_ROW_STATES_PER_BLOCK);
+
+			if (blocks_read)
+				(*blocks_read)++;
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			pax_check_block_tag(rel, BufferGetPage(buf), g->row_map + b, g->tag);
+			st = (PaxRowState *) PageGetContents(BufferGetPage(buf));
+			for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++, st++)
+				if (visible[i] && pax_row_state_deleted(st, snapshot))
+					visible[i] = false;
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	for (i = 0; i < g->nrows; i++)
+		n += visible[i];
+	return n;
+}
+
+/*
+ * Is one row of a group whose insertion is visible to the snapshot visible
+ * itself?  *all_dead (if not NULL) is set when no snapshot can see it any
+ * more, so that index scans may mark their entry dead.
+ */
+bool
+pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot,
+				bool *all_dead)
+{
+	uint32		i = (uint32) (rownum - g->first_rownum);
+	Buffer		buf;
+	PaxRowState st;
+
+	if (!row_present(rel, g, rownum))
+	{
+		if (all_dead)
+			*all_dead = true;
+		return false;
+	}
+	if (g->row_map == InvalidBlockNumber)
+		return true;
+	buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);
+	st = ((PaxRowState *) PageGetContents(BufferGetPage(buf)))[i % PAX_ROW_STATES_PER_BLOCK];
+	UnlockReleaseBuffer(buf);
+	if (all_dead && (st.flags & PAX_ROW_DEAD))
+		*all_dead = true;
+	return !pax_row_state_deleted(&st, snapshot);
+}
+
+/*
+ * What a slot means to a transaction that wants to delete, update or lock
+ * the row (heap's HeapTupleSatisfiesUpdate, for the xmax half).
+ */
+typedef enum
+{
+	SLOT_FREE,					/* nobody holds it (or we hold a lock on it) */
+	SLOT_BUSY,					/* another running transaction deleted or locked it */
+	SLOT_GONE,					/* a committed transaction deleted or updated it */
+	SLOT_SELF_MODIFIED,			/* we deleted it in this command (or a later one) */
+	SLOT_INVISIBLE				/* we deleted it in an earlier command */
+} SlotStatus;
+
+static SlotStatus
+classify_slot(const PaxRowState *st, CommandId cid)
+{
+	TransactionId xmax = st->xmax;
+
+	if (!TransactionIdIsValid(xmax))
+		return SLOT_FREE;
+	if (st->flags & PAX_ROW_DEAD)
+		return SLOT_GONE;
+	if (TransactionIdIsCurrentTransactionId(xmax))
+	{
+		if (st->flags & PAX_ROW_LOCK_ONLY)
+			return SLOT_FREE;
+		return (st->cmax >= cid) ? SLOT_SELF_MODIFIED : SLOT_INVISIBLE;
+	}
+	if (TransactionIdIsInProgress(xmax))
+		return SLOT_BUSY;
+	if (st->flags & PAX_ROW_LOCK_ONLY)
+		return SLOT_FREE;
+	return TransactionIdDidCommit(xmax) ? SLOT_GONE : SLOT_FREE;
+}
+
+/* Is the group's insertion something cid may modify? */
+static bool
+insertion_usable(PaxGroupEntry *g, CommandId cid)
+{
+	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
+		return false;
+	if (g->flags & PAX_GROUP_FROZEN)
+		return true;
+	if (TransactionIdIsCurrentTransactionId(g->xmin))
+		return g->cmin < cid;
+	return TransactionIdDidCommit(g->xmin);
+}
+
+static void
+fill_failure(TM_FailureData *tmfd, const PaxRowState *st, uint64 rownum)
+{
+	tmfd->xmax = st->xmax;
+	tmfd->cmax = TransactionIdIsCurrentTransactionId(st->xmax) ? st->cmax : InvalidCommandId;
+	if (st->flags & PAX_ROW_UPDATED)
+		pax_rownum_to_tid(pax_row_next(st), &tmfd->ctid);
+	else
+		pax_rownum_to_tid(rownum, &tmfd->ctid);
+	tmfd->traversed = false;
+}
+
+/*
+ * Delete (kind PAX_MODIFY_DELETE), mark as updated (PAX_MODIFY_UPDATE: the
+ * caller links the new version with pax_link_update()) or lock
+ * (PAX_MODIFY_LOCK) row *rownum for command cid.  With lock_last_version,
+ * an update chain is followed to its last version, whose row number
+ * replaces *rownum.  Returns heap's TM_Result codes with tmfd filled.
+ */
+TM_Result
+pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
+			   PaxModifyKind kind, LockWaitPolicy wait_policy, bool lock_last_version,
+			   TM_FailureData *tmfd)
+{
+	TM_Result	result;
+	bool		have_tuple_lock = false;
+	ItemPointerData tid;
+
+	/* serializable transactions: a write conflicts with any reader of the table */
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	memset(tmfd, 0, sizeof(TM_FailureData));
+
+	for (;;)
+	{
+		RowSlot		rs;
+		SlotStatus	status;
+
+		CHECK_FOR_INTERRUPTS();
+		pax_rownum_to_tid(*rownum, &tid);
+		if (!lock_row_slot(rel, *rownum, &rs))
+		{
+			result = TM_Invisible;
+			break;
+		}
+		if (!insertion_usable(rs.g, cid) || !row_present(rel, rs.g, *rownum))
+		{
+			release_row_slot(&rs);
+			result = TM_Invisible;
+			break;
+		}
+		status = classify_slot(rs.st, cid);
+
+		if (status == SLOT_BUSY)
+		{
+			TransactionId xwait = rs.st->xmax;
+
+			fill_failure(tmfd, rs.st, *rownum);
+			release_row_slot(&rs);
+			if (wait_policy == LockWaitBlock)
+			{
+				/* queue behind other waiters for this row, as heap does */
+				if (!have_tuple_lock)
+				{
+					LockTuple(rel, &tid, ExclusiveLock);
+					have_tuple_lock = true;
+				}
+				XactLockTableWait(xwait, rel, &tid,
+								  kind == PAX_MODIFY_LOCK ? XLTW_Lock :
+								  kind == PAX_MODIFY_UPDATE ? XLTW_Update : XLTW_Delete);
+				continue;
+			}
+			if (wait_policy == LockWaitError)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lock on row in relation \"%s\"",
+								RelationGetRelationName(rel))));
+			result = (kind == PAX_MODIFY_LOCK) ? TM_WouldBlock : TM_BeingModified;
+			break;
+		}
+		if (status == SLOT_GONE)
+		{
+			fill_failure(tmfd, rs.st, *rownum);
+			release_row_slot(&rs);
+			if (!ItemPointerEquals(&tmfd->ctid, &tid) && lock_last_version)
+			{
+				*rownum = pax_tid_to_rownum(&tmfd->ctid);
+				/* a new row: its own tuple lock */
+				if (have_tuple_lock)
+				{
+					UnlockTuple(rel, &tid, ExclusiveLock);
+					have_tuple_lock = false;
+				}
+				tmfd->traversed = true;
+				continue;
+			}
+			result = ItemPointerEquals(&tmfd->ctid, &tid) ? TM_Deleted : TM_Updated;
+			break;
+		}
+		if (status == SLOT_SELF_MODIFIED || status == SLOT_INVISIBLE)
+		{
+			fill_failure(tmfd, rs.st, *rownum);
+			release_row_slot(&rs);
+			result = (status == SLOT_SELF_MODIFIED) ? TM_SelfModified : TM_Invisible;
+			break;
+		}
+
+		/* free */
+		if (crosscheck != InvalidSnapshot && !pax_group_visible(rs.g, crosscheck))
+		{
+			fill_failure(tmfd, rs.st, *rownum);
+			release_row_slot(&rs);
+			result = TM_Updated;
+			break;
+		}
+		if (kind != PAX_MODIFY_LOCK ||
+			!(TransactionIdIsCurrentTransactionId(rs.st->xmax) &&
+			  (rs.st->flags & PAX_ROW_LOCK_ONLY)))
+		{
+			GenericXLogState *state = GenericXLogStart(rel);
+			Page		page = GenericXLogRegisterBuffer(state, rs.buf, 0);
+			PaxRowState *st = (PaxRowState *) ((char *) page +
+											   ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+
+			if (kind == PAX_MODIFY_LOCK)
+			{
+				/* the top-level xid: a lock lasts until the transaction ends */
+				st->xmax = GetTopTransactionId();
+				st->flags = PAX_ROW_LOCK_ONLY;
+			}
+			else
+			{
+				st->xmax = GetCurrentTransactionId();
+				st->flags = (kind == PAX_MODIFY_UPDATE) ? PAX_ROW_UPDATED : 0;
+			}
+			st->cmax = cid;
+			pax_row_set_next(st, *rownum);
+			GenericXLogFinish(state);
+		}
+		release_row_slot(&rs);
+		result = TM_Ok;
+		break;
+	}
+	if (have_tuple_lock)
+		UnlockTuple(rel, &tid, ExclusiveLock);
+	return result;
+}
+
+/* Record that row old_rownum, which we just marked updated, lives on as new_rownum. */
+void
+pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
+{
+	RowSlot		rs;
+	GenericXLogState *state;
+	PaxRowState *st;
+	Page		page;
+
+	if (!lock_row_slot(rel, old_rownum, &rs))
+		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" vanished during its update",
+			 old_rownum, RelationGetRelationName(rel));
+	if (!TransactionIdIsCurrentTransactionId(rs.st->xmax) || !(rs.st->flags & PAX_ROW_UPDATED))
+		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" is not being updated by this transaction",
+			 old_rownum, RelationGetRelationName(rel));
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, rs.buf, 0);
+	st = (PaxRowState *) ((char *) page + ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+	pax_row_set_next(st, new_rownum);
+	GenericXLogFinish(state);
+	release_row_slot(&rs);
+}
+
+/*
+ * The row number of the last version of a row in its update chain, as far
+ * as committed (or our own) updates go.
+ */
+uint64
+pax_latest_version(Relation rel, uint64 rownum)
+{
+	int			hops;
+
+	for (hops = 0; hops < 1000000; hops++)
+	{
+		PaxDirectory *dir = pax_current_directory(rel);
+		int			gi = pax_find_group_index(dir, rownum);
+		PaxGroupEntry *g;
+		uint32		i;
+		Buffer		buf;
+		PaxRowState st;
+
+		if (gi < 0)
+			return rownum;
+		g = dir->groups[gi];
+		if (g->row_map == InvalidBlockNumber)
+			return rownum;
+		i = (uint32) (rownum - g->first_rownum);
+		buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);
+		st = ((PaxRowState *) PageGetContents(BufferGetPage(buf)))[i % PAX_ROW_STATES_PER_BLOCK];
+		UnlockReleaseBuffer(buf);
+		if (!(st.flags & PAX_ROW_UPDATED) || pax_row_next(&st) == rownum ||
+			!(TransactionIdIsCurrentTransactionId(st.xmax) ||
+			  (st.flags & PAX_ROW_DEAD) || TransactionIdDidCommit(st.xmax)))
+			return rownum;
+		rownum = pax_row_next(&st);
+	}
+	return rownum;
+}

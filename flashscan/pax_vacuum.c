@@ -1,0 +1,732 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_vacuum.c
+ *	  VACUUM of pax tables.
+ *
+ * 1. The directory: groups of aborted writers are marked aborted, committed
+ *	  groups older than the freeze limit frozen (pax_vacuum_directory()).
+ * 2. Row maps: states of aborted deleters and finished lockers are cleared;
+ *	  rows whose delete committed before every snapshot (oldest_xmin) are
+ *	  collected, with the row numbers of aborted groups.
+ * 3. Indexes: entries pointing to those rows are removed
+ *	  (index_bulk_delete), then the rows are marked PAX_ROW_DEAD.  Row
+ *	  numbers are never reused, so an entry left by a crash in between is
+ *	  harmless and the next VACUUM removes it.
+ * 4. Groups: an aborted group is dropped; a group at least half dead is
+ *	  rewritten with only its surviving rows; a run of small neighbouring
+ *	  groups (single-row INSERTs make them) is merged into one.  The new group keeps
+ *	  the rows' row numbers (a sparse group, pax.h) and their row states; it
+ *	  replaces the old entries in one WAL record with the metapage, whose
+ *	  free list gets the old blocks (reused once no older snapshot is left).
+ *	  A row state that changed while we copied aborts that rewrite.
+ * 5. Directory pages lose the entries of dropped groups.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/genam.h"
+#include "access/multixact.h"
+#include "catalog/index.h"
+#include "commands/vacuum.h"
+#include "pgstat.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+
+#include "pax.h"
+#include "pax_minipage.h"
+
+/*
+ * VACUUM's pass over the directory: mark groups of aborted writers, freeze
+ * committed groups older than freeze_limit, and report what is left: the
+ * oldest unfrozen xmin (the relation's new relfrozenxid), live rows (in
+ * groups every snapshot will see) and dead rows (in aborted groups).
+ */
+static void
+pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
+					 TransactionId freeze_limit, TransactionId *new_frozen_xid,
+					 double *live_rows, double *dead_rows)
+{
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+	BlockNumber blkno;
+
+	*new_frozen_xid = oldest_xmin;
+	*live_rows = *dead_rows = 0;
+	blkno = PaxPageGetMeta(BufferGetPage(buf))->dir_first;
+	UnlockReleaseBuffer(buf);
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Page		page;
+		PaxDirPageOpaque *op;
+		GenericXLogState *state = NULL;
+		char	   *p;
+		int			i;
+
+		vacuum_delay_point();
+		buf = pax_lock_directory_page(rel, blkno, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		op = PaxDirPageGetOpaque(page);
+		p = PageGetContents(page);
+		for (i = 0; i < op->nentries; i++)
+		{
+			PaxGroupEntry *g = (PaxGroupEntry *) p;
+			uint16		flags = g->flags;
+
+			p += PaxGroupEntrySize(g->ncols);
+			if (!(flags & (PAX_GROUP_FROZEN | PAX_GROUP_ABORTED)) &&
+				!TransactionIdIsCurrentTransactionId(g->xmin) &&
+				!TransactionIdIsInProgress(g->xmin))
+			{
+				if (!TransactionIdDidCommit(g->xmin))
+					flags |= PAX_GROUP_ABORTED;
+				else if (TransactionIdPrecedes(g->xmin, freeze_limit))
+					flags |= PAX_GROUP_FROZEN;
+			}
+			if (flags != g->flags)
+			{
+				PaxGroupEntry *wg;
+
+				if (state == NULL)
+				{
+					state = GenericXLogStart(rel);
+					page = GenericXLogRegisterBuffer(state, buf, 0);
+				}
+				wg = (PaxGroupEntry *) ((char *) page + ((char *) g - (char *) BufferGetPage(buf)));
+				wg->flags = flags;
+			}
+			if (flags & PAX_GROUP_EMPTY)
+				continue;
+			if (flags & PAX_GROUP_ABORTED)
+				*dead_rows += g->nstored;
+			else
+			{
+				if (!(flags & PAX_GROUP_FROZEN) &&
+					TransactionIdPrecedes(g->xmin, *new_frozen_xid))
+					*new_frozen_xid = g->xmin;
+				if (!TransactionIdPrecedes(g->xmin, oldest_xmin) && !(flags & PAX_GROUP_FROZEN) &&
+					!TransactionIdDidCommit(g->xmin))
+					continue;	/* still being inserted: neither live nor dead yet */
+				*live_rows += g->nstored;
+			}
+		}
+		if (state != NULL)
+			GenericXLogFinish(state);
+		blkno = op->next;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Row numbers whose index entries go: sorted, disjoint ranges [start, end). */
+typedef struct DeadRanges
+{
+	uint64	   *start;
+	uint64	   *end;
+	int			n;
+	int			cap;
+} DeadRanges;
+
+static void
+add_dead(DeadRanges *d, uint64 start, uint64 end)
+{
+	if (d->n > 0 && d->end[d->n - 1] == start)
+	{
+		d->end[d->n - 1] = end;
+		return;
+	}
+	if (d->n == d->cap)
+	{
+		d->cap = Max(d->cap * 2, 64);
+		d->start = d->start ? repalloc(d->start, sizeof(uint64) * d->cap) : palloc(sizeof(uint64) * d->cap);
+		d->end = d->end ? repalloc(d->end, sizeof(uint64) * d->cap) : palloc(sizeof(uint64) * d->cap);
+	}
+	d->start[d->n] = start;
+	d->end[d->n] = end;
+	d->n++;
+}
+
+static bool
+dead_callback(ItemPointer itemptr, void *state)
+{
+	DeadRanges *d = (DeadRanges *) state;
+	uint64		r = pax_tid_to_rownum(itemptr);
+	int			lo = 0,
+				hi = d->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (r < d->start[mid])
+			hi = mid - 1;
+		else if (r >= d->end[mid])
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* Remove the index entries of dead rows; update the indexes' statistics. */
+static void
+vacuum_indexes(Relation rel, DeadRanges *dead, double live, BufferAccessStrategy bstrategy)
+{
+	Relation   *irel;
+	int			nindexes;
+	int			i;
+
+	vac_open_indexes(rel, RowExclusiveLock, &nindexes, &irel);
+	for (i = 0; i < nindexes; i++)
+	{
+		IndexVacuumInfo ivinfo;
+		IndexBulkDeleteResult *stats = NULL;
+
+		memset(&ivinfo, 0, sizeof(ivinfo));
+		ivinfo.index = irel[i];
+		ivinfo.analyze_only = false;
+		ivinfo.report_progress = false;
+		ivinfo.estimated_count = true;
+		ivinfo.message_level = DEBUG2;
+		ivinfo.num_heap_tuples = live;
+		ivinfo.strategy = bstrategy;
+		if (dead->n > 0)
+			stats = index_bulk_delete(&ivinfo, stats, dead_callback, dead);
+		stats = index_vacuum_cleanup(&ivinfo, stats);
+		if (stats && !stats->estimated_count)
+			vac_update_relstats(irel[i], stats->num_pages, stats->num_index_tuples, 0,
+								false, InvalidTransactionId, InvalidMultiXactId,
+								NULL, NULL, false);
+	}
+	vac_close_indexes(nindexes, irel, NoLock);
+}
+
+/*
+ * Pass 2 over one group's row map: clear states nobody needs, collect rows
+ * that became dead (into dead, and *newly_dead), count rows dead for
+ * everyone (*ndead, including ones marked before).  Returns rows that some
+ * snapshot still sees as deleted or deleting (not dead yet).
+ */
+static void
+vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
+			   DeadRanges *dead, uint32 *ndead, uint32 *ndeleted,
+			   BufferAccessStrategy bstrategy)
+{
+	uint32		nblocks = PaxRowMapBlocks(g->nrows);
+	uint32		b;
+
+	*ndead = *ndeleted = 0;
+	for (b = 0; b < nblocks; b++)
+	{
+		Buffer		buf;
+		PaxRowState *st;
+		uint32		i,
+					end = Min(g->nrows, (b + 1) * PAX_ROW_STATES_PER_BLOCK);
+		GenericXLogState *state = NULL;
+		Page		page;
+
+		vacuum_delay_point();
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, g->row_map + b, RBM_NORMAL, bstrategy);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		pax_check_block_tag(rel, page, g->row_map + b, g->tag);
+		st = (PaxRowState *) PageGetContents(page);
+		for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++, st++)
+		{
+			TransactionId xmax = st->xmax;
+			bool		clear = false;
+
+			if (!TransactionIdIsValid(xmax))
+				continue;
+			if (st->flags & PAX_ROW_DEAD)
+			{
+				(*ndead)++;
+				continue;
+			}
+			if (TransactionIdIsCurrentTransactionId(xmax) || TransactionIdIsInProgress(xmax))
+			{
+				if (!(st->flags & PAX_ROW_LOCK_ONLY))
+					(*ndeleted)++;
+				continue;
+			}
+			if ((st->flags & PAX_ROW_LOCK_ONLY) || !TransactionIdDidCommit(xmax))
+				clear = true;	/* a finished locker, or an aborted deleter */
+			else if (TransactionIdPrecedes(xmax, oldest_xmin))
+			{
+				add_dead(dead, g->first_rownum + i, g->first_rownum + i + 1);
+				(*ndead)++;
+			}
+			else
+				(*ndeleted)++;
+			if (clear)
+			{
+				if (state == NULL)
+				{
+					state = GenericXLogStart(rel);
+					page = GenericXLogRegisterBuffer(state, buf, 0);
+					st = (PaxRowState *) PageGetContents(page) + (i % PAX_ROW_STATES_PER_BLOCK);
+				}
+				memset(st, 0, sizeof(PaxRowState));
+			}
+		}
+		if (state != NULL)
+			GenericXLogFinish(state);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Pass 3b: mark the collected rows of a group dead. */
+static void
+mark_dead(Relation rel, PaxGroupEntry *g, DeadRanges *dead, int *di)
+{
+	while (*di < dead->n && dead->start[*di] < g->first_rownum + g->nrows)
+	{
+		uint64		r;
+
+		if (dead->start[*di] < g->first_rownum)
+		{
+			(*di)++;
+			continue;
+		}
+		for (r = dead->start[*di]; r < dead->end[*di];)
+		{
+			uint32		i = (uint32) (r - g->first_rownum);
+			BlockNumber blk = g->row_map + i / PAX_ROW_STATES_PER_BLOCK;
+			Buffer		buf = ReadBuffer(rel, blk);
+			GenericXLogState *state;
+			Page		page;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			pax_check_block_tag(rel, BufferGetPage(buf), blk, g->tag);
+			state = GenericXLogStart(rel);
+			page = GenericXLogRegisterBuffer(state, buf, 0);
+			/* every row of the range in this block */
+			for (; r < dead->end[*di] && (r - g->first_rownum) / PAX_ROW_STATES_PER_BLOCK == i / PAX_ROW_STATES_PER_BLOCK; r++)
+			{
+				PaxRowState *st = (PaxRowState *) PageGetContents(page) +
+					(r - g->first_rownum) % PAX_ROW_STATES_PER_BLOCK;
+
+				st->flags |= PAX_ROW_DEAD;
+			}
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(buf);
+		}
+		(*di)++;
+	}
+}
+
+/* A row map block we copied states from, and its LSN then. */
+typedef struct CopiedBlock
+{
+	BlockNumber blkno;
+	XLogRecPtr	lsn;
+} CopiedBlock;
+
+/*
+ * Pass 4: replace groups [s, e) of dir, all in one directory page, by one
+ * group of their surviving rows (none: the first entry is marked empty).
+ * Returns false if a concurrent change made us give up.
+ */
+static bool
+rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId oldest_xmin,
+			   BufferAccessStrategy bstrategy)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			natts = desc->natts;
+	PaxGroupEntry *first = dir->groups[s];
+	uint64		span_first = first->first_rownum;
+	uint32		span = (uint32) (dir->groups[e - 1]->first_rownum + dir->groups[e - 1]->nrows - span_first);
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "pax vacuum rewrite",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Datum	  **values = palloc(sizeof(Datum *) * natts);
+	bool	  **isnull = palloc(sizeof(bool *) * natts);
+	uint8	   *present = palloc0((span + 7) / 8);
+	PaxRowState *states = palloc0(sizeof(PaxRowState) * span);
+	bool		any_state = false;
+	PaxColumnData *cols = palloc0(sizeof(PaxColumnData) * natts);
+	bool	   *needed = palloc(sizeof(bool) * natts);
+	CopiedBlock *copied = NULL;
+	int			ncopied = 0;
+	uint32		nstored = 0;
+	PaxGroupEntry *entry = palloc0(PaxGroupEntrySize(natts));
+	uint32		map_blocks = 0;
+	BlockNumber map_first = InvalidBlockNumber;
+	Buffer	   *mapbufs = NULL;
+	Buffer		metabuf,
+				dirbuf;
+	bool		ok = true;
+	GenericXLogState *state;
+	PaxMetaPageData *meta;
+	Page		dirpage;
+	int			att,
+				gi,
+				c;
+
+	for (att = 0; att < natts; att++)
+	{
+		values[att] = palloc(sizeof(Datum) * span);
+		isnull[att] = palloc(sizeof(bool) * span);
+		needed[att] = true;
+	}
+	for (gi = s; gi < e; gi++)
+	{
+		PaxGroupEntry *g = dir->groups[gi];
+		bool	   *keep = palloc(sizeof(bool) * g->nrows);
+		PaxRowState *gstates = palloc0(sizeof(PaxRowState) * g->nrows);
+		uint32		i;
+
+		if (g->flags & PAX_GROUP_ABORTED)
+			continue;			/* nothing survives */
+		/* survivors: stored rows not dead (SnapshotAny drops absent and dead rows) */
+		(void) pax_visible_rows(rel, g, SnapshotAny, keep, bstrategy, NULL);
+		if (g->row_map != InvalidBlockNumber)
+		{
+			uint32		nb = PaxRowMapBlocks(g->nrows);
+			uint32		b;
+
+			copied = copied ? repalloc(copied, sizeof(CopiedBlock) * (ncopied + nb)) :
+				palloc(sizeof(CopiedBlock) * nb);
+			for (b = 0; b < nb; b++)
+			{
+				Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, g->row_map + b,
+													 RBM_NORMAL, bstrategy);
+				uint32		n = Min(g->nrows - b * PAX_ROW_STATES_PER_BLOCK,
+									(uint32) PAX_ROW_STATES_PER_BLOCK);
+
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				memcpy(gstates + b * PAX_ROW_STATES_PER_BLOCK,
+					   PageGetContents(BufferGetPage(buf)), sizeof(PaxRowState) * n);
+				copied[ncopied].blkno = g->row_map + b;
+				copied[ncopied].lsn = PageGetLSN(BufferGetPage(buf));
+				ncopied++;
+				UnlockReleaseBuffer(buf);
+			}
+			/* a delete that committed after pass 2 is kept: the state says so */
+			for (i = 0; i < g->nrows; i++)
+				if (gstates[i].flags & PAX_ROW_DEAD)
+					keep[i] = false;
+		}
+		pax_read_columns(rel, g, desc, needed, cols, bstrategy, NULL);
+		for (i = 0; i < g->nrows; i++)
+		{
+			uint32		k = (uint32) (g->first_rownum + i - span_first);
+
+			if (!keep[i])
+				continue;
+			present[k / 8] |= (1 << (k % 8));
+			for (att = 0; att < natts; att++)
+			{
+				Form_pg_attribute a = TupleDescAttr(desc, att);
+
+				isnull[att][nstored] = cols[att].isnull[i];
+				values[att][nstored] = cols[att].isnull[i] ? (Datum) 0 :
+					datumCopy(cols[att].values[i], a->attbyval, a->attlen);
+			}
+			if (TransactionIdIsValid(gstates[i].xmax))
+			{
+				states[k] = gstates[i];
+				any_state = true;
+			}
+			nstored++;
+		}
+	}
+
+	/* the new entry: the one group's identity, or a frozen merge */
+	entry->first_rownum = span_first;
+	entry->nrows = span;
+	entry->row_map = InvalidBlockNumber;
+	entry->horizon = oldest_xmin;
+	if (e - s == 1)
+	{
+		entry->flags = first->flags;
+		entry->xmin = first->xmin;
+		entry->cmin = first->cmin;
+	}
+	else
+	{
+		/* every source committed before oldest_xmin: visible to every snapshot */
+		entry->flags = PAX_GROUP_FROZEN;
+		entry->xmin = first->xmin;
+		entry->cmin = 0;
+		for (gi = s + 1; gi < e; gi++)
+			if (TransactionIdFollows(dir->groups[gi]->xmin, entry->xmin))
+				entry->xmin = dir->groups[gi]->xmin;
+	}
+	if (nstored == 0)
+	{
+		entry->flags |= PAX_GROUP_EMPTY;
+		entry->ncols = first->ncols;
+		entry->nstored = 0;
+		entry->nblocks = 0;
+		entry->first_block = InvalidBlockNumber;
+		memcpy(entry->cols, first->cols, sizeof(PaxColumnExtent) * first->ncols);
+	}
+	else
+	{
+		char	   *stream = pax_encode_group(desc, natts, nstored, values, isnull, NULL, NULL,
+											  nstored < span ? present : NULL, entry);
+
+		pax_write_group_blocks(rel, entry, stream);
+		if (any_state)
+		{
+			map_blocks = PaxRowMapBlocks(span);
+			mapbufs = palloc(sizeof(Buffer) * map_blocks);
+			(void) pax_allocate_blocks(rel, map_blocks, mapbufs);
+			map_first = BufferGetBlockNumber(mapbufs[0]);
+			pax_write_blocks(rel, mapbufs, map_blocks, (char *) states,
+							 sizeof(PaxRowState) * span, PAX_ROW_MAP_CHUNK, entry->tag);
+			entry->row_map = map_first;
+		}
+	}
+
+	/*
+	 * The swap.  Lock order: row map blocks, metapage, directory page.  Any
+	 * row state change since we copied (an LSN moved), or an entry change
+	 * (a new row map), and we give up.
+	 */
+	mapbufs = palloc(sizeof(Buffer) * Max(ncopied, 1));
+	for (c = 0; c < ncopied; c++)
+	{
+		mapbufs[c] = ReadBuffer(rel, copied[c].blkno);
+		LockBuffer(mapbufs[c], BUFFER_LOCK_EXCLUSIVE);
+		if (PageGetLSN(BufferGetPage(mapbufs[c])) != copied[c].lsn)
+			ok = false;
+	}
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[s], BUFFER_LOCK_EXCLUSIVE);
+	for (gi = s; gi < e && ok; gi++)
+	{
+		PaxGroupEntry *cur = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
+		PaxGroupEntry *g = dir->groups[gi];
+
+		if (cur->first_rownum != g->first_rownum || cur->tag != g->tag ||
+			cur->row_map != g->row_map || cur->flags != g->flags)
+			ok = false;
+	}
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (ok)
+	{
+		dirpage = GenericXLogRegisterBuffer(state, dirbuf, 0);
+		for (gi = s; gi < e; gi++)
+		{
+			PaxGroupEntry *g = dir->groups[gi];
+			PaxGroupEntry *cur = (PaxGroupEntry *) ((char *) dirpage + dir->dir_offsets[gi]);
+
+			pax_free_blocks(meta, g->first_block, g->nblocks);
+			if (g->row_map != InvalidBlockNumber)
+				pax_free_blocks(meta, g->row_map, PaxRowMapBlocks(g->nrows));
+			if (gi == s)
+				memcpy(cur, entry, PaxGroupEntrySize(natts));
+			else
+				cur->flags |= PAX_GROUP_EMPTY;
+		}
+		meta->dir_version++;
+	}
+	else
+	{
+		pax_free_blocks(meta, entry->first_block, entry->nblocks);
+		pax_free_blocks(meta, map_first, map_blocks);
+	}
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(metabuf);
+	for (c = 0; c < ncopied; c++)
+		UnlockReleaseBuffer(mapbufs[c]);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return ok;
+}
+
+/* Pass 5: drop the entries of empty groups from the directory pages. */
+static void
+compact_directory(Relation rel)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	BlockNumber blkno = PaxPageGetMeta(BufferGetPage(metabuf))->dir_first;
+	bool		changed = false;
+
+	/* under the metapage lock no entry is appended or given a row map */
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = pax_lock_directory_page(rel, blkno, BUFFER_LOCK_EXCLUSIVE);
+		Page		page = BufferGetPage(buf);
+		PaxDirPageOpaque *op = PaxDirPageGetOpaque(page);
+		char	   *p = PageGetContents(page);
+		int			i,
+					nempty = 0;
+
+		for (i = 0; i < op->nentries; i++)
+		{
+			nempty += (((PaxGroupEntry *) p)->flags & PAX_GROUP_EMPTY) != 0;
+			p += PaxGroupEntrySize(((PaxGroupEntry *) p)->ncols);
+		}
+		if (nempty > 0)
+		{
+			GenericXLogState *state = GenericXLogStart(rel);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+			char	   *src = PageGetContents(wpage);
+			char	   *dst = src;
+			int			n = PaxDirPageGetOpaque(wpage)->nentries,
+						kept = 0;
+
+			for (i = 0; i < n; i++)
+			{
+				Size		sz = PaxGroupEntrySize(((PaxGroupEntry *) src)->ncols);
+
+				if (!(((PaxGroupEntry *) src)->flags & PAX_GROUP_EMPTY))
+				{
+					memmove(dst, src, sz);
+					dst += sz;
+					kept++;
+				}
+				src += sz;
+			}
+			memset(dst, 0, src - dst);
+			((PageHeader) wpage)->pd_lower = dst - (char *) wpage;
+			PaxDirPageGetOpaque(wpage)->nentries = kept;
+			GenericXLogFinish(state);
+			changed = true;
+		}
+		blkno = op->next;
+		UnlockReleaseBuffer(buf);
+	}
+	if (changed)
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+		PaxMetaPageData *meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+
+		meta->dir_version++;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(metabuf);
+}
+
+/* May group g's rows move into a new group?  Committed before every snapshot. */
+static bool
+movable(PaxGroupEntry *g, int natts, TransactionId oldest_xmin)
+{
+	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
+		return false;
+	if (g->ncols != natts)
+		return false;
+	if (g->flags & PAX_GROUP_FROZEN)
+		return true;
+	return TransactionIdPrecedes(g->xmin, oldest_xmin) && TransactionIdDidCommit(g->xmin);
+}
+
+/*
+ * VACUUM of a pax table (see the file header).  Returns live and dead rows
+ * and the new relfrozenxid.
+ */
+void
+pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freeze_limit,
+					BufferAccessStrategy bstrategy, TransactionId *new_frozen_xid,
+					double *live, double *dead, uint64 *groups_rewritten)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "pax vacuum",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PaxDirectory *dir;
+	DeadRanges	deadr;
+	uint32	   *removable;
+	int			natts = RelationGetDescr(rel)->natts;
+	int			group_blocks = pax_relation_group_blocks(rel);
+	int			gi,
+				di = 0;
+	double		deleted = 0;
+
+	memset(&deadr, 0, sizeof(deadr));
+	*groups_rewritten = 0;
+
+	/* 1 */
+	pax_vacuum_directory(rel, oldest_xmin, freeze_limit, new_frozen_xid, live, dead);
+
+	/* 2 */
+	dir = pax_read_directory(rel, cxt);
+	removable = palloc0(sizeof(uint32) * Max(dir->ngroups, 1));
+	for (gi = 0; gi < dir->ngroups; gi++)
+	{
+		PaxGroupEntry *g = dir->groups[gi];
+
+		if (g->flags & PAX_GROUP_ABORTED)
+		{
+			add_dead(&deadr, g->first_rownum, g->first_rownum + g->nrows);
+			continue;
+		}
+		removable[gi] = g->nrows - g->nstored;
+		if (g->row_map != InvalidBlockNumber)
+		{
+			uint32		ndead,
+						ndeleted;
+
+			vacuum_row_map(rel, g, oldest_xmin, &deadr, &ndead, &ndeleted, bstrategy);
+			removable[gi] += ndead;
+			*live -= ndead + ndeleted;
+			*dead += ndead;
+			deleted += ndeleted;
+		}
+	}
+
+	/* 3 */
+	vacuum_indexes(rel, &deadr, *live, bstrategy);
+	for (gi = 0; gi < dir->ngroups; gi++)
+		if (!(dir->groups[gi]->flags & PAX_GROUP_ABORTED) &&
+			dir->groups[gi]->row_map != InvalidBlockNumber)
+			mark_dead(rel, dir->groups[gi], &deadr, &di);
+
+	/* 4: runs of groups to rewrite, each within one directory page */
+	for (gi = 0; gi < dir->ngroups;)
+	{
+		PaxGroupEntry *g = dir->groups[gi];
+		int			e = gi + 1;
+		uint32		blocks = g->nblocks;
+
+		CHECK_FOR_INTERRUPTS();
+		if (g->flags & PAX_GROUP_ABORTED)
+		{
+			/* its index entries are gone: the group goes */
+			if (rewrite_groups(rel, dir, gi, gi + 1, oldest_xmin, bstrategy))
+				(*groups_rewritten)++;
+			gi++;
+			continue;
+		}
+		if (!movable(g, natts, oldest_xmin))
+		{
+			gi++;
+			continue;
+		}
+		/* small neighbours join while the result fits a group */
+		if (g->nblocks * 4 <= (uint32) group_blocks)
+			while (e < dir->ngroups && movable(dir->groups[e], natts, oldest_xmin) &&
+				   dir->groups[e]->nblocks * 4 <= (uint32) group_blocks &&
+				   dir->dir_blocks[e] == dir->dir_blocks[gi] &&
+				   blocks + dir->groups[e]->nblocks <= (uint32) group_blocks &&
+				   dir->groups[e]->first_rownum + dir->groups[e]->nrows - g->first_rownum <=
+				   PAX_MAX_GROUP_ROWS)
+			{
+				blocks += dir->groups[e]->nblocks;
+				e++;
+			}
+		if (e - gi > 1 || removable[gi] * 2 >= g->nrows)
+		{
+			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))
+				(*groups_rewritten) += e - gi;
+		}
+		gi = e;
+	}
+
+	/* 5 */
+	if (*groups_rewritten > 0)
+		compact_directory(rel);
+
+	*dead += deleted;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
