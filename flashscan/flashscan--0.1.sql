@@ -32,13 +32,16 @@ CREATE FUNCTION pax_groups(rel regclass,
 	OUT minipage_bytes bigint,
 	OUT xmin xid,
 	OUT frozen boolean,
-	OUT aborted boolean)
+	OUT aborted boolean,
+	OUT stored bigint,
+	OUT sparse boolean,
+	OUT row_map_blocks integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pax_groups'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION pax_groups(regclass) IS
-'the group directory of a pax table: row range, blocks, minipage bytes, writer and its state';
+'the group directory of a pax table: row range, blocks, minipage bytes, writer and its state, rows stored (fewer than nrows in a sparse group VACUUM rewrote), row map blocks (per-row delete/update/lock states)';
 
 CREATE FUNCTION pax_set_group_blocks(rel regclass, group_blocks integer)
 RETURNS void

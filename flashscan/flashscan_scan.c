@@ -84,6 +84,7 @@ typedef struct FlashScanState
 	int			nsimple;		/* "column op constant" quals, run on the arrays */
 	struct SimpleQual *simple;
 	ExprState  *quals;			/* the other quals, on a slot of the S columns */
+	ExprState  *recheck_quals;	/* all quals, for EvalPlanQual's rows */
 	int		   *qual_list;		/* S as attribute indexes */
 	int		   *all_list;		/* S u P as attribute indexes */
 	int			nall;
@@ -384,6 +385,7 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 		}
 		fs->quals = ExecInitQual(residual, &node->ss.ps);
 	}
+	fs->recheck_quals = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
 	fs->qual_list = palloc(sizeof(int) * natts);
 	fs->all_list = palloc(sizeof(int) * natts);
 	{
@@ -582,33 +584,44 @@ next_group(FlashScanState *fs)
 	}
 }
 
+/* ExecScan's access method: the next row that passed the quals, in the scan slot. */
 static TupleTableSlot *
-flashscan_exec(CustomScanState *node)
+flashscan_next(ScanState *ss)
 {
-	FlashScanState *fs = (FlashScanState *) node;
-	ProjectionInfo *proj = node->ss.ps.ps_ProjInfo;
-	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	FlashScanState *fs = (FlashScanState *) ss;
 
 	for (;;)
 	{
-		TupleTableSlot *slot;
-
 		if (fs->group != NULL && fs->next_selected < fs->nselected)
-		{
-			slot = store_scan_row(fs, fs->selected[fs->next_selected++],
+			return store_scan_row(fs, fs->selected[fs->next_selected++],
 								  fs->all_list, fs->nall);
-			if (proj == NULL)
-				return slot;
-			ResetExprContext(econtext);
-			econtext->ecxt_scantuple = slot;
-			return ExecProject(proj);
-		}
 		if (!next_group(fs))
 		{
 			fs->group = NULL;
-			return ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
 		}
 	}
+}
+
+/*
+ * ExecScan's recheck: EvalPlanQual hands us the new version of a row a
+ * concurrent transaction updated; it must pass all our quals again.
+ */
+static bool
+flashscan_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	FlashScanState *fs = (FlashScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	econtext->ecxt_scantuple = slot;
+	return ExecQual(fs->recheck_quals, econtext);
+}
+
+/* Through ExecScan, so that EvalPlanQual and projection work as for any scan. */
+static TupleTableSlot *
+flashscan_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, flashscan_next, flashscan_recheck);
 }
 
 static void

@@ -181,7 +181,7 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
 	scan->gi = -1;
 	scan->ri = -1;
-	if (IsMVCCSnapshot(snapshot))
+	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
 		PredicateLockRelation(rel, snapshot);
 	if ((flags & SO_ALLOW_STRAT) &&
 		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))

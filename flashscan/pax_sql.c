@@ -72,8 +72,8 @@ pax_groups(PG_FUNCTION_ARGS)
 	for (i = 0; i < dir->ngroups; i++)
 	{
 		PaxGroupEntry *g = dir->groups[i];
-		Datum		values[8];
-		bool		nulls[8] = {0};
+		Datum		values[11];
+		bool		nulls[11] = {0};
 		uint64		bytes = 0;
 		int			c;
 
@@ -87,6 +87,10 @@ pax_groups(PG_FUNCTION_ARGS)
 		values[5] = TransactionIdGetDatum(g->xmin);
 		values[6] = BoolGetDatum((g->flags & PAX_GROUP_FROZEN) != 0);
 		values[7] = BoolGetDatum((g->flags & PAX_GROUP_ABORTED) != 0);
+		values[8] = Int64GetDatum((int64) g->nstored);
+		values[9] = BoolGetDatum(PaxGroupIsSparse(g));
+		values[10] = Int32GetDatum(g->row_map == InvalidBlockNumber ? 0 :
+								   (int32) PaxRowMapBlocks(g->nrows));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	table_close(rel, AccessShareLock);

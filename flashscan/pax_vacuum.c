@@ -280,23 +280,24 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 	}
 }
 
-/* Pass 3b: mark the collected rows of a group dead. */
+/*
+ * Pass 3b: mark the collected rows of group g dead.  *di is the first range
+ * not wholly before g (ranges may run on into the next group).
+ */
 static void
 mark_dead(Relation rel, PaxGroupEntry *g, DeadRanges *dead, int *di)
 {
-	while (*di < dead->n && dead->start[*di] < g->first_rownum + g->nrows)
-	{
-		uint64		r;
+	uint64		gend = g->first_rownum + g->nrows;
 
-		if (dead->start[*di] < g->first_rownum)
+	while (*di < dead->n && dead->start[*di] < gend)
+	{
+		uint64		r = Max(dead->start[*di], g->first_rownum);
+		uint64		rend = Min(dead->end[*di], gend);
+
+		while (r < rend)
 		{
-			(*di)++;
-			continue;
-		}
-		for (r = dead->start[*di]; r < dead->end[*di];)
-		{
-			uint32		i = (uint32) (r - g->first_rownum);
-			BlockNumber blk = g->row_map + i / PAX_ROW_STATES_PER_BLOCK;
+			uint32		blkidx = (uint32) ((r - g->first_rownum) / PAX_ROW_STATES_PER_BLOCK);
+			BlockNumber blk = g->row_map + blkidx;
 			Buffer		buf = ReadBuffer(rel, blk);
 			GenericXLogState *state;
 			Page		page;
@@ -305,17 +306,14 @@ mark_dead(Relation rel, PaxGroupEntry *g, DeadRanges *dead, int *di)
 			pax_check_block_tag(rel, BufferGetPage(buf), blk, g->tag);
 			state = GenericXLogStart(rel);
 			page = GenericXLogRegisterBuffer(state, buf, 0);
-			/* every row of the range in this block */
-			for (; r < dead->end[*di] && (r - g->first_rownum) / PAX_ROW_STATES_PER_BLOCK == i / PAX_ROW_STATES_PER_BLOCK; r++)
-			{
-				PaxRowState *st = (PaxRowState *) PageGetContents(page) +
-					(r - g->first_rownum) % PAX_ROW_STATES_PER_BLOCK;
-
-				st->flags |= PAX_ROW_DEAD;
-			}
+			for (; r < rend && (r - g->first_rownum) / PAX_ROW_STATES_PER_BLOCK == blkidx; r++)
+				((PaxRowState *) PageGetContents(page) +
+				 (r - g->first_rownum) % PAX_ROW_STATES_PER_BLOCK)->flags |= PAX_ROW_DEAD;
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(buf);
 		}
+		if (dead->end[*di] > gend)
+			break;				/* the rest is the next group's */
 		(*di)++;
 	}
 }
@@ -608,6 +606,18 @@ compact_directory(Relation rel)
 	UnlockReleaseBuffer(metabuf);
 }
 
+/* Bytes of a group's minipages. */
+static Size
+group_bytes(PaxGroupEntry *g)
+{
+	Size		n = 0;
+	int			c;
+
+	for (c = 0; c < g->ncols; c++)
+		n += g->cols[c].nbytes;
+	return n;
+}
+
 /* May group g's rows move into a new group?  Committed before every snapshot. */
 static bool
 movable(PaxGroupEntry *g, int natts, TransactionId oldest_xmin)
@@ -686,7 +696,6 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	{
 		PaxGroupEntry *g = dir->groups[gi];
 		int			e = gi + 1;
-		uint32		blocks = g->nblocks;
 
 		CHECK_FOR_INTERRUPTS();
 		if (g->flags & PAX_GROUP_ABORTED)
@@ -702,18 +711,32 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			gi++;
 			continue;
 		}
-		/* small neighbours join while the result fits a group */
+		/*
+		 * Small neighbours join while the result surely fits a group: its
+		 * minipages take at most the sum of theirs (fewer headers and
+		 * bitmaps), plus a presence bitmap and per-minipage alignment.
+		 */
 		if (g->nblocks * 4 <= (uint32) group_blocks)
+		{
+			Size		bytes = group_bytes(g);
+
 			while (e < dir->ngroups && movable(dir->groups[e], natts, oldest_xmin) &&
 				   dir->groups[e]->nblocks * 4 <= (uint32) group_blocks &&
 				   dir->dir_blocks[e] == dir->dir_blocks[gi] &&
-				   blocks + dir->groups[e]->nblocks <= (uint32) group_blocks &&
 				   dir->groups[e]->first_rownum + dir->groups[e]->nrows - g->first_rownum <=
 				   PAX_MAX_GROUP_ROWS)
 			{
-				blocks += dir->groups[e]->nblocks;
+				Size		span = dir->groups[e]->first_rownum + dir->groups[e]->nrows -
+					g->first_rownum;
+				Size		total = bytes + group_bytes(dir->groups[e]) + span / 8 + 1 +
+					(Size) (natts + 1) * (MAXIMUM_ALIGNOF + PAX_BLOCK_PAYLOAD / 4);
+
+				if (total > (Size) group_blocks * PAX_BLOCK_PAYLOAD)
+					break;
+				bytes += group_bytes(dir->groups[e]);
 				e++;
 			}
+		}
 		if (e - gi > 1 || removable[gi] * 2 >= g->nrows)
 		{
 			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))
