@@ -298,6 +298,19 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 	return n;
 }
 
+/* A copy of row rownum's state, from group g's row map (which it must have). */
+static void
+read_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
+{
+	uint32		i = (uint32) (rownum - g->first_rownum);
+	Buffer		buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);
+	*st = ((PaxRowState *) PageGetContents(BufferGetPage(buf)))[i % PAX_ROW_STATES_PER_BLOCK];
+	UnlockReleaseBuffer(buf);
+}
+
 /*
  * Is one row of a group whose insertion is visible to the snapshot visible
  * itself?  *all_dead (if not NULL) is set when no snapshot can see it any
@@ -307,8 +320,6 @@ bool
 pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot,
 				bool *all_dead)
 {
-	uint32		i = (uint32) (rownum - g->first_rownum);
-	Buffer		buf;
 	PaxRowState st;
 
 	if (!row_present(rel, g, rownum))
@@ -319,11 +330,7 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 	}
 	if (g->row_map == InvalidBlockNumber)
 		return true;
-	buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);
-	st = ((PaxRowState *) PageGetContents(BufferGetPage(buf)))[i % PAX_ROW_STATES_PER_BLOCK];
-	UnlockReleaseBuffer(buf);
+	read_row_state(rel, g, rownum, &st);
 	if (all_dead && (st.flags & PAX_ROW_DEAD))
 		*all_dead = true;
 	return !pax_row_state_deleted(&st, snapshot);
@@ -561,8 +568,6 @@ pax_latest_version(Relation rel, uint64 rownum)
 		PaxDirectory *dir = pax_current_directory(rel);
 		int			gi = pax_find_group_index(dir, rownum);
 		PaxGroupEntry *g;
-		uint32		i;
-		Buffer		buf;
 		PaxRowState st;
 
 		if (gi < 0)
@@ -570,12 +575,7 @@ pax_latest_version(Relation rel, uint64 rownum)
 		g = dir->groups[gi];
 		if (g->row_map == InvalidBlockNumber)
 			return rownum;
-		i = (uint32) (rownum - g->first_rownum);
-		buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);
-		st = ((PaxRowState *) PageGetContents(BufferGetPage(buf)))[i % PAX_ROW_STATES_PER_BLOCK];
-		UnlockReleaseBuffer(buf);
+		read_row_state(rel, g, rownum, &st);
 		if (!(st.flags & PAX_ROW_UPDATED) || pax_row_next(&st) == rownum ||
 			!(TransactionIdIsCurrentTransactionId(st.xmax) ||
 			  (st.flags & PAX_ROW_DEAD) || TransactionIdDidCommit(st.xmax)))
