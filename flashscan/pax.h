@@ -299,7 +299,6 @@ extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nbl
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);
 extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream);
-extern uint64 pax_directory_version(Relation rel);
 extern PaxDirectory *pax_current_directory(Relation rel);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
 extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
@@ -313,12 +312,12 @@ extern int	pax_relation_group_blocks(Relation rel);
 extern void pax_set_relation_group_blocks(Relation rel, int group_blocks);
 extern void pax_truncate_in_place(Relation rel);
 extern uint64 pax_reserve_rownums(Relation rel, uint32 count);
-extern void pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *ngroups);
+extern void pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *dir_version);
 extern TransactionId pax_reservation_owner(Relation rel, uint64 rownum);
 extern PaxDirectory *pax_read_directory(Relation rel, MemoryContext cxt);
 extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
-extern PaxGroupEntry *pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
-										bool by_block);
+extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
+							  bool by_block);
 extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,

@@ -90,6 +90,7 @@ typedef struct PaxIndexFetchData
 {
 	IndexFetchTableData base;
 	PaxDirectory *dir;
+	bool		dir_cached;		/* dir is the backend's cached copy, not ours */
 	PaxGroupEntry *cur;
 	PaxColumnData *cols;
 	bool	   *needed;
@@ -385,13 +386,14 @@ pax_index_fetch_end(IndexFetchTableData *scan)
 
 /*
  * The group holding a TID, reading the directory again when the TID is not
- * in the copy we have and groups were added since.
+ * in the copy we have and the directory changed since.
  */
 static PaxGroupEntry *
 fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 {
 	uint64		rownum = pax_tid_to_rownum(tid);
 	PaxGroupEntry *g = NULL;
+	uint64		version = 0;
 
 	if (!ItemPointerIsValid(tid))
 		return NULL;
@@ -399,7 +401,16 @@ fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 		g = pax_find_group(f->dir, rownum);
 	if (g != NULL)
 		return g;
-	if (f->dir == NULL || pax_directory_version(f->base.rel) != f->dir->version)
+	if (f->dir_cached)
+	{
+		/* refreshed if the directory changed */
+		f->dir = pax_current_directory(f->base.rel);
+		f->cur = NULL;
+		return pax_find_group(f->dir, rownum);
+	}
+	if (f->dir != NULL)
+		pax_meta_counters(f->base.rel, NULL, &version);
+	if (f->dir == NULL || version != f->dir->version)
 	{
 		MemoryContext dircxt = AllocSetContextCreate(f->cxt, "pax fetch directory",
 													 ALLOCSET_DEFAULT_SIZES);
@@ -501,7 +512,15 @@ pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 							TupleTableSlot *slot)
 {
 	IndexFetchTableData *f = pax_index_fetch_begin(rel);
-	bool		found = fetch_row((PaxIndexFetchData *) f, tid, snapshot, slot, NULL);
+	bool		found;
+
+	/*
+	 * One row, often one per updated or locked row: the backend's cached
+	 * directory serves instead of reading the directory for every call.
+	 */
+	((PaxIndexFetchData *) f)->dir = pax_current_directory(rel);
+	((PaxIndexFetchData *) f)->dir_cached = true;
+	found = fetch_row((PaxIndexFetchData *) f, tid, snapshot, slot, NULL);
 
 	/* the slot's values point into the fetch's memory: keep a copy */
 	if (found)
@@ -802,6 +821,7 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	PaxScanDesc scan = (PaxScanDesc) sscan;
 	PaxDirectory *dir = scan->dir;
 	PaxGroupEntry *g;
+	int			gi;
 
 	if (scan->by_block == NULL)
 	{
@@ -812,10 +832,11 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 		qsort(scan->by_block, dir->ngroups, sizeof(PaxGroupEntry *), cmp_group_block);
 		MemoryContextSwitchTo(old);
 	}
-	g = pax_search_groups(scan->by_block, dir->ngroups, blockno, true);
+	gi = pax_search_groups(scan->by_block, dir->ngroups, blockno, true);
 	scan->analyze_group = NULL;
-	if (g == NULL)
+	if (gi < 0)
 		return false;
+	g = scan->by_block[gi];
 	if (scan->analyze_loaded != g)
 	{
 		MemoryContext old = MemoryContextSwitchTo(scan->scan_cxt);

@@ -281,19 +281,19 @@ pax_reservation_owner(Relation rel, uint64 rownum)
 
 /*
  * The metapage's counters: the first row number not yet reserved (every
- * TID below it may exist) and the number of groups in the directory (which
- * changes whenever one is appended).  Either pointer may be NULL.
+ * TID below it may exist) and the directory version (a directory read with
+ * another one is stale).  Either pointer may be NULL.
  */
 void
-pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *ngroups)
+pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *dir_version)
 {
 	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
 
 	if (next_rownum)
 		*next_rownum = meta->next_rownum;
-	if (ngroups)
-		*ngroups = meta->ngroups;
+	if (dir_version)
+		*dir_version = meta->dir_version;
 	UnlockReleaseBuffer(buf);
 }
 
@@ -689,17 +689,6 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 	return dir;
 }
 
-/* The metapage's directory version: a directory read with another one is stale. */
-uint64
-pax_directory_version(Relation rel)
-{
-	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
-	uint64		v = PaxPageGetMeta(BufferGetPage(buf))->dir_version;
-
-	UnlockReleaseBuffer(buf);
-	return v;
-}
-
 /*
  * This backend's copy of a relation's current directory, read again only
  * when the metapage says it changed.  Valid until the next call (for any
@@ -719,8 +708,9 @@ pax_current_directory(Relation rel)
 {
 	PaxDirCacheEntry *e;
 	bool		found;
-	uint64		version = pax_directory_version(rel);
+	uint64		version;
 
+	pax_meta_counters(rel, NULL, &version);
 	if (dir_cache == NULL)
 	{
 		HASHCTL		ctl;
@@ -749,29 +739,14 @@ pax_current_directory(Relation rel)
 int
 pax_find_group_index(PaxDirectory *dir, uint64 rownum)
 {
-	int			lo = 0,
-				hi = dir->ngroups - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		PaxGroupEntry *g = dir->groups[mid];
-
-		if (rownum < g->first_rownum)
-			hi = mid - 1;
-		else if (rownum >= g->first_rownum + g->nrows)
-			lo = mid + 1;
-		else
-			return mid;
-	}
-	return -1;
+	return pax_search_groups(dir->groups, dir->ngroups, rownum, false);
 }
 
 /*
  * Binary search of groups sorted by row number (by_block false) or by first
- * block (by_block true) for the one whose range holds key; NULL if none.
+ * block (by_block true) for the one whose range holds key: its index, or -1.
  */
-PaxGroupEntry *
+int
 pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key, bool by_block)
 {
 	int			lo = 0,
@@ -789,16 +764,18 @@ pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key, bool by_block
 		else if (key >= start + len)
 			lo = mid + 1;
 		else
-			return g;
+			return mid;
 	}
-	return NULL;
+	return -1;
 }
 
 /* The group holding a row number, or NULL. */
 PaxGroupEntry *
 pax_find_group(PaxDirectory *dir, uint64 rownum)
 {
-	return pax_search_groups(dir->groups, dir->ngroups, rownum, false);
+	int			i = pax_find_group_index(dir, rownum);
+
+	return (i < 0) ? NULL : dir->groups[i];
 }
 
 /*
@@ -848,8 +825,7 @@ pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
 		if (snapshot->snapshot_type != SNAPSHOT_MVCC)
 			return true;
 		pax_check_horizon(g, snapshot);
-		return TransactionIdPrecedes(xmin, snapshot->xmin) ||
-			!XidInMVCCSnapshot(xmin, snapshot);
+		return !XidInMVCCSnapshot(xmin, snapshot);
 	}
 
 	switch (snapshot->snapshot_type)
@@ -1038,6 +1014,7 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 				 BufferAccessStrategy strategy, uint64 *blocks_read)
 {
 	Buffer		pinned = InvalidBuffer;
+	const uint8 *present = NULL;
 	int			att;
 
 	for (att = 0; att < desc->natts; att++)
@@ -1079,8 +1056,10 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 		if (PaxGroupIsSparse(g))
 		{
 			/* spread the stored rows out to their places in the span */
-			const uint8 *present = pax_read_presence(rel, g, &pinned, blocks_read);
 			int64		k = (int64) g->nstored - 1;
+
+			if (present == NULL)
+				present = pax_read_presence(rel, g, &pinned, blocks_read);
 
 			for (i = g->nrows; i-- > 0;)
 			{

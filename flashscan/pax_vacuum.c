@@ -381,8 +381,6 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 
 		if (g->flags & PAX_GROUP_ABORTED)
 			continue;			/* nothing survives */
-		/* survivors: stored rows not dead (SnapshotAny drops absent and dead rows) */
-		(void) pax_visible_rows(rel, g, SnapshotAny, keep, bstrategy, NULL);
 		if (g->row_map != InvalidBlockNumber)
 		{
 			uint32		nb = PaxRowMapBlocks(g->nrows);
@@ -398,6 +396,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 									(uint32) PAX_ROW_STATES_PER_BLOCK);
 
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				pax_check_block_tag(rel, BufferGetPage(buf), g->row_map + b, g->tag);
 				memcpy(gstates + b * PAX_ROW_STATES_PER_BLOCK,
 					   PageGetContents(BufferGetPage(buf)), sizeof(PaxRowState) * n);
 				copied[ncopied].blkno = g->row_map + b;
@@ -405,11 +404,27 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 				ncopied++;
 				UnlockReleaseBuffer(buf);
 			}
-			/* a delete that committed after pass 2 is kept: the state says so */
-			for (i = 0; i < g->nrows; i++)
-				if (gstates[i].flags & PAX_ROW_DEAD)
-					keep[i] = false;
 		}
+
+		/*
+		 * Survivors: stored rows not dead, by the states just copied (the
+		 * swap below checks they did not change since).
+		 */
+		if (PaxGroupIsSparse(g))
+		{
+			Buffer		pinned = InvalidBuffer;
+			const uint8 *stored = pax_read_presence(rel, g, &pinned, NULL);
+
+			for (i = 0; i < g->nrows; i++)
+				keep[i] = (stored[i / 8] & (1 << (i % 8))) != 0;
+			if (BufferIsValid(pinned))
+				ReleaseBuffer(pinned);
+		}
+		else
+			memset(keep, true, sizeof(bool) * g->nrows);
+		for (i = 0; i < g->nrows; i++)
+			if (gstates[i].flags & PAX_ROW_DEAD)
+				keep[i] = false;
 		pax_read_columns(rel, g, desc, needed, cols, bstrategy, NULL);
 		for (i = 0; i < g->nrows; i++)
 		{
