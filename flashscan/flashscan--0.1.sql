@@ -35,13 +35,14 @@ CREATE FUNCTION pax_groups(rel regclass,
 	OUT aborted boolean,
 	OUT stored bigint,
 	OUT sparse boolean,
-	OUT row_map_blocks integer)
+	OUT row_map_blocks integer,
+	OUT delta boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pax_groups'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION pax_groups(regclass) IS
-'the group directory of a pax table: row range, blocks, minipage bytes, writer and its state, rows stored (fewer than nrows in a sparse group VACUUM rewrote), row map blocks (per-row delete/update/lock states)';
+'the group directory of a pax table: row range, blocks, minipage bytes, writer and its state, rows stored (fewer than nrows in a sparse group VACUUM rewrote), row map blocks (per-row delete/update/lock states), whether it is a delta page of small inserts (rows with their own xmin, shown as NULL)';
 
 CREATE FUNCTION pax_set_group_blocks(rel regclass, group_blocks integer)
 RETURNS void

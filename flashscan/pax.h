@@ -64,7 +64,7 @@
 #include "nodes/lockoptions.h"
 
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
-#define PAX_FORMAT_VERSION		3
+#define PAX_FORMAT_VERSION		4
 #define PAX_METAPAGE_BLKNO		0
 
 /* Bytes of a group block that hold minipage data. */
@@ -127,6 +127,8 @@ typedef struct PaxMetaPageData
 	uint64		dir_version;	/* changes with every change of the directory */
 	uint32		next_tag;		/* tag of the next group written */
 	uint32		nfree;			/* used entries of free[] */
+	BlockNumber delta_block;	/* the delta page small inserts go to, or invalid */
+	uint32		pad;
 	PaxReservation reservations[PAX_MAX_RESERVATIONS];
 	PaxFreeExtent free[PAX_MAX_FREE_EXTENTS];
 } PaxMetaPageData;
@@ -144,6 +146,7 @@ typedef struct PaxColumnExtent
 #define PAX_GROUP_FROZEN		0x0001	/* xmin is older than every snapshot */
 #define PAX_GROUP_ABORTED		0x0002	/* its transaction aborted: never visible */
 #define PAX_GROUP_EMPTY			0x0004	/* VACUUM removed or merged away all its rows */
+#define PAX_GROUP_DELTA			0x0008	/* a delta page: rows with their own xmin (below) */
 
 /*
  * A directory entry: where one group lives and who wrote it.  The group
@@ -170,7 +173,47 @@ typedef struct PaxGroupEntry
 	PaxColumnExtent cols[FLEXIBLE_ARRAY_MEMBER];
 } PaxGroupEntry;
 
-#define PaxGroupIsSparse(g)		((g)->nstored < (g)->nrows)
+#define PaxGroupIsSparse(g)		(!((g)->flags & PAX_GROUP_DELTA) && (g)->nstored < (g)->nrows)
+#define PaxGroupIsDelta(g)		(((g)->flags & PAX_GROUP_DELTA) != 0)
+
+/*
+ * The delta: where small inserts go (pax_delta.c).  A delta page is one
+ * block, a standard heap-like page of line pointers, registered in the
+ * directory as a group (PAX_GROUP_DELTA, nblocks 1) spanning
+ * PAX_DELTA_SPAN row numbers reserved when the page was made; its k-th item
+ * is row number first_rownum + k - 1.  An item is a PaxDeltaRowHeader, the
+ * row's own inserter and command (visibility is per row, heap's xmin rules),
+ * followed by the row as a MinimalTuple of plain values.  Items are only
+ * appended, under the page's exclusive lock, until VACUUM seals the page to
+ * rewrite it into a (sparse) PAX group; deletes, updates and locks use the
+ * group's row map as for any group.  The entry's xmin, cmin and nstored are
+ * unused.
+ */
+typedef struct PaxDeltaRowHeader
+{
+	TransactionId xmin;
+	CommandId	cmin;
+} PaxDeltaRowHeader;
+
+typedef struct PaxDeltaPageOpaque
+{
+	uint64		first_rownum;
+	uint32		span;			/* row numbers reserved for the page */
+	uint16		flags;
+	uint16		page_id;		/* PAX_DELTA_PAGE_ID */
+} PaxDeltaPageOpaque;
+
+#define PAX_DELTA_PAGE_ID		0xFA5E
+#define PAX_DELTA_SEALED		0x0001	/* no more appends: VACUUM is rewriting it */
+#define PAX_DELTA_SPAN			PAX_ROWS_PER_TID_BLOCK
+#define PaxDeltaPageGetOpaque(page) ((PaxDeltaPageOpaque *) PageGetSpecialPointer(page))
+
+/*
+ * A transaction's first rows of a table go to the delta, up to this many
+ * bytes of items: a small transaction's rows all do, and a bulk load leaves
+ * at most half a page there.
+ */
+#define PAX_DELTA_BYTES_PER_XACT	(BLCKSZ / 2)
 
 /*
  * A row's state in its group's row map.  xmax is the deleting (or, with
@@ -320,11 +363,26 @@ extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
 							  bool by_block);
 extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
+extern bool pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot);
+extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
+									BlockNumber delta_block);
 extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
 								   int natts);
+
+/* pax_delta.c */
+extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
+							 CommandId cid, Size budget, uint64 *rownum, Size *used);
+extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
+									 BufferAccessStrategy strategy, uint64 *blocks_read);
+extern bool pax_delta_row_header(Relation rel, PaxGroupEntry *g, uint64 rownum,
+								 PaxDeltaRowHeader *hdr);
+extern void pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+								   const bool *needed, PaxColumnData *cols,
+								   BufferAccessStrategy strategy, uint64 *blocks_read);
+extern bool pax_delta_seal(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin);
 
 /* pax_vacuum.c */
 extern void pax_vacuum_relation(Relation rel, TransactionId oldest_xmin,
@@ -348,7 +406,8 @@ extern uint64 pax_latest_version(Relation rel, uint64 rownum);
 
 /* pax_writer.c */
 extern void pax_writer_init(void);
-extern void pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern void pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid,
+						   bool small_ok);
 extern void pax_flush_relation(Relation rel);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,

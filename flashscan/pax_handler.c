@@ -76,6 +76,8 @@ typedef struct PaxScanDescData
 	PaxGroupEntry *analyze_loaded;	/* group whose columns cols hold */
 	uint32		analyze_row;
 	uint32		analyze_end;
+	PaxDeltaRowHeader *analyze_hdrs;	/* a delta group's row headers */
+	uint32		analyze_nhdrs;	/* rows the delta page holds */
 } PaxScanDescData;
 
 typedef PaxScanDescData *PaxScanDesc;
@@ -480,7 +482,8 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 	}
 	if (!pax_row_visible(f->base.rel, g, pax_tid_to_rownum(tid), snapshot, all_dead))
 		return false;
-	if (f->cur != g)
+	/* a delta page may have gained rows since we decoded it */
+	if (f->cur != g || PaxGroupIsDelta(g))
 	{
 		MemoryContext old;
 
@@ -586,7 +589,8 @@ static void
 pax_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
-	pax_insert_row(rel, slot, cid);
+	/* bulk paths (CREATE TABLE AS, rewrites) pass a bulk-insert state: groups */
+	pax_insert_row(rel, slot, cid, bistate == NULL);
 }
 
 static void
@@ -596,7 +600,7 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	int			i;
 
 	for (i = 0; i < nslots; i++)
-		pax_insert_row(rel, slots[i], cid);
+		pax_insert_row(rel, slots[i], cid, false);
 }
 
 static void
@@ -649,7 +653,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
 	if (result != TM_Ok)
 		return result;
-	pax_insert_row(rel, slot, cid);
+	pax_insert_row(rel, slot, cid, true);
 	pax_link_update(rel, rownum, pax_tid_to_rownum(&slot->tts_tid));
 	*update_indexes = true;
 	return TM_Ok;
@@ -850,6 +854,13 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 		}
 		/* rows a committed (or our own) delete removed count as dead, as in heap */
 		(void) pax_visible_rows(sscan->rs_rd, g, SnapshotSelf, scan->visible, bstrategy, NULL);
+		if (PaxGroupIsDelta(g))
+		{
+			if (scan->analyze_hdrs == NULL)
+				scan->analyze_hdrs = palloc(sizeof(PaxDeltaRowHeader) * PAX_DELTA_SPAN);
+			scan->analyze_nhdrs = pax_delta_read_headers(sscan->rs_rd, g, scan->analyze_hdrs,
+														 bstrategy, NULL);
+		}
 		MemoryContextSwitchTo(old);
 		scan->analyze_loaded = g;
 	}
@@ -872,18 +883,26 @@ pax_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	while (g != NULL && scan->analyze_row < scan->analyze_end)
 	{
 		uint32		ri = scan->analyze_row++;
+		TransactionId xmin = g->xmin;
+		bool		frozen = (g->flags & PAX_GROUP_FROZEN) != 0;
 
 		if (g->flags & PAX_GROUP_ABORTED)
 		{
 			*deadrows += 1;
 			continue;
 		}
-		if (!(g->flags & PAX_GROUP_FROZEN) &&
-			!TransactionIdIsCurrentTransactionId(g->xmin))
+		if (PaxGroupIsDelta(g))
 		{
-			if (TransactionIdIsInProgress(g->xmin))
+			/* per-row inserters; row numbers not used yet are no rows at all */
+			if (ri >= scan->analyze_nhdrs)
+				continue;
+			xmin = scan->analyze_hdrs[ri].xmin;
+		}
+		if (!frozen && !TransactionIdIsCurrentTransactionId(xmin))
+		{
+			if (TransactionIdIsInProgress(xmin))
 				continue;		/* another transaction's insert: not counted, as heap does */
-			if (!TransactionIdDidCommit(g->xmin))
+			if (!TransactionIdDidCommit(xmin))
 			{
 				*deadrows += 1;
 				continue;
@@ -1062,8 +1081,21 @@ pax_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 		int			i;
 
 		for (i = 0; i < dir->ngroups; i++)
-			if (!(dir->groups[i]->flags & PAX_GROUP_ABORTED))
-				n += dir->groups[i]->nrows;
+		{
+			PaxGroupEntry *g = dir->groups[i];
+
+			if (g->flags & PAX_GROUP_ABORTED)
+				continue;
+			if (PaxGroupIsDelta(g))
+			{
+				PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
+
+				n += pax_delta_read_headers(rel, g, hdrs, NULL, NULL);
+				pfree(hdrs);
+			}
+			else
+				n += g->nstored;
+		}
 		MemoryContextDelete(cxt);
 		*tuples = n;
 	}

@@ -177,14 +177,25 @@ release_row_slot(RowSlot *rs)
 	pfree(rs->g);
 }
 
-/* Is row rownum of group g stored (not removed by VACUUM)? */
+/*
+ * Is row rownum of group g stored (not removed by VACUUM, or for a delta
+ * page, appended), and is its insertion visible to snapshot?  (For other
+ * groups the caller has checked the group's insertion.)
+ */
 static bool
-row_present(Relation rel, PaxGroupEntry *g, uint64 rownum)
+row_inserted(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot)
 {
 	Buffer		pinned = InvalidBuffer;
 	uint32		i = (uint32) (rownum - g->first_rownum);
 	bool		present;
 
+	if (PaxGroupIsDelta(g))
+	{
+		PaxDeltaRowHeader hdr;
+
+		return pax_delta_row_header(rel, g, rownum, &hdr) &&
+			pax_xmin_visible(hdr.xmin, hdr.cmin, snapshot);
+	}
 	if (!PaxGroupIsSparse(g))
 		return true;
 	present = (pax_read_presence(rel, g, &pinned, NULL)[i / 8] & (1 << (i % 8))) != 0;
@@ -248,7 +259,7 @@ pax_row_state_deleted(const PaxRowState *st, Snapshot snapshot)
  * Visibility of every row of a group whose insertion is visible to the
  * snapshot: visible[i] for row number first_rownum + i.  Returns how many
  * are visible.  Reads the presence bitmap and the row map, when the group
- * has them.
+ * has them, and a delta page's row headers.
  */
 uint32
 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visible,
@@ -257,7 +268,16 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 	uint32		n = 0;
 	uint32		i;
 
-	if (PaxGroupIsSparse(g))
+	if (PaxGroupIsDelta(g))
+	{
+		PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
+		uint32		nrows = pax_delta_read_headers(rel, g, hdrs, strategy, blocks_read);
+
+		for (i = 0; i < g->nrows; i++)
+			visible[i] = i < nrows && pax_xmin_visible(hdrs[i].xmin, hdrs[i].cmin, snapshot);
+		pfree(hdrs);
+	}
+	else if (PaxGroupIsSparse(g))
 	{
 		Buffer		pinned = InvalidBuffer;
 		const uint8 *present = pax_read_presence(rel, g, &pinned, blocks_read);
@@ -322,9 +342,10 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 {
 	PaxRowState st;
 
-	if (!row_present(rel, g, rownum))
+	if (!row_inserted(rel, g, rownum, snapshot))
 	{
-		if (all_dead)
+		/* removed by VACUUM: dead for everyone (a delta row may yet commit) */
+		if (all_dead && !PaxGroupIsDelta(g))
 			*all_dead = true;
 		return false;
 	}
@@ -371,17 +392,29 @@ classify_slot(const PaxRowState *st, CommandId cid)
 	return TransactionIdDidCommit(xmax) ? SLOT_GONE : SLOT_FREE;
 }
 
-/* Is the group's insertion something cid may modify? */
+/* Is row rownum's insertion something cid may modify? */
 static bool
-insertion_usable(PaxGroupEntry *g, CommandId cid)
+insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid)
 {
+	TransactionId xmin = g->xmin;
+	CommandId	cmin = g->cmin;
+
 	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
 		return false;
-	if (g->flags & PAX_GROUP_FROZEN)
+	if (PaxGroupIsDelta(g))
+	{
+		PaxDeltaRowHeader hdr;
+
+		if (!pax_delta_row_header(rel, g, rownum, &hdr))
+			return false;
+		xmin = hdr.xmin;
+		cmin = hdr.cmin;
+	}
+	else if (g->flags & PAX_GROUP_FROZEN)
 		return true;
-	if (TransactionIdIsCurrentTransactionId(g->xmin))
-		return g->cmin < cid;
-	return TransactionIdDidCommit(g->xmin);
+	if (TransactionIdIsCurrentTransactionId(xmin))
+		return cmin < cid;
+	return TransactionIdDidCommit(xmin);
 }
 
 static void
@@ -428,7 +461,8 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Invisible;
 			break;
 		}
-		if (!insertion_usable(rs.g, cid) || !row_present(rel, rs.g, *rownum))
+		if (!insertion_usable(rel, rs.g, *rownum, cid) ||
+			!row_inserted(rel, rs.g, *rownum, SnapshotAny))
 		{
 			release_row_slot(&rs);
 			result = TM_Invisible;
@@ -491,7 +525,9 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		}
 
 		/* free */
-		if (crosscheck != InvalidSnapshot && !pax_group_visible(rs.g, crosscheck))
+		if (crosscheck != InvalidSnapshot &&
+			!(pax_group_visible(rs.g, crosscheck) &&
+			  row_inserted(rel, rs.g, *rownum, crosscheck)))
 		{
 			fill_failure(tmfd, rs.st, *rownum);
 			release_row_slot(&rs);

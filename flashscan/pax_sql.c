@@ -72,8 +72,9 @@ pax_groups(PG_FUNCTION_ARGS)
 	for (i = 0; i < dir->ngroups; i++)
 	{
 		PaxGroupEntry *g = dir->groups[i];
-		Datum		values[11];
-		bool		nulls[11] = {0};
+		Datum		values[12];
+		bool		nulls[12] = {0};
+		uint64		stored = g->nstored;
 		uint64		bytes = 0;
 		int			c;
 
@@ -87,10 +88,19 @@ pax_groups(PG_FUNCTION_ARGS)
 		values[5] = TransactionIdGetDatum(g->xmin);
 		values[6] = BoolGetDatum((g->flags & PAX_GROUP_FROZEN) != 0);
 		values[7] = BoolGetDatum((g->flags & PAX_GROUP_ABORTED) != 0);
-		values[8] = Int64GetDatum((int64) g->nstored);
+		if (PaxGroupIsDelta(g))
+		{
+			PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
+
+			stored = pax_delta_read_headers(rel, g, hdrs, NULL, NULL);
+			pfree(hdrs);
+			nulls[5] = true;	/* per row */
+		}
+		values[8] = Int64GetDatum((int64) stored);
 		values[9] = BoolGetDatum(PaxGroupIsSparse(g));
 		values[10] = Int32GetDatum(g->row_map == InvalidBlockNumber ? 0 :
 								   (int32) PaxRowMapBlocks(g->nrows));
+		values[11] = BoolGetDatum(PaxGroupIsDelta(g));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	table_close(rel, AccessShareLock);

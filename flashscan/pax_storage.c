@@ -72,6 +72,7 @@ build_metapage(Page page, int group_blocks, uint64 dir_version)
 	meta->dir_version = dir_version;
 	meta->next_tag = 1;
 	meta->nfree = 0;
+	meta->delta_block = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower = ((char *) meta - (char *) page) + sizeof(PaxMetaPageData);
 }
 
@@ -529,24 +530,21 @@ pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream)
 }
 
 /*
- * Write a sealed group: its blocks, then its entry in the last directory
- * page (or a new one) together with the metapage.
+ * Add a group's entry to the last directory page (or a new one), with the
+ * metapage, which the caller holds exclusively locked, in one WAL record.
+ * A valid delta_block becomes the metapage's delta page in the same record.
  */
 void
-pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
+pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
+						BlockNumber delta_block)
 {
 	Size		entry_size = PaxGroupEntrySize(entry->ncols);
-	Buffer		metabuf,
-				lastbuf = InvalidBuffer,
+	Buffer		lastbuf = InvalidBuffer,
 				newbuf = InvalidBuffer;
-	PaxMetaPageData *meta;
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	GenericXLogState *state;
 	Page		target;
 
-	pax_write_group_blocks(rel, entry, stream);
-
-	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
-	meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	if (meta->dir_last != InvalidBlockNumber)
 	{
 		Page		lp;
@@ -592,12 +590,25 @@ pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
 	meta->ngroups++;
 	meta->dir_version++;
 	meta->next_rownum = Max(meta->next_rownum, entry->first_rownum + entry->nrows);
+	if (delta_block != InvalidBlockNumber)
+		meta->delta_block = delta_block;
 	GenericXLogFinish(state);
 
 	if (BufferIsValid(newbuf))
 		UnlockReleaseBuffer(newbuf);
 	if (BufferIsValid(lastbuf))
 		UnlockReleaseBuffer(lastbuf);
+}
+
+/* Write a sealed group: its blocks, then its entry. */
+void
+pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
+{
+	Buffer		metabuf;
+
+	pax_write_group_blocks(rel, entry, stream);
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	pax_add_directory_entry(rel, metabuf, entry, InvalidBlockNumber);
 	UnlockReleaseBuffer(metabuf);
 }
 
@@ -808,32 +819,18 @@ pax_recovery_conflict(void)
 }
 
 /*
- * Is a group's insertion visible to the snapshot?  The rules are heap's for
- * a tuple's xmin (see heapam_visibility.c), applied to the whole group.
- * A frozen group keeps its xmin, so that a snapshot on a standby that still
- * sees the writer as running does not see it either.
+ * Is an insertion by xmin (command cmin) visible to the snapshot?  heap's
+ * rules for a tuple's xmin (heapam_visibility.c); for a dirty snapshot an
+ * insert in progress is reported in snapshot->xmin.
  */
 bool
-pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
+pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot)
 {
-	TransactionId xmin = g->xmin;
-
-	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
-		return false;
-	if (g->flags & PAX_GROUP_FROZEN)
-	{
-		if (snapshot->snapshot_type != SNAPSHOT_MVCC)
-			return true;
-		pax_check_horizon(g, snapshot);
-		return !XidInMVCCSnapshot(xmin, snapshot);
-	}
-
 	switch (snapshot->snapshot_type)
 	{
 		case SNAPSHOT_MVCC:
-			pax_check_horizon(g, snapshot);
 			if (TransactionIdIsCurrentTransactionId(xmin))
-				return g->cmin < snapshot->curcid;
+				return cmin < snapshot->curcid;
 			if (XidInMVCCSnapshot(xmin, snapshot))
 				return false;
 			return TransactionIdDidCommit(xmin);
@@ -869,6 +866,28 @@ pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
 	return false;				/* keep compiler quiet */
 }
 
+/*
+ * Is a group's insertion visible to the snapshot?  pax_xmin_visible() for
+ * the whole group.  A frozen group keeps its xmin, so that a snapshot on a
+ * standby that still sees the writer as running does not see it either.
+ * A delta page's rows each have their own xmin: the page as a whole is
+ * visible, and pax_visible_rows() / pax_row_visible() decide per row.
+ */
+bool
+pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
+{
+	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
+		return false;
+	if (snapshot->snapshot_type == SNAPSHOT_MVCC)
+		pax_check_horizon(g, snapshot);
+	if (PaxGroupIsDelta(g))
+		return true;
+	if (g->flags & PAX_GROUP_FROZEN)
+		return snapshot->snapshot_type != SNAPSHOT_MVCC ||
+			!XidInMVCCSnapshot(g->xmin, snapshot);
+	return pax_xmin_visible(g->xmin, g->cmin, snapshot);
+}
+
 /* Blocks of the group holding a minipage: [*first, *first + *n). */
 static void
 minipage_blocks(PaxGroupEntry *g, PaxColumnExtent *ext, BlockNumber *first, uint32 *n)
@@ -900,6 +919,11 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
 	 * would pull in the others too (measured: 8 of 16 columns read the whole
 	 * table).
 	 */
+	if (PaxGroupIsDelta(g))
+	{
+		(void) PrefetchBuffer(rel, MAIN_FORKNUM, g->first_block);
+		return 1;
+	}
 	for (att = 0; att < Min(natts, g->ncols); att++)
 	{
 		BlockNumber first;
@@ -1019,12 +1043,7 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 
 	for (att = 0; att < desc->natts; att++)
 	{
-		Form_pg_attribute a = TupleDescAttr(desc, att);
-		uint32		i;
-
-		if (!needed[att])
-			continue;
-		if (cols[att].capacity < g->nrows)
+		if (needed[att] && cols[att].capacity < g->nrows)
 		{
 			if (cols[att].values)
 			{
@@ -1035,6 +1054,19 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 			cols[att].values = palloc(sizeof(Datum) * cols[att].capacity);
 			cols[att].isnull = palloc(sizeof(bool) * cols[att].capacity);
 		}
+	}
+	if (PaxGroupIsDelta(g))
+	{
+		pax_delta_read_columns(rel, g, desc, needed, cols, strategy, blocks_read);
+		return;
+	}
+	for (att = 0; att < desc->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+		uint32		i;
+
+		if (!needed[att])
+			continue;
 		if (a->attisdropped || att >= g->ncols)
 		{
 			bool		isnull = true;

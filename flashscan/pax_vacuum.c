@@ -80,6 +80,8 @@ pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
 			uint16		flags = g->flags;
 
 			p += PaxGroupEntrySize(g->ncols);
+			if (flags & PAX_GROUP_DELTA)
+				continue;		/* per-row xmins: see vacuum_delta() */
 			if (!(flags & (PAX_GROUP_FROZEN | PAX_GROUP_ABORTED)) &&
 				!TransactionIdIsCurrentTransactionId(g->xmin) &&
 				!TransactionIdIsInProgress(g->xmin))
@@ -318,6 +320,39 @@ mark_dead(Relation rel, PaxGroupEntry *g, DeadRanges *dead, int *di)
 	}
 }
 
+/*
+ * Pass 2 over a delta page's rows: rows of aborted inserters lose their
+ * index entries (collected into dead); committed ones count as live; every
+ * row's xmin holds the relation's relfrozenxid back until VACUUM rewrites
+ * the page into a (frozen) group.
+ */
+static void
+vacuum_delta(Relation rel, PaxGroupEntry *g, DeadRanges *dead, double *live,
+			 double *ndead, TransactionId *frozen_xid, BufferAccessStrategy bstrategy)
+{
+	PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
+	uint32		n = pax_delta_read_headers(rel, g, hdrs, bstrategy, NULL);
+	uint32		i;
+
+	for (i = 0; i < n; i++)
+	{
+		TransactionId xmin = hdrs[i].xmin;
+
+		if (TransactionIdIsNormal(xmin) && TransactionIdPrecedes(xmin, *frozen_xid))
+			*frozen_xid = xmin;
+		if (TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin))
+			continue;
+		if (TransactionIdDidCommit(xmin))
+			*live += 1;
+		else
+		{
+			add_dead(dead, g->first_rownum + i, g->first_rownum + i + 1);
+			*ndead += 1;
+		}
+	}
+	pfree(hdrs);
+}
+
 /* A row map block we copied states from, and its LSN then. */
 typedef struct CopiedBlock
 {
@@ -352,6 +387,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	CopiedBlock *copied = NULL;
 	int			ncopied = 0;
 	uint32		nstored = 0;
+	TransactionId merged_xmin = InvalidTransactionId;
 	PaxGroupEntry *entry = palloc0(PaxGroupEntrySize(natts));
 	uint32		map_blocks = 0;
 	BlockNumber map_first = InvalidBlockNumber;
@@ -359,6 +395,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	Buffer		metabuf,
 				dirbuf;
 	bool		ok = true;
+	bool		in_place;
 	GenericXLogState *state;
 	PaxMetaPageData *meta;
 	Page		dirpage;
@@ -408,9 +445,24 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 
 		/*
 		 * Survivors: stored rows not dead, by the states just copied (the
-		 * swap below checks they did not change since).
+		 * swap below checks they did not change since).  A delta page is
+		 * sealed (no rows come) and its inserters have all finished: its
+		 * survivors are the committed rows.
 		 */
-		if (PaxGroupIsSparse(g))
+		if (PaxGroupIsDelta(g))
+		{
+			PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
+			uint32		n = pax_delta_read_headers(rel, g, hdrs, bstrategy, NULL);
+
+			for (i = 0; i < g->nrows; i++)
+			{
+				keep[i] = i < n && TransactionIdDidCommit(hdrs[i].xmin);
+				if (keep[i] && (!TransactionIdIsValid(merged_xmin) ||
+								TransactionIdFollows(hdrs[i].xmin, merged_xmin)))
+					merged_xmin = hdrs[i].xmin;
+			}
+		}
+		else if (PaxGroupIsSparse(g))
 		{
 			Buffer		pinned = InvalidBuffer;
 			const uint8 *stored = pax_read_presence(rel, g, &pinned, NULL);
@@ -422,6 +474,9 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 		}
 		else
 			memset(keep, true, sizeof(bool) * g->nrows);
+		if (!PaxGroupIsDelta(g) && (!TransactionIdIsValid(merged_xmin) ||
+									TransactionIdFollows(g->xmin, merged_xmin)))
+			merged_xmin = g->xmin;
 		for (i = 0; i < g->nrows; i++)
 			if (gstates[i].flags & PAX_ROW_DEAD)
 				keep[i] = false;
@@ -455,7 +510,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	entry->nrows = span;
 	entry->row_map = InvalidBlockNumber;
 	entry->horizon = oldest_xmin;
-	if (e - s == 1)
+	if (e - s == 1 && !PaxGroupIsDelta(first))
 	{
 		entry->flags = first->flags;
 		entry->xmin = first->xmin;
@@ -463,13 +518,13 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	}
 	else
 	{
-		/* every source committed before oldest_xmin: visible to every snapshot */
+		/*
+		 * Every source committed before oldest_xmin: visible to every
+		 * snapshot.  The newest xmin stays, for standby snapshots.
+		 */
 		entry->flags = PAX_GROUP_FROZEN;
-		entry->xmin = first->xmin;
+		entry->xmin = TransactionIdIsValid(merged_xmin) ? merged_xmin : FrozenTransactionId;
 		entry->cmin = 0;
-		for (gi = s + 1; gi < e; gi++)
-			if (TransactionIdFollows(dir->groups[gi]->xmin, entry->xmin))
-				entry->xmin = dir->groups[gi]->xmin;
 	}
 	if (nstored == 0)
 	{
@@ -522,6 +577,20 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 			cur->row_map != g->row_map || cur->flags != g->flags)
 			ok = false;
 	}
+
+	/*
+	 * The new entry replaces the first old one in place, unless it has more
+	 * columns (a delta page made before ALTER TABLE ADD COLUMN): then it goes
+	 * to the end of the same page, if there is room (compact_directory()
+	 * makes some for the next VACUUM).
+	 */
+	in_place = PaxGroupEntrySize(natts) <= PaxGroupEntrySize(first->ncols);
+	if (ok && !in_place)
+	{
+		PageHeader dp = (PageHeader) BufferGetPage(dirbuf);
+
+		ok = dp->pd_upper - dp->pd_lower >= PaxGroupEntrySize(natts);
+	}
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	if (ok)
@@ -535,10 +604,17 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 			pax_free_blocks(meta, g->first_block, g->nblocks);
 			if (g->row_map != InvalidBlockNumber)
 				pax_free_blocks(meta, g->row_map, PaxRowMapBlocks(g->nrows));
-			if (gi == s)
+			if (gi == s && in_place)
 				memcpy(cur, entry, PaxGroupEntrySize(natts));
 			else
 				cur->flags |= PAX_GROUP_EMPTY;
+		}
+		if (!in_place)
+		{
+			memcpy((char *) dirpage + ((PageHeader) dirpage)->pd_lower, entry,
+				   PaxGroupEntrySize(natts));
+			((PageHeader) dirpage)->pd_lower += PaxGroupEntrySize(natts);
+			PaxDirPageGetOpaque(dirpage)->nentries++;
 		}
 		meta->dir_version++;
 	}
@@ -621,24 +697,33 @@ compact_directory(Relation rel)
 	UnlockReleaseBuffer(metabuf);
 }
 
-/* Bytes of a group's minipages. */
+/* Bytes of a group's minipages (at most, for a delta page). */
 static Size
 group_bytes(PaxGroupEntry *g)
 {
 	Size		n = 0;
 	int			c;
 
+	if (PaxGroupIsDelta(g))
+		return (Size) g->nblocks * PAX_BLOCK_PAYLOAD;
+
 	for (c = 0; c < g->ncols; c++)
 		n += g->cols[c].nbytes;
 	return n;
 }
 
-/* May group g's rows move into a new group?  Committed before every snapshot. */
+/*
+ * May group g's rows move into a new group?  Committed before every
+ * snapshot.  A delta page qualifies when all its inserters have finished,
+ * the committed ones before every snapshot; it is sealed then.
+ */
 static bool
-movable(PaxGroupEntry *g, int natts, TransactionId oldest_xmin)
+movable(Relation rel, PaxGroupEntry *g, int natts, TransactionId oldest_xmin)
 {
 	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
 		return false;
+	if (PaxGroupIsDelta(g))
+		return g->ncols <= natts && pax_delta_seal(rel, g, oldest_xmin);
 	if (g->ncols != natts)
 		return false;
 	if (g->flags & PAX_GROUP_FROZEN)
@@ -685,7 +770,10 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			add_dead(&deadr, g->first_rownum, g->first_rownum + g->nrows);
 			continue;
 		}
-		removable[gi] = g->nrows - g->nstored;
+		if (PaxGroupIsDelta(g))
+			vacuum_delta(rel, g, &deadr, live, dead, new_frozen_xid, bstrategy);
+		else
+			removable[gi] = g->nrows - g->nstored;
 		if (g->row_map != InvalidBlockNumber)
 		{
 			uint32		ndead,
@@ -721,7 +809,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			gi++;
 			continue;
 		}
-		if (!movable(g, natts, oldest_xmin))
+		if (!movable(rel, g, natts, oldest_xmin))
 		{
 			gi++;
 			continue;
@@ -735,11 +823,12 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 		{
 			Size		bytes = group_bytes(g);
 
-			while (e < dir->ngroups && movable(dir->groups[e], natts, oldest_xmin) &&
+			while (e < dir->ngroups &&
 				   dir->groups[e]->nblocks * 4 <= (uint32) group_blocks &&
 				   dir->dir_blocks[e] == dir->dir_blocks[gi] &&
 				   dir->groups[e]->first_rownum + dir->groups[e]->nrows - g->first_rownum <=
-				   PAX_MAX_GROUP_ROWS)
+				   PAX_MAX_GROUP_ROWS &&
+				   movable(rel, dir->groups[e], natts, oldest_xmin))
 			{
 				Size		span = dir->groups[e]->first_rownum + dir->groups[e]->nrows -
 					g->first_rownum;
@@ -752,7 +841,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 				e++;
 			}
 		}
-		if (e - gi > 1 || removable[gi] * 2 >= g->nrows)
+		if (e - gi > 1 || removable[gi] * 2 >= g->nrows || PaxGroupIsDelta(g))
 		{
 			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))
 				(*groups_rewritten) += e - gi;

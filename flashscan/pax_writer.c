@@ -21,10 +21,11 @@
  * next one starts at the new run (a group's row numbers are contiguous).
  * Reserved numbers a group does not use are simply never valid TIDs.
  *
- * COPY and INSERT ... SELECT thus write full groups; a single-row INSERT
- * commits a one-row group of one block, which VACUUM (autovacuum counts
- * inserts) later merges with its small neighbours into one group
- * (pax_vacuum.c).
+ * A transaction's first rows of a table (up to PAX_DELTA_BYTES_PER_XACT)
+ * inserted by INSERT or UPDATE go to the shared delta page instead (pax_delta.c), so
+ * that small transactions do not write a group each; VACUUM (autovacuum
+ * counts inserts) later turns delta pages into groups.  COPY, CREATE TABLE
+ * AS and table rewrites, and every row after the first ones, make groups.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,6 +59,7 @@ typedef struct PaxWriteBuffer
 	uint32		capacity;		/* allocated rows per column */
 	uint64		first_rownum;	/* of row 0 */
 	uint64		reserved_end;	/* first row number past our reservation */
+	Size		delta_bytes;	/* bytes this transaction put in the delta */
 	Datum	  **values;			/* [natts][capacity] */
 	bool	  **isnull;
 	bool	   *hasnulls;
@@ -107,6 +109,7 @@ lookup_buffer(Oid relid, bool create)
 		wb->nrows = 0;
 		wb->capacity = 0;
 		wb->reserved_end = wb->first_rownum = 0;
+		wb->delta_bytes = 0;
 	}
 	return wb;
 }
@@ -234,11 +237,13 @@ blocks_with_row(PaxWriteBuffer *wb, TupleDesc desc, const Datum *vals,
 }
 
 /*
- * Buffer one row; set the slot's TID to the row's.  Values are copied,
- * detoasted and decompressed: a group holds plain values only.
+ * Insert one row: into the delta if small_ok (a single-row path: INSERT,
+ * UPDATE) and the transaction has put few rows there, else into the buffer
+ * of the next group.  Sets the slot's TID to the row's.  Values are copied,
+ * detoasted and decompressed: groups and the delta hold plain values only.
  */
 void
-pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), true);
@@ -255,11 +260,6 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 
 	/* serializable transactions: a write conflicts with any reader of the table */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	if (wb->capacity > 0 &&
-		(wb->xid != xid || wb->cid != cid || wb->natts != natts))
-		seal_group(wb, rel);
-	if (wb->capacity == 0)
-		reset_buffer(wb, rel, xid, cid);
 
 	/* The row as the group will hold it: plain values (in this call's context). */
 	slot_getallattrs(slot);
@@ -274,6 +274,32 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 			!VARATT_IS_SHORT(DatumGetPointer(vals[att])))
 			vals[att] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(vals[att])));
 	}
+
+	if (small_ok && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT)
+	{
+		uint64		rownum;
+		Size		used;
+
+		if (pax_delta_insert(rel, desc, vals, isnull, cid,
+							 PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes, &rownum, &used))
+		{
+			wb->delta_bytes += used;
+			pax_rownum_to_tid(rownum, &slot->tts_tid);
+			slot->tts_tableOid = RelationGetRelid(rel);
+			pfree(vals);
+			pfree(isnull);
+			pfree(new_bytes);
+			pfree(new_nulls);
+			pfree(sizes);
+			return;
+		}
+	}
+
+	if (wb->capacity > 0 &&
+		(wb->xid != xid || wb->cid != cid || wb->natts != natts))
+		seal_group(wb, rel);
+	if (wb->capacity == 0)
+		reset_buffer(wb, rel, xid, cid);
 
 	/* Does the group still fit with this row?  If not, write it first. */
 	nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
