@@ -153,6 +153,56 @@ add_dead(DeadRanges *d, uint64 start, uint64 end)
 	d->n++;
 }
 
+typedef struct DeadRange
+{
+	uint64		start;
+	uint64		end;
+} DeadRange;
+
+static int
+cmp_dead_range(const void *a, const void *b)
+{
+	uint64		sa = ((const DeadRange *) a)->start;
+	uint64		sb = ((const DeadRange *) b)->start;
+
+	return (sa < sb) ? -1 : (sa > sb) ? 1 : 0;
+}
+
+/*
+ * Sort and merge the ranges: a delta page contributes its aborted rows
+ * before its row map's dead ones, which may lie below them.
+ */
+static void
+sort_dead(DeadRanges *d)
+{
+	DeadRange  *r;
+	int			i,
+				n = 0;
+
+	if (d->n < 2)
+		return;
+	r = palloc(sizeof(DeadRange) * d->n);
+	for (i = 0; i < d->n; i++)
+	{
+		r[i].start = d->start[i];
+		r[i].end = d->end[i];
+	}
+	qsort(r, d->n, sizeof(DeadRange), cmp_dead_range);
+	for (i = 0; i < d->n; i++)
+	{
+		if (n > 0 && r[i].start <= d->end[n - 1])
+		{
+			d->end[n - 1] = Max(d->end[n - 1], r[i].end);
+			continue;
+		}
+		d->start[n] = r[i].start;
+		d->end[n] = r[i].end;
+		n++;
+	}
+	d->n = n;
+	pfree(r);
+}
+
 static bool
 dead_callback(ItemPointer itemptr, void *state)
 {
@@ -788,6 +838,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	}
 
 	/* 3 */
+	sort_dead(&deadr);
 	vacuum_indexes(rel, &deadr, *live, bstrategy);
 	for (gi = 0; gi < dir->ngroups; gi++)
 		if (!(dir->groups[gi]->flags & PAX_GROUP_ABORTED) &&
