@@ -369,6 +369,8 @@ extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry 
 extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
+extern void pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
+						 uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull);
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
 								   int natts);
 

@@ -172,7 +172,7 @@ pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
 			page = BufferGetPage(buf);
 			if (delta_page_open(page) &&
 				PageGetMaxOffsetNumber(page) < PaxDeltaPageGetOpaque(page)->span &&
-				PageGetFreeSpace(page) >= itemsz)
+				PageGetFreeSpace(page) >= MAXALIGN(itemsz))
 			{
 				GenericXLogState *state = GenericXLogStart(rel);
 				Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);

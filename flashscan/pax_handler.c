@@ -93,7 +93,8 @@ typedef struct PaxIndexFetchData
 	IndexFetchTableData base;
 	PaxDirectory *dir;
 	bool		dir_cached;		/* dir is the backend's cached copy, not ours */
-	PaxGroupEntry *cur;
+	PaxGroupEntry *cur;			/* group whose needed columns cols hold, decoded */
+	PaxGroupEntry *last;		/* group of the previous fetch */
 	PaxColumnData *cols;
 	bool	   *needed;
 	MemoryContext cxt;
@@ -407,7 +408,7 @@ fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 	{
 		/* refreshed if the directory changed */
 		f->dir = pax_current_directory(f->base.rel);
-		f->cur = NULL;
+		f->cur = f->last = NULL;
 		return pax_find_group(f->dir, rownum);
 	}
 	if (f->dir != NULL)
@@ -420,7 +421,7 @@ fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
 		if (f->dir != NULL)
 			MemoryContextDelete(f->dir->cxt);
 		f->dir = pax_read_directory(f->base.rel, dircxt);
-		f->cur = NULL;
+		f->cur = f->last = NULL;
 		g = pax_find_group(f->dir, rownum);
 	}
 	return g;
@@ -482,17 +483,39 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 	}
 	if (!pax_row_visible(f->base.rel, g, pax_tid_to_rownum(tid), snapshot, all_dead))
 		return false;
-	/* a delta page may have gained rows since we decoded it */
+	/*
+	 * A fetch in another group than the last one reads just its row; a
+	 * second one in a row in the same group (a range or bitmap-ordered
+	 * scan) decodes the group's needed columns once for the fetches that
+	 * follow.  A delta page is decoded every time: it may have gained rows.
+	 */
 	if (f->cur != g || PaxGroupIsDelta(g))
 	{
 		MemoryContext old;
+		uint32		ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
 
 		old = MemoryContextSwitchTo(f->cxt);
+		if (!PaxGroupIsDelta(g) && f->last != g)
+		{
+			TupleDesc	desc = slot->tts_tupleDescriptor;
+
+			ExecClearTuple(slot);
+			pax_read_row(f->base.rel, g, desc, f->needed, ri, f->cols,
+						 slot->tts_values, slot->tts_isnull);
+			ExecStoreVirtualTuple(slot);
+			pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
+			slot->tts_tableOid = RelationGetRelid(f->base.rel);
+			MemoryContextSwitchTo(old);
+			f->last = g;
+			f->cur = NULL;
+			return true;
+		}
 		pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor, f->needed,
 						 f->cols, NULL, NULL);
 		MemoryContextSwitchTo(old);
 		f->cur = g;
 	}
+	f->last = g;
 	store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g,
 			  (uint32) (pax_tid_to_rownum(tid) - g->first_rownum),
 			  RelationGetRelid(f->base.rel));

@@ -167,14 +167,23 @@ pax_encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
 	}
 }
 
+/* Where a minipage's fixed-width values begin (pax_read_row() reads one). */
+Size
+pax_minipage_values_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
+{
+	return values_offset(att, nrows, hasnulls);
+}
+
 /*
- * Decode a minipage (in a MAXALIGNed buffer of nbytes) into values/isnull.
- * By-reference values point into buf.  A minipage that does not match the
- * group's row count or whose offsets leave it is reported as corrupted.
+ * Decode a minipage (in a MAXALIGNed buffer of nbytes): every row into
+ * values[i]/isnull[i] (only < 0), or just row only into values[0]/isnull[0]
+ * (variable-width values are walked up to it).  By-reference values point
+ * into buf.  A minipage that does not match the group's row count or whose
+ * offsets leave it is reported as corrupted.
  */
-void
-pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
-					Size nbytes, Datum *values, bool *isnull, Relation rel)
+static void
+decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf, Size nbytes,
+				Datum *values, bool *isnull, Relation rel, int64 only)
 {
 	const PaxMinipageHeader *hdr = (const PaxMinipageHeader *) buf;
 	const bits8 *bits;
@@ -183,7 +192,7 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 	uint32		i;
 
 	if (nbytes < sizeof(PaxMinipageHeader) || hdr->nrows != nrows || hdr->nnulls > nrows ||
-		pax_minipage_size(att, nrows, hdr->nnulls > 0, 0) > nbytes)
+		pax_minipage_size(att, nrows, hdr->nnulls > 0, 0) > nbytes || only >= (int64) nrows)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("pax table \"%s\": minipage of column \"%s\" is corrupted",
@@ -194,17 +203,17 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 	voff = values_offset(att, nrows, bits != NULL);
 	doff = data_offset(att, nrows, bits != NULL);
 
-	for (i = 0; i < nrows; i++)
+	/* fixed width: straight to the row */
+	i = (only >= 0 && att->attlen > 0) ? (uint32) only : 0;
+	for (; i < nrows; i++)
 	{
-		isnull[i] = (bits != NULL) && (bits[i / 8] & (1 << (i % 8)));
-		if (isnull[i])
-		{
-			values[i] = (Datum) 0;
-			continue;
-		}
-		if (att->attlen > 0)
-			values[i] = fetch_att(buf + voff + (Size) att->attlen * i,
-								  att->attbyval, att->attlen);
+		bool		null = (bits != NULL) && (bits[i / 8] & (1 << (i % 8)));
+		Datum		value = (Datum) 0;
+
+		if (null)
+			;
+		else if (att->attlen > 0)
+			value = fetch_att(buf + voff + (Size) att->attlen * i, att->attbyval, att->attlen);
 		else
 		{
 			const char *p;
@@ -224,10 +233,36 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("pax table \"%s\": value %u of column \"%s\" lies outside its minipage",
 								RelationGetRelationName(rel), i, NameStr(att->attname))));
-			values[i] = PointerGetDatum(p);
+			value = PointerGetDatum(p);
 			doff += len;
 		}
+		if (only < 0)
+		{
+			values[i] = value;
+			isnull[i] = null;
+		}
+		else if (i == (uint32) only)
+		{
+			values[0] = value;
+			isnull[0] = null;
+			return;
+		}
 	}
+}
+
+void
+pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
+					Size nbytes, Datum *values, bool *isnull, Relation rel)
+{
+	decode_minipage(att, nrows, buf, nbytes, values, isnull, rel, -1);
+}
+
+/* Decode row k of a minipage only. */
+void
+pax_decode_minipage_row(Form_pg_attribute att, uint32 nrows, const char *buf,
+						Size nbytes, uint32 k, Datum *value, bool *isnull, Relation rel)
+{
+	decode_minipage(att, nrows, buf, nbytes, value, isnull, rel, k);
 }
 
 /*

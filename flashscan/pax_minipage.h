@@ -20,6 +20,10 @@ extern void pax_encode_minipage(Form_pg_attribute att, uint32 nrows,
 								const Datum *values, const bool *isnull, char *buf);
 extern void pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 								Size nbytes, Datum *values, bool *isnull, Relation rel);
+extern void pax_decode_minipage_row(Form_pg_attribute att, uint32 nrows, const char *buf,
+									Size nbytes, uint32 k, Datum *value, bool *isnull,
+									Relation rel);
+extern Size pax_minipage_values_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls);
 extern uint32 pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents);
 extern char *pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values,
 							  bool **isnull, const bool *hasnulls, const Size *data_bytes,

@@ -1115,6 +1115,88 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 }
 
 /*
+ * Decode one row of a group, at position ri of its span (which must be
+ * stored), into values/isnull for the needed columns, reading only what
+ * that takes: a fixed-width column's header, null bit and value; a
+ * variable-width column's minipage, walked up to the row.  An index fetch
+ * of a single row thus reads a few blocks, not every needed column of a
+ * group of thousands of rows.  By-reference values point into cols[att].buf
+ * (valid until the next read).
+ */
+void
+pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
+			 uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull)
+{
+	Buffer		pinned = InvalidBuffer;
+	uint32		k = ri;
+	int			att;
+
+	Assert(!PaxGroupIsDelta(g));
+	if (PaxGroupIsSparse(g))
+	{
+		/* the row's place among the stored ones */
+		const uint8 *present = pax_read_presence(rel, g, &pinned, NULL);
+		uint32		i;
+
+		k = 0;
+		for (i = 0; i < ri; i++)
+			k += (present[i / 8] >> (i % 8)) & 1;
+	}
+	for (att = 0; att < desc->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+		PaxColumnExtent *ext;
+
+		values[att] = (Datum) 0;
+		isnull[att] = true;
+		if (!needed[att] || a->attisdropped)
+			continue;
+		if (att >= g->ncols)
+		{
+			values[att] = getmissingattr(desc, att + 1, &isnull[att]);
+			continue;
+		}
+		ext = &g->cols[att];
+		if (a->attlen > 0)
+		{
+			PaxColumnExtent part;
+			PaxMinipageHeader hdr;
+			Size		voff;
+
+			part.offset = ext->offset;
+			part.nbytes = sizeof(PaxMinipageHeader);
+			if (ext->nbytes < sizeof(PaxMinipageHeader))
+				corrupted(rel, g->first_block, "pax group (a minipage is too short)");
+			memcpy(&hdr, read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]),
+				   sizeof(PaxMinipageHeader));
+			voff = pax_minipage_values_offset(a, hdr.nrows, hdr.nnulls > 0);
+			if (hdr.nrows != g->nstored || k >= hdr.nrows ||
+				voff + (Size) a->attlen * hdr.nrows > ext->nbytes)
+				corrupted(rel, g->first_block, "pax group (a minipage does not match its group)");
+			if (hdr.nnulls > 0)
+			{
+				part.offset = ext->offset + sizeof(PaxMinipageHeader) + k / 8;
+				part.nbytes = 1;
+				if ((*(uint8 *) read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]) >>
+					 (k % 8)) & 1)
+					continue;	/* NULL */
+			}
+			part.offset = ext->offset + voff + a->attlen * k;
+			part.nbytes = a->attlen;
+			values[att] = fetch_att(read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]),
+									a->attbyval, a->attlen);
+			isnull[att] = false;
+		}
+		else
+			pax_decode_minipage_row(a, g->nstored,
+									read_minipage(rel, g, ext, NULL, &pinned, NULL, &cols[att]),
+									ext->nbytes, k, &values[att], &isnull[att], rel);
+	}
+	if (BufferIsValid(pinned))
+		ReleaseBuffer(pinned);
+}
+
+/*
  * A sparse group's presence bitmap (bit i set: row number first_rownum + i
  * is stored), in memory that lives until the next call.
  */

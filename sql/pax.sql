@@ -188,6 +188,13 @@ SELECT id, t, arr FROM pt WHERE id = 4242;
 SELECT count(*) FROM pt WHERE lower(t) = 'text 4243';
 SELECT count(*) FROM pt WHERE vc = 'vc7';
 SELECT same_result('SELECT * FROM pt WHERE id BETWEEN 5000 AND 5100');
+-- single-row fetches from many groups (each reads just its row), every type, NULLs
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT pt.* FROM generate_series(1, 20000, 97) g JOIN pt ON pt.id = g;
+SELECT same_result('SELECT pt.* FROM generate_series(1, 20000, 97) g JOIN pt ON pt.id = g');
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 EXPLAIN (COSTS OFF) SELECT u FROM pt WHERE u = md5('4244')::uuid AND id > 20;
 SELECT u FROM pt WHERE u = md5('4244')::uuid AND id > 20;
 -- the unique index sees committed rows, and the transaction's own
@@ -403,6 +410,11 @@ SELECT same_dml('SELECT * FROM dx') AS after_vacuum;
 SET enable_seqscan = off;
 SET flashscan.enable = off;
 SELECT same_dml('SELECT * FROM dx WHERE id BETWEEN 1 AND 2000') AS index_after_vacuum;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT same_dml('SELECT dx.* FROM generate_series(1, 3000, 37) g JOIN dx ON dx.id = g') AS sparse_single_rows;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 RESET enable_seqscan;
 RESET flashscan.enable;
 CREATE EXTENSION IF NOT EXISTS amcheck;
