@@ -379,6 +379,7 @@ extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *
 							 CommandId cid, Size budget, uint64 *rownum, Size *used);
 extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
 									 BufferAccessStrategy strategy, uint64 *blocks_read);
+extern uint32 pax_delta_nrows(Relation rel, PaxGroupEntry *g);
 extern bool pax_delta_row_header(Relation rel, PaxGroupEntry *g, uint64 rownum,
 								 PaxDeltaRowHeader *hdr);
 extern void pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,

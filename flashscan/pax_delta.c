@@ -45,16 +45,19 @@
 
 #define DELTA_HEADER_SIZE	MAXALIGN(sizeof(PaxDeltaRowHeader))
 
+static bool
+is_delta_page(Page page)
+{
+	return !PageIsNew(page) &&
+		PageGetSpecialSize(page) == MAXALIGN(sizeof(PaxDeltaPageOpaque)) &&
+		PaxDeltaPageGetOpaque(page)->page_id == PAX_DELTA_PAGE_ID;
+}
+
 /* Is page a delta page that still takes rows? */
 static bool
 delta_page_open(Page page)
 {
-	PaxDeltaPageOpaque *op;
-
-	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(PaxDeltaPageOpaque)))
-		return false;
-	op = PaxDeltaPageGetOpaque(page);
-	return op->page_id == PAX_DELTA_PAGE_ID && !(op->flags & PAX_DELTA_SEALED);
+	return is_delta_page(page) && !(PaxDeltaPageGetOpaque(page)->flags & PAX_DELTA_SEALED);
 }
 
 /*
@@ -207,8 +210,7 @@ lock_delta_page(Relation rel, PaxGroupEntry *g, BufferAccessStrategy strategy,
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	pax_check_block_tag(rel, page, g->first_block, g->tag);
-	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(PaxDeltaPageOpaque)) ||
-		PaxDeltaPageGetOpaque(page)->page_id != PAX_DELTA_PAGE_ID ||
+	if (!is_delta_page(page) ||
 		PaxDeltaPageGetOpaque(page)->first_rownum != g->first_rownum ||
 		PageGetMaxOffsetNumber(page) > g->nrows)
 		ereport(ERROR,
@@ -233,6 +235,17 @@ pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
 
 	for (i = 0; i < n; i++)
 		hdrs[i] = *(PaxDeltaRowHeader *) PageGetItem(page, PageGetItemId(page, i + 1));
+	UnlockReleaseBuffer(buf);
+	return n;
+}
+
+/* How many rows a delta group's page holds. */
+uint32
+pax_delta_nrows(Relation rel, PaxGroupEntry *g)
+{
+	Buffer		buf = lock_delta_page(rel, g, NULL, NULL);
+	uint32		n = PageGetMaxOffsetNumber(BufferGetPage(buf));
+
 	UnlockReleaseBuffer(buf);
 	return n;
 }

@@ -113,6 +113,15 @@ not_supported(Relation rel, const char *what, const char *hint)
 			 hint ? errhint("%s", hint) : 0));
 }
 
+/* Store the values filled into slot as row ri of group g. */
+static void
+store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri, Oid relid)
+{
+	ExecStoreVirtualTuple(slot);
+	pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
+	slot->tts_tableOid = relid;
+}
+
 /* Fill a virtual slot with row ri of the decoded columns. */
 static void
 store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
@@ -134,9 +143,7 @@ store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
 			slot->tts_isnull[att] = true;
 		}
 	}
-	ExecStoreVirtualTuple(slot);
-	pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
-	slot->tts_tableOid = relid;
+	store_virtual_row(slot, g, ri, relid);
 }
 
 static bool *
@@ -470,6 +477,8 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 		  TupleTableSlot *slot, bool *all_dead)
 {
 	PaxGroupEntry *g = fetch_find_group(f, tid);
+	MemoryContext old;
+	uint32		ri;
 
 	if (all_dead)
 		*all_dead = false;
@@ -489,36 +498,29 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 	 * scan) decodes the group's needed columns once for the fetches that
 	 * follow.  A delta page is decoded every time: it may have gained rows.
 	 */
-	if (f->cur != g || PaxGroupIsDelta(g))
+	ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
+	old = MemoryContextSwitchTo(f->cxt);
+	if (!PaxGroupIsDelta(g) && f->cur != g && f->last != g)
 	{
-		MemoryContext old;
-		uint32		ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
-
-		old = MemoryContextSwitchTo(f->cxt);
-		if (!PaxGroupIsDelta(g) && f->last != g)
-		{
-			TupleDesc	desc = slot->tts_tupleDescriptor;
-
-			ExecClearTuple(slot);
-			pax_read_row(f->base.rel, g, desc, f->needed, ri, f->cols,
-						 slot->tts_values, slot->tts_isnull);
-			ExecStoreVirtualTuple(slot);
-			pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
-			slot->tts_tableOid = RelationGetRelid(f->base.rel);
-			MemoryContextSwitchTo(old);
-			f->last = g;
-			f->cur = NULL;
-			return true;
-		}
-		pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor, f->needed,
-						 f->cols, NULL, NULL);
-		MemoryContextSwitchTo(old);
-		f->cur = g;
+		ExecClearTuple(slot);
+		pax_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
+					 slot->tts_values, slot->tts_isnull);
+		store_virtual_row(slot, g, ri, RelationGetRelid(f->base.rel));
+		f->cur = NULL;			/* cols no longer hold a decoded group */
 	}
+	else
+	{
+		if (f->cur != g || PaxGroupIsDelta(g))
+		{
+			pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor, f->needed,
+							 f->cols, NULL, NULL);
+			f->cur = g;
+		}
+		store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g, ri,
+				  RelationGetRelid(f->base.rel));
+	}
+	MemoryContextSwitchTo(old);
 	f->last = g;
-	store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g,
-			  (uint32) (pax_tid_to_rownum(tid) - g->first_rownum),
-			  RelationGetRelid(f->base.rel));
 	return true;
 }
 
@@ -1107,17 +1109,8 @@ pax_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 		{
 			PaxGroupEntry *g = dir->groups[i];
 
-			if (g->flags & PAX_GROUP_ABORTED)
-				continue;
-			if (PaxGroupIsDelta(g))
-			{
-				PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
-
-				n += pax_delta_read_headers(rel, g, hdrs, NULL, NULL);
-				pfree(hdrs);
-			}
-			else
-				n += g->nstored;
+			if (!(g->flags & PAX_GROUP_ABORTED))
+				n += PaxGroupIsDelta(g) ? pax_delta_nrows(rel, g) : g->nstored;
 		}
 		MemoryContextDelete(cxt);
 		*tuples = n;

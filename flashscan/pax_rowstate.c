@@ -392,7 +392,7 @@ classify_slot(const PaxRowState *st, CommandId cid)
 	return TransactionIdDidCommit(xmax) ? SLOT_GONE : SLOT_FREE;
 }
 
-/* Is row rownum's insertion something cid may modify? */
+/* Is row rownum stored, and its insertion something cid may modify? */
 static bool
 insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid)
 {
@@ -410,6 +410,8 @@ insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid)
 		xmin = hdr.xmin;
 		cmin = hdr.cmin;
 	}
+	else if (!row_inserted(rel, g, rownum, SnapshotAny))
+		return false;			/* removed by VACUUM */
 	else if (g->flags & PAX_GROUP_FROZEN)
 		return true;
 	if (TransactionIdIsCurrentTransactionId(xmin))
@@ -461,8 +463,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Invisible;
 			break;
 		}
-		if (!insertion_usable(rel, rs.g, *rownum, cid) ||
-			!row_inserted(rel, rs.g, *rownum, SnapshotAny))
+		if (!insertion_usable(rel, rs.g, *rownum, cid))
 		{
 			release_row_slot(&rs);
 			result = TM_Invisible;

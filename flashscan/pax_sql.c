@@ -90,10 +90,7 @@ pax_groups(PG_FUNCTION_ARGS)
 		values[7] = BoolGetDatum((g->flags & PAX_GROUP_ABORTED) != 0);
 		if (PaxGroupIsDelta(g))
 		{
-			PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
-
-			stored = pax_delta_read_headers(rel, g, hdrs, NULL, NULL);
-			pfree(hdrs);
+			stored = pax_delta_nrows(rel, g);
 			nulls[5] = true;	/* per row */
 		}
 		values[8] = Int64GetDatum((int64) stored);

@@ -38,6 +38,8 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "port/pg_bitutils.h"
+
 #include "pax.h"
 #include "pax_minipage.h"
 
@@ -1136,11 +1138,9 @@ pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
 	{
 		/* the row's place among the stored ones */
 		const uint8 *present = pax_read_presence(rel, g, &pinned, NULL);
-		uint32		i;
 
-		k = 0;
-		for (i = 0; i < ri; i++)
-			k += (present[i / 8] >> (i % 8)) & 1;
+		k = (uint32) pg_popcount((const char *) present, ri / 8) +
+			pg_popcount32(present[ri / 8] & ((1u << (ri % 8)) - 1));
 	}
 	for (att = 0; att < desc->natts; att++)
 	{

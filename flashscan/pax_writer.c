@@ -237,63 +237,24 @@ blocks_with_row(PaxWriteBuffer *wb, TupleDesc desc, const Datum *vals,
 }
 
 /*
- * Insert one row: into the delta if small_ok (a single-row path: INSERT,
- * UPDATE) and the transaction has put few rows there, else into the buffer
- * of the next group.  Sets the slot's TID to the row's.  Values are copied,
- * detoasted and decompressed: groups and the delta hold plain values only.
+ * Append a row of plain values to the buffer of the next group, writing the
+ * buffered group first when the row does not fit it or belongs to another
+ * command; returns the row's number.
  */
-void
-pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
+static uint64
+buffer_row(PaxWriteBuffer *wb, Relation rel, CommandId cid, const Datum *vals,
+		   const bool *isnull)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), true);
 	TransactionId xid = GetCurrentTransactionId();
 	int			natts = desc->natts;
-	Datum	   *vals = palloc(sizeof(Datum) * natts);
-	bool	   *isnull = palloc(sizeof(bool) * natts);
 	Size	   *new_bytes = palloc(sizeof(Size) * natts);
 	bool	   *new_nulls = palloc(sizeof(bool) * natts);
 	Size	   *sizes = palloc(sizeof(Size) * natts);
 	uint32		nblocks;
+	uint64		rownum;
 	MemoryContext old;
 	int			att;
-
-	/* serializable transactions: a write conflicts with any reader of the table */
-	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-
-	/* The row as the group will hold it: plain values (in this call's context). */
-	slot_getallattrs(slot);
-	for (att = 0; att < natts; att++)
-	{
-		Form_pg_attribute a = TupleDescAttr(desc, att);
-
-		isnull[att] = slot->tts_isnull[att] || a->attisdropped;
-		vals[att] = isnull[att] ? (Datum) 0 : slot->tts_values[att];
-		if (!isnull[att] && a->attlen == -1 &&
-			VARATT_IS_EXTENDED(DatumGetPointer(vals[att])) &&
-			!VARATT_IS_SHORT(DatumGetPointer(vals[att])))
-			vals[att] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(vals[att])));
-	}
-
-	if (small_ok && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT)
-	{
-		uint64		rownum;
-		Size		used;
-
-		if (pax_delta_insert(rel, desc, vals, isnull, cid,
-							 PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes, &rownum, &used))
-		{
-			wb->delta_bytes += used;
-			pax_rownum_to_tid(rownum, &slot->tts_tid);
-			slot->tts_tableOid = RelationGetRelid(rel);
-			pfree(vals);
-			pfree(isnull);
-			pfree(new_bytes);
-			pfree(new_nulls);
-			pfree(sizes);
-			return;
-		}
-	}
 
 	if (wb->capacity > 0 &&
 		(wb->xid != xid || wb->cid != cid || wb->natts != natts))
@@ -365,15 +326,60 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 		wb->data_bytes[att] = new_bytes[att];
 	}
 	MemoryContextSwitchTo(old);
-	pax_rownum_to_tid(wb->first_rownum + wb->nrows, &slot->tts_tid);
-	slot->tts_tableOid = RelationGetRelid(rel);
+	rownum = wb->first_rownum + wb->nrows;
 	wb->nrows++;
 
-	pfree(vals);
-	pfree(isnull);
 	pfree(new_bytes);
 	pfree(new_nulls);
 	pfree(sizes);
+	return rownum;
+}
+
+/*
+ * Insert one row: into the delta if small_ok (a single-row path: INSERT,
+ * UPDATE) and the transaction has put few rows there, else into the buffer
+ * of the next group.  Sets the slot's TID to the row's.  Values are copied,
+ * detoasted and decompressed: groups and the delta hold plain values only.
+ */
+void
+pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), true);
+	int			natts = desc->natts;
+	Datum	   *vals = palloc(sizeof(Datum) * natts);
+	bool	   *isnull = palloc(sizeof(bool) * natts);
+	uint64		rownum;
+	Size		used;
+	int			att;
+
+	/* serializable transactions: a write conflicts with any reader of the table */
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+
+	/* The row as the group will hold it: plain values (in this call's context). */
+	slot_getallattrs(slot);
+	for (att = 0; att < natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+
+		isnull[att] = slot->tts_isnull[att] || a->attisdropped;
+		vals[att] = isnull[att] ? (Datum) 0 : slot->tts_values[att];
+		if (!isnull[att] && a->attlen == -1 &&
+			VARATT_IS_EXTENDED(DatumGetPointer(vals[att])) &&
+			!VARATT_IS_SHORT(DatumGetPointer(vals[att])))
+			vals[att] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(vals[att])));
+	}
+
+	if (small_ok && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT &&
+		pax_delta_insert(rel, desc, vals, isnull, cid,
+						 PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes, &rownum, &used))
+		wb->delta_bytes += used;
+	else
+		rownum = buffer_row(wb, rel, cid, vals, isnull);
+	pax_rownum_to_tid(rownum, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pfree(vals);
+	pfree(isnull);
 }
 
 /*
