@@ -10,7 +10,8 @@
  * its band and queue depth:
  *
  *	 Seq Scan				band 1, queue depth 1
- *	 Parallel Seq Scan		band 1, queue depth = participants
+ *	 Parallel Seq Scan		band 1, queue depth = participants (a gain
+ *							under qdtt.stop_threshold counts as none)
  *	 Index (Only) Scan		band = heap pages, queue depth 1
  *	 Parallel Index Scan	band = heap pages, queue depth = participants
  *	 Bitmap Heap Scan		band = heap pages, queue depth =
@@ -150,6 +151,24 @@ init_rel_plan(QdttRelPlan *p, const QdttModel *model)
 	p->unit_us = (qdtt_cost_unit_us > 0) ? qdtt_cost_unit_us :
 		QDTT_POINT(model, 0, 0);
 	p->qd_share = queue_depth_share();
+}
+
+/*
+ * A page of a Parallel Seq Scan with "qd" participants.  Streams that
+ * interleave chunks of one file gain less from one another than random reads
+ * do, and a small measured gain is within the noise of a sequential point
+ * (and of what interleaving does to readahead, which the calibration's
+ * streams only approximate): as in the early-stop rule, a gain under
+ * qdtt.stop_threshold counts as none.  A loss always counts.
+ */
+static double
+parallel_seq_page_cost(const QdttRelPlan *p, double qd)
+{
+	double		serial = page_cost(p, 1.0, 1.0);
+	double		parallel = page_cost(p, 1.0, qd);
+
+	return (parallel > serial * (1.0 - qdtt_stop_threshold)) ?
+		Max(parallel, serial) : parallel;
 }
 
 static void
@@ -541,7 +560,8 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 			{
 				double		qd = w + (parallel_leader_participation ? 1 : 0);
 
-				set_page_costs(p, 1, qd);
+				set_page_costs(p, 1, 1);
+				seq_page_cost = parallel_seq_page_cost(p, qd);
 				cands = add_candidate(cands, create_seqscan_path(root, rel, NULL, w),
 									  rel, true, 1, Min(qd, p->qd_share));
 			}
