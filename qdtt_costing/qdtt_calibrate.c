@@ -35,6 +35,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -843,11 +844,23 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 				{
 					double		dflt = DEFAULT_MARGIN * cost[bi * nqds + last_good_qi];
 
+					/*
+					 * Band 1 beyond the stopping depth: more streams than
+					 * were measured.  A loss per doubling seen at the
+					 * stopping depth is assumed to repeat with every further
+					 * doubling (on a disk, each stream adds seeks between
+					 * the others' chunks: the HDD tier's 5-participant
+					 * parallel seq scan ran 3x a serial one, where 2 streams
+					 * had cost 15% more); a gain is not extrapolated.
+					 */
 					if (bi == 0)
 					{
+						double		step = cost[stop_qi] / cost[stop_qi - 1];
+
 						if (qi == stop_qi)
 							continue;
-						dflt = Max(dflt, cost[stop_qi]);
+						dflt = Max(dflt, cost[qi - 1] *
+								   pow(Max(step, 1.0), log2((double) qds[qi] / qds[qi - 1])));
 					}
 					cost[bi * nqds + qi] = dflt;
 					measured[bi * nqds + qi] = false;

@@ -179,6 +179,28 @@ ALTER TABLE t SET (parallel_workers = 0);
 EXPLAIN (COSTS OFF) SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 2999;
 ALTER TABLE t RESET (parallel_workers);
 
+-- A parallel seq scan is priced at the participants' sequential cost only
+-- where the model has a gain of at least qdtt.stop_threshold (20%) there:
+-- a smaller gain counts as none, a loss always counts.
+CREATE TEMP TABLE pfts_cost (label text, workers int, cost float8);
+INSERT INTO pfts_cost SELECT 'none', workers, qdtt_cost
+FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1 AND 50000') WHERE scan = 'Parallel Seq Scan';
+UPDATE qdtt_calibration SET cost_us = 9 WHERE band_pages = 1 AND queue_depth > 1;
+INSERT INTO pfts_cost SELECT 'gain 10%', workers, qdtt_cost
+FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1 AND 50000') WHERE scan = 'Parallel Seq Scan';
+UPDATE qdtt_calibration SET cost_us = 5 WHERE band_pages = 1 AND queue_depth > 1;
+INSERT INTO pfts_cost SELECT 'gain 50%', workers, qdtt_cost
+FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1 AND 50000') WHERE scan = 'Parallel Seq Scan';
+UPDATE qdtt_calibration SET cost_us = 12 WHERE band_pages = 1 AND queue_depth > 1;
+INSERT INTO pfts_cost SELECT 'loss 20%', workers, qdtt_cost
+FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1 AND 50000') WHERE scan = 'Parallel Seq Scan';
+UPDATE qdtt_calibration SET cost_us = 10 WHERE band_pages = 1;
+SELECT p.label, count(*) > 0 AS has_parallel_seq_scans,
+	   bool_and(p.cost = n.cost) AS priced_as_serial_io,
+	   bool_and(p.cost < n.cost) AS cheaper, bool_and(p.cost > n.cost) AS dearer
+FROM pfts_cost p JOIN pfts_cost n ON n.label = 'none' AND n.workers = p.workers
+WHERE p.label <> 'none' GROUP BY p.label ORDER BY p.label;
+
 -- A tablespace-level random_page_cost wins: stock costing for it.
 ALTER TABLESPACE pg_default SET (random_page_cost = 3);
 SELECT plan_of('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 2999', true) =
