@@ -694,6 +694,7 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 	bool	   *measured;
 	int			stopped_at = 0;
 	int			last_good_qi = 0;
+	int			big;			/* offset of the largest band's row */
 	int			npoints = 0,
 				ndefaulted = 0,
 				nremeasured = 0;
@@ -766,12 +767,11 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		cost = palloc0(sizeof(double) * nbands * nqds);
 		measured = palloc0(sizeof(bool) * nbands * nqds);
 
+		big = (nbands - 1) * nqds;
 		for (qi = 0; qi < nqds; qi++)
 		{
 			for (bi = nbands - 1; bi >= 0; bi--)
 			{
-				int			big = (nbands - 1) * nqds;
-
 				/* The largest band may have been measured as a look-ahead. */
 				if (!measured[bi * nqds + qi])
 				{
@@ -834,6 +834,9 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		{
 			int			stop_qi = qi;
 
+			/* Band 1's loss per doubling at the stopping depth (see below). */
+			double		seq_step = Max(cost[stop_qi] / cost[stop_qi - 1], 1.0);
+
 			/* Sequential streams at the stopping depth are still measured:
 			 * a parallel seq scan can be slower than a serial one. */
 			cost[stop_qi] = measure_point(&c, 1, qds[stop_qi]);
@@ -855,12 +858,10 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 					 */
 					if (bi == 0)
 					{
-						double		step = cost[stop_qi] / cost[stop_qi - 1];
-
 						if (qi == stop_qi)
 							continue;
 						dflt = Max(dflt, cost[qi - 1] *
-								   pow(Max(step, 1.0), log2((double) qds[qi] / qds[qi - 1])));
+								   pow(seq_step, log2((double) qds[qi] / qds[qi - 1])));
 					}
 					cost[bi * nqds + qi] = dflt;
 					measured[bi * nqds + qi] = false;
