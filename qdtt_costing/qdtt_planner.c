@@ -154,12 +154,13 @@ init_rel_plan(QdttRelPlan *p, const QdttModel *model)
 }
 
 /*
- * A page of a Parallel Seq Scan with "qd" participants.  Streams that
- * interleave chunks of one file gain less from one another than random reads
- * do, and a small measured gain is within the noise of a sequential point
- * (and of what interleaving does to readahead, which the calibration's
- * streams only approximate): as in the early-stop rule, a gain under
- * qdtt.stop_threshold counts as none.  A loss always counts.
+ * A page of a Parallel Seq Scan with "qd" participants, as the calibration's
+ * "qd" concurrent streams measured it.  Streams that interleave chunks of
+ * one file gain less from one another than random reads do, and a small
+ * measured gain is within the noise of a sequential point: as in the
+ * early-stop rule, a gain under qdtt.stop_threshold counts as none.  A loss
+ * always counts (under memory pressure, interleaved streams cut each other's
+ * readahead short).
  */
 static double
 parallel_seq_page_cost(const QdttRelPlan *p, double qd)

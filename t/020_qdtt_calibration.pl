@@ -93,7 +93,7 @@ SKIP:
 	my $dir = $ENV{SSDKIT_HDD_DIR} // '';
 	my $cg = $ENV{SSDKIT_HDD_CGROUP} // '';
 	skip 'HDD tier not available (needs root for a loop device and a cgroup-v1 blkio throttle; '
-	  . 'scripts/check.sh sets it up)', 7
+	  . 'scripts/check.sh sets it up)', 8
 	  unless $dir ne '' && -d $dir && $cg ne '' && -w "$cg/cgroup.procs";
 
 	# Backends forked from now on inherit the throttle for the loop device.
@@ -115,6 +115,13 @@ SKIP:
 	is( $node->safe_psql('postgres',
 			"SELECT bool_and(measured) FILTER (WHERE queue_depth > 2) IS FALSE FROM qdtt_calibration WHERE tablespace = 'hdd'"),
 		't', 'points past the stop are defaults, not measurements');
+	# Sequential streams past the stop: the loss per doubling measured at
+	# the stopping depth repeats (a parallel seq scan must not look cheap
+	# because its depth was not measured).
+	is( $node->safe_psql('postgres',
+			"SELECT qdtt_cost(1, 4, 'hdd') >= 0.999 * qdtt_cost(1, 2, 'hdd') * "
+			  . "greatest(qdtt_cost(1, 2, 'hdd') / qdtt_cost(1, 1, 'hdd'), 1.0)"),
+		't', 'band 1 past the stop continues the measured per-doubling loss');
 
 	my ($b2, $m2, $d2, $s2) = split /\|/, calibrate('hdd', 64, 0.15, 'false');
 	cmp_ok($m2, '>=', 3 * $measured,
