@@ -337,6 +337,8 @@ extern int	pax_default_group_blocks;
 /* pax_storage.c */
 extern Buffer pax_lock_metapage(Relation rel, int mode);
 extern Buffer pax_lock_directory_page(Relation rel, BlockNumber blkno, int mode);
+extern PaxGroupEntry *pax_next_directory_entry(Relation rel, BlockNumber blkno, Page page,
+											   char **pos);
 extern uint32 pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs);
 extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,

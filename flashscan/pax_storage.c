@@ -314,6 +314,25 @@ pax_lock_directory_page(Relation rel, BlockNumber blkno, int mode)
 	return buf;
 }
 
+/*
+ * The directory entry at *pos of a locked directory page, after checking
+ * that it lies within the page's entries; *pos moves past it.  Every walk
+ * over directory entries steps with this, so a damaged page is reported
+ * instead of read past.
+ */
+PaxGroupEntry *
+pax_next_directory_entry(Relation rel, BlockNumber blkno, Page page, char **pos)
+{
+	PaxGroupEntry *g = (PaxGroupEntry *) *pos;
+	char	   *end = (char *) page + ((PageHeader) page)->pd_lower;
+
+	if (*pos + PaxGroupEntrySize(0) > end ||
+		*pos + PaxGroupEntrySize(g->ncols) > end)
+		corrupted(rel, blkno, "pax directory page");
+	*pos += PaxGroupEntrySize(g->ncols);
+	return g;
+}
+
 /* Extend the relation by n blocks, pinned, all in one contiguous run. */
 static void
 extend_blocks(Relation rel, int n, Buffer *bufs)
@@ -664,11 +683,10 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 		p = PageGetContents(page);
 		for (i = 0; i < op->nentries; i++)
 		{
-			PaxGroupEntry *g = (PaxGroupEntry *) p;
+			uint16		off = (uint16) (p - (char *) page);
+			PaxGroupEntry *g = pax_next_directory_entry(rel, blkno, page, &p);
 			Size		sz = PaxGroupEntrySize(g->ncols);
 
-			if (p + sz > (char *) page + ((PageHeader) page)->pd_lower)
-				corrupted(rel, blkno, "pax directory page");
 			if (!(g->flags & PAX_GROUP_EMPTY))
 			{
 				if (dir->ngroups == cap)
@@ -679,10 +697,9 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 				items[dir->ngroups].g = palloc(sz);
 				memcpy(items[dir->ngroups].g, g, sz);
 				items[dir->ngroups].blk = blkno;
-				items[dir->ngroups].off = (uint16) (p - (char *) page);
+				items[dir->ngroups].off = off;
 				dir->ngroups++;
 			}
-			p += sz;
 		}
 		blkno = op->next;
 		UnlockReleaseBuffer(buf);

@@ -76,10 +76,10 @@ pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
 		p = PageGetContents(page);
 		for (i = 0; i < op->nentries; i++)
 		{
-			PaxGroupEntry *g = (PaxGroupEntry *) p;
+			/* (page becomes the WAL copy once an entry changes) */
+			PaxGroupEntry *g = pax_next_directory_entry(rel, blkno, BufferGetPage(buf), &p);
 			uint16		flags = g->flags;
 
-			p += PaxGroupEntrySize(g->ncols);
 			if (flags & PAX_GROUP_DELTA)
 				continue;		/* per-row xmins: see vacuum_delta() */
 			if (!(flags & (PAX_GROUP_FROZEN | PAX_GROUP_ABORTED)) &&
@@ -702,10 +702,8 @@ compact_directory(Relation rel)
 					nempty = 0;
 
 		for (i = 0; i < op->nentries; i++)
-		{
-			nempty += (((PaxGroupEntry *) p)->flags & PAX_GROUP_EMPTY) != 0;
-			p += PaxGroupEntrySize(((PaxGroupEntry *) p)->ncols);
-		}
+			nempty += (pax_next_directory_entry(rel, blkno, page, &p)->flags &
+					   PAX_GROUP_EMPTY) != 0;
 		if (nempty > 0)
 		{
 			GenericXLogState *state = GenericXLogStart(rel);
@@ -717,15 +715,15 @@ compact_directory(Relation rel)
 
 			for (i = 0; i < n; i++)
 			{
-				Size		sz = PaxGroupEntrySize(((PaxGroupEntry *) src)->ncols);
+				char	   *entry = src;
+				PaxGroupEntry *g = pax_next_directory_entry(rel, blkno, wpage, &src);
 
-				if (!(((PaxGroupEntry *) src)->flags & PAX_GROUP_EMPTY))
+				if (!(g->flags & PAX_GROUP_EMPTY))
 				{
-					memmove(dst, src, sz);
-					dst += sz;
+					memmove(dst, entry, src - entry);
+					dst += src - entry;
 					kept++;
 				}
-				src += sz;
 			}
 			memset(dst, 0, src - dst);
 			((PageHeader) wpage)->pd_lower = dst - (char *) wpage;
