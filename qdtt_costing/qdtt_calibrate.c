@@ -376,6 +376,7 @@ measure_random(Calibration *c, int64 band, int qd)
  */
 typedef struct SeqStreams
 {
+	int			nstreams;
 	int64		npages;
 	int64		chunk_pages;
 	int64		nchunks;
@@ -392,7 +393,6 @@ typedef struct SeqStreams
 typedef struct SeqStream
 {
 	SeqStreams *shared;
-	int			nstreams;
 	int			fd;
 	char	   *buf;
 } SeqStream;
@@ -430,7 +430,7 @@ seq_stream_main(void *arg)
 				s->t_half = now_seconds();
 		}
 	}
-	if (pg_atomic_add_fetch_u32(&s->finished, 1) == (uint32) me->nstreams)
+	if (pg_atomic_add_fetch_u32(&s->finished, 1) == (uint32) s->nstreams)
 		s->t_end = now_seconds();
 	return NULL;
 }
@@ -478,6 +478,7 @@ measure_sequential(Calibration *c, int qd)
 	int			i;
 
 	open_stream_files(c, nstreams);
+	s.nstreams = nstreams;
 	s.npages = c->npages;
 	s.chunk_pages = Min((int64) pg_nextpower2_64((uint64) Max(c->npages / SEQ_SCAN_NCHUNKS, 1)),
 						SEQ_SCAN_MAX_CHUNK);
@@ -492,7 +493,6 @@ measure_sequential(Calibration *c, int qd)
 	for (i = 0; i < nstreams; i++)
 	{
 		streams[i].shared = &s;
-		streams[i].nstreams = nstreams;
 		streams[i].fd = c->seq_fds[i];
 		streams[i].buf = palloc(BLCKSZ);
 	}
@@ -563,6 +563,7 @@ measure_point(Calibration *c, int64 band, int qd)
 	double		total = c->point_seconds;
 	double		best = -1;
 	double		sum = 0;
+	bool		mean;
 	int			trials,
 				min_trials;
 	int			i;
@@ -589,7 +590,8 @@ measure_point(Calibration *c, int64 band, int qd)
 	 * planner a parallel scan's lucky case; such a point is the mean of all
 	 * its runs.
 	 */
-	if (band == 1 && qd > 1)
+	mean = (band == 1 && qd > 1);
+	if (mean)
 		min_trials = trials;
 	c->point_seconds = total / trials;
 	for (i = 0; i < trials; i++)
@@ -598,7 +600,7 @@ measure_point(Calibration *c, int64 band, int qd)
 		double		cost = (band == 1) ? measure_sequential(c, qd) :
 			measure_random(c, band, qd);
 
-		if (band == 1 && qd > 1)
+		if (mean)
 			sum += cost;
 		else if (best < 0 || cost < best)
 			best = cost;
@@ -613,7 +615,7 @@ measure_point(Calibration *c, int64 band, int qd)
 			break;
 	}
 	c->point_seconds = total;
-	return (band == 1 && qd > 1) ? sum / trials : best;
+	return mean ? sum / trials : best;
 }
 
 /*
@@ -914,9 +916,10 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 					 * were measured.  A loss per doubling seen at the
 					 * stopping depth is assumed to repeat with every further
 					 * doubling (on a disk, each stream adds seeks between
-					 * the others' chunks: the HDD tier's 5-participant
-					 * parallel seq scan ran 3x a serial one, where 2 streams
-					 * had cost 15% more); a gain is not extrapolated.
+					 * the others' chunks: on the HDD tier 2 streams cost
+					 * 1.4x one, 4 streams 5x, and a 5-participant parallel
+					 * seq scan ran 3x a serial one); a gain is not
+					 * extrapolated.
 					 */
 					if (bi == 0)
 					{

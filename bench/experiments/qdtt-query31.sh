@@ -16,10 +16,11 @@
 # Options: --tiers "ssd hdd"  --tables "1:60000 33:2000000 200:12000000"
 #          (k:rows, about 470 MB each)  --ssd_sels "..."  --hdd_sels "..."
 #          --calibration_mb 512  --ssd_reps 5 --hdd_reps 1 (cold runs per
-#          plan, 3 at least for a plan under a second; the best counts)  --cost_unit_us auto (qdtt.cost_unit_us for
-#          both tiers; auto = the SSD tier's calibrated QDTT(1, 1), so one cost
-#          unit is a sequential page on the fast device, where PostgreSQL's CPU
-#          cost settings hold; 0 = each tier's own QDTT(1, 1))
+#          plan, 3 at least for a plan under a second; the best counts)
+#          --cost_unit_us auto (qdtt.cost_unit_us for both tiers; auto = the
+#          SSD tier's calibrated QDTT(1, 1), so one cost unit is a sequential
+#          page on the fast device, where PostgreSQL's CPU cost settings hold;
+#          0 = each tier's own QDTT(1, 1))
 
 experiment_main() {
 	local tiers="ssd hdd" tables="1:60000 33:2000000 200:12000000"
