@@ -102,6 +102,7 @@ typedef struct Calibration
 	double		point_seconds;
 	SsdkitUring *ring;
 	char	   *bufs;			/* max_qd page buffers */
+	char	   *chunk_buf;		/* PREWRITE_CHUNK bytes: pre-write, then settle */
 	pg_prng_state prng;
 	const char *spcname;
 } Calibration;
@@ -201,7 +202,7 @@ prepare_file(Calibration *c, Oid spcoid, int file_size_mb)
 				 errmsg("could not create calibration file \"%s\": %m", c->path)));
 	}
 
-	buf = ssdkit_uring_alloc_buffer(c->ring, PREWRITE_CHUNK);
+	buf = c->chunk_buf = ssdkit_uring_alloc_buffer(c->ring, PREWRITE_CHUNK);
 	for (done = 0; done < need; done += PREWRITE_CHUNK)
 	{
 		uint64	   *words = (uint64 *) buf;
@@ -239,13 +240,12 @@ prepare_file(Calibration *c, Oid spcoid, int file_size_mb)
 static void
 settle_file(Calibration *c)
 {
-	char	   *buf = ssdkit_uring_alloc_buffer(c->ring, PREWRITE_CHUNK);
 	off_t		off;
 
 	for (off = 0; off < (off_t) c->npages * BLCKSZ; off += PREWRITE_CHUNK)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (pg_pread(c->fd_direct, buf, PREWRITE_CHUNK, off) < 0)
+		if (pg_pread(c->fd_direct, c->chunk_buf, PREWRITE_CHUNK, off) < 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read calibration file \"%s\": %m", c->path)));
