@@ -12,8 +12,10 @@
 # QDTT planner choose.  A plan slower than the cap (3 x the seq scan, at
 # least 10 s) is stopped and recorded as censored; a forced index plan that
 # hit the cap is not run again at higher selectivities (it only gets slower).
-# A timed run is planned once in its session and executed after 250 ms idle,
-# so every execution starts with the HDD throttle's full 100 ms slice.
+# The plans of one selectivity run in rounds (one cold run of each per
+# round), so the VM's drift reaches all of them alike.  A timed run is
+# planned once in its session and executed after 250 ms idle, so every
+# execution starts with the HDD throttle's full 100 ms slice.
 #
 # Options: --tiers "ssd hdd"  --tables "1:60000 33:2000000 200:12000000"
 #          (k:rows, about 470 MB each)  --ssd_sels "..."  --hdd_sels "..."
@@ -36,7 +38,7 @@ experiment_main() {
 
 	echo "tier,table,rows_per_page,rows,pages,selectivity_pct,variant,plan,workers,ms,censored,reused" >"$RESULT.csv"
 	echo "tier,early_stop,file_mb,points_measured,points_defaulted,stopped_at_qd,max_beneficial_qd,prepare_s,measure_s" >"$RESULT-calibration.csv"
-	meta settings "shared_buffers 5% of the table, memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16); every run cold (stop, drop caches, start; the query planned once in the session, then executed with EXPLAIN ANALYZE after 250 ms idle, so the HDD throttle gives the execution a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second)"
+	meta settings "shared_buffers 5% of the table, memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16); every run cold (stop, drop caches, start; the query planned once in the session, then executed with EXPLAIN ANALYZE after 250 ms idle, so the HDD throttle gives the execution a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second), the plans of a selectivity run in interleaved rounds"
 	meta query "SELECT max(c1) FROM Tk WHERE c2 BETWEEN 1000001 AND 1000000 + rows * selectivity (c2 a permutation of 1..rows)"
 
 	local tier data
@@ -81,6 +83,9 @@ read_table_pages() {
 	done
 	pg_stop "$data"
 }
+
+# The forced plans, then the two planners' choices.
+VARIANTS="IS FTS BHS PIS2 PIS8 PFTS1 PFTS2 stock qdtt"
 
 QDTT_OPTS="-c shared_preload_libraries=qdtt_costing -c jit=off -c max_worker_processes=16 -c max_parallel_workers=16 -c max_parallel_workers_per_gather=8 -c effective_io_concurrency=32"
 
@@ -174,60 +179,83 @@ sweep_table() {
 		lo=$(( 1 + (rows - width) / 3 ))
 		hi=$(( lo + width - 1 ))
 		local query="SELECT max(c1) FROM $tab WHERE c2 BETWEEN $lo AND $hi"
-		local -A plan_ms=() plan_text=()
-		for variant in IS FTS BHS PIS2 PIS8 PFTS1 PFTS2 stock qdtt; do
-			local settings explain shape ms cens=0 reused=0
-			settings=$(variant_settings "$variant" "$tab")
-			explain=$(bench_psql -d qdtt -At -c "$settings EXPLAIN (COSTS OFF) $query; ROLLBACK")
-			shape=$(plan_shape "$explain")
-			if [ -n "${censored_from[$variant]:-}" ]; then
-				echo "$tier,$tab,$k,$rows,$pages,$sel,$variant,${shape%|*},${shape#*|},$cap_ms,1,0" >>"$RESULT.csv"
-				continue
+
+		# The plan each variant gets.  Variants that get the same plan share
+		# one measurement (plan_id); the stock and QDTT choices are usually
+		# one of the forced plans.
+		local -A plan_id=() id_of_text=() shape_of=()
+		local plan_settings=() best=() cens=() done_=() nplans=0 explain id
+		for variant in $VARIANTS; do
+			explain=$(bench_psql -d qdtt -At -c "$(variant_settings "$variant" "$tab") EXPLAIN (COSTS OFF) $query; ROLLBACK")
+			shape_of[$variant]=$(plan_shape "$explain")
+			[ -n "${censored_from[$variant]:-}" ] && continue
+			if [ -z "${id_of_text[$explain]:-}" ]; then
+				id_of_text[$explain]=$nplans
+				plan_settings[nplans]=$(variant_settings "$variant" "$tab")
+				best[nplans]=""
+				cens[nplans]=0
+				done_[nplans]=0
+				nplans=$((nplans + 1))
 			fi
-			# The same plan as a variant already run: the same measurement.
-			if [ -n "${plan_ms[$explain]:-}" ]; then
-				ms=${plan_ms[$explain]}
-				cens=${ms#*:}
-				ms=${ms%:*}
-				reused=1
-			else
-				# The best of $reps cold runs: interference only slows a run.
-				local out rep one
-				ms=""
-				for ((rep = 0; ; rep++)); do
-					# A run under a second on the HDD tier is a few of the
-					# throttle's 100 ms time slices, 1 or 2 of them by where
-					# its reads land: such a plan gets 3 runs on any tier.
-					if ((rep >= reps)); then
-						((rep < 3)) && awk -v m="$ms" 'BEGIN { exit !(m < 1000) }' || break
+			plan_id[$variant]=${id_of_text[$explain]}
+		done
+
+		# Rounds of one cold run of every plan, so that the machine's
+		# drift over minutes (a slow spell of the VM's disk) reaches every
+		# plan alike instead of whichever ran during it; a plan's time is
+		# its best run, as interference only slows a run.  A plan gets
+		# $reps runs, and 3 if its best is under a second (on the HDD tier
+		# a few of the throttle's 100 ms slices).  The session plans the
+		# query first (catalog, statistics and index metapage reads) and
+		# idles 250 ms: the HDD throttle then starts a fresh slice with the
+		# execution, so how many reads planning took from the current slice
+		# no longer decides whether a plan of N random reads waits
+		# ceil(N / 20) - 1 slices or one more.  A run stopped at the cap
+		# ends the plan's runs (it is censored if it has no completed run).
+		local rep active out one
+		for ((rep = 0; ; rep++)); do
+			active=0
+			for ((id = 0; id < nplans; id++)); do
+				((done_[id])) && continue
+				if ((rep >= reps)) && ! { ((rep < 3)) && awk -v m="${best[id]}" 'BEGIN { exit !(m < 1000) }'; }; then
+					done_[id]=1
+					continue
+				fi
+				active=1
+				pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
+				if out=$(bench_psql -d qdtt -At -c "SET statement_timeout = $cap_ms; ${plan_settings[id]} EXPLAIN (COSTS OFF) $query; SELECT pg_sleep(0.25); EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query; ROLLBACK" 2>&1); then
+					one=$(grep -o 'Execution Time: [0-9.]*' <<<"$out" | grep -o '[0-9.]*$')
+					if [ -z "${best[id]}" ] || awk -v a="$one" -v b="${best[id]}" 'BEGIN { exit !(a < b) }'; then
+						best[id]=$one
 					fi
-					# The session plans the query first (its catalog, statistics
-					# and index metapage reads), then idles 250 ms: on the HDD
-					# tier the throttle then starts a fresh 100 ms slice with the
-					# execution, so how many reads planning took from the current
-					# slice no longer decides whether a plan of N random reads
-					# waits ceil(N / 20) - 1 slices or one more.
-					pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
-					if out=$(bench_psql -d qdtt -At -c "SET statement_timeout = $cap_ms; $settings EXPLAIN (COSTS OFF) $query; SELECT pg_sleep(0.25); EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query; ROLLBACK" 2>&1); then
-						one=$(grep -o 'Execution Time: [0-9.]*' <<<"$out" | grep -o '[0-9.]*$')
-						shape=$(plan_shape "$out")
-						if [ -z "$ms" ] || awk -v a="$one" -v b="$ms" 'BEGIN { exit !(a < b) }'; then
-							ms=$one
-						fi
-					else
-						grep -q 'statement timeout' <<<"$out" || die "$tier $tab $variant: $out"
-						ms=$cap_ms
-						cens=1
-						break
+				else
+					grep -q 'statement timeout' <<<"$out" || die "$tier $tab $sel% (${plan_settings[id]}): $out"
+					if [ -z "${best[id]}" ]; then
+						best[id]=$cap_ms
+						cens[id]=1
 					fi
-				done
-				plan_ms[$explain]="$ms:$cens"
+					done_[id]=1
+				fi
+			done
+			((active)) || break
+		done
+
+		local -A reported=()
+		for variant in $VARIANTS; do
+			local shape=${shape_of[$variant]} ms=$cap_ms c=1 reused=0
+			if [ -z "${censored_from[$variant]:-}" ]; then
+				id=${plan_id[$variant]}
+				ms=${best[id]}
+				c=${cens[id]}
+				[ -n "${reported[$id]:-}" ] && reused=1
+				reported[$id]=1
+				# A forced index plan stopped at the cap only gets slower.
+				if ((c)) && [[ $variant == IS || $variant == BHS || $variant == PIS* ]]; then
+					censored_from[$variant]=1
+				fi
 			fi
-			if [ "$cens" = 1 ] && [[ $variant == IS || $variant == BHS || $variant == PIS* ]]; then
-				censored_from[$variant]=1
-			fi
-			echo "$tier,$tab,$k,$rows,$pages,$sel,$variant,${shape%|*},${shape#*|},$ms,$cens,$reused" >>"$RESULT.csv"
-			log "$tier $tab $sel% $variant: ${shape%|*} (${shape#*|} workers) $ms ms$([ "$cens" = 1 ] && echo ' (censored)')"
+			echo "$tier,$tab,$k,$rows,$pages,$sel,$variant,${shape%|*},${shape#*|},$ms,$c,$reused" >>"$RESULT.csv"
+			log "$tier $tab $sel% $variant: ${shape%|*} (${shape#*|} workers) $ms ms$( ((c)) && echo ' (censored)')"
 		done
 	done
 	pg_stop "$data"
