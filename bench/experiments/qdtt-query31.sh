@@ -44,7 +44,8 @@ experiment_main() {
 	local tier data
 	for tier in $tiers; do
 		data=$(tier_copy "$pristine" "$tier" qdtt)
-		read_table_pages "$tier" "$data"
+		# The copies hold the same bytes: one tier's sizes serve both.
+		((${#TABLE_PAGES[@]})) || read_table_pages "$tier" "$data"
 		[ "$tier" = hdd ] && root_write_throttle "$HDD_IOPS"
 		calibrate_tier "$tier" "$data" "$calibration_mb"
 		if [ "$cost_unit_us" = auto ]; then
@@ -73,7 +74,7 @@ load_tk_tables() {
 }
 
 # read_table_pages TIER DATA: each table's size in pages, into TABLE_PAGES[tK]
-# (one server start per tier; the sizes decide shared_buffers and the cap).
+# (one server start; the sizes decide shared_buffers and the cap).
 declare -gA TABLE_PAGES=()
 read_table_pages() {
 	local tier=$1 data=$2 spec
@@ -184,14 +185,15 @@ sweep_table() {
 		# one measurement (plan_id); the stock and QDTT choices are usually
 		# one of the forced plans.
 		local -A plan_id=() id_of_text=() shape_of=()
-		local plan_settings=() best=() cens=() done_=() nplans=0 explain id
+		local plan_settings=() best=() cens=() done_=() nplans=0 settings explain id
 		for variant in $VARIANTS; do
-			explain=$(bench_psql -d qdtt -At -c "$(variant_settings "$variant" "$tab") EXPLAIN (COSTS OFF) $query; ROLLBACK")
+			settings=$(variant_settings "$variant" "$tab")
+			explain=$(bench_psql -d qdtt -At -c "$settings EXPLAIN (COSTS OFF) $query; ROLLBACK")
 			shape_of[$variant]=$(plan_shape "$explain")
 			[ -n "${censored_from[$variant]:-}" ] && continue
 			if [ -z "${id_of_text[$explain]:-}" ]; then
 				id_of_text[$explain]=$nplans
-				plan_settings[nplans]=$(variant_settings "$variant" "$tab")
+				plan_settings[nplans]=$settings
 				best[nplans]=""
 				cens[nplans]=0
 				done_[nplans]=0
