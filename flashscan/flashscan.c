@@ -51,6 +51,7 @@ _PG_init(void)
 	flashscan_scan_init();
 	MarkGUCPrefixReserved("flashscan");
 	pax_writer_init();
+	pax_ddl_init();
 }
 
 /* flashscan_status(): library version, how it was loaded, io_uring support. */

@@ -176,19 +176,21 @@ is_pax_relation(RangeTblEntry *rte)
 }
 
 /*
- * The columns the quals (qual_atts) and the rest of the query (proj_atts)
- * read, as attribute numbers; false when the query needs a system column we
+ * The columns the quals (clauses: restrictions and, on a parameterized
+ * path, the join clauses it enforces) read (qual_atts) and the rest of the
+ * query (proj_atts) reads, as attribute numbers; false when the query needs a system column we
  * cannot produce or the whole row.
  */
 static bool
-needed_columns(RelOptInfo *rel, Index relid, List **qual_atts, List **proj_atts)
+needed_columns(RelOptInfo *rel, Index relid, List *clauses, List **qual_atts,
+			   List **proj_atts)
 {
 	Bitmapset  *qa = NULL;
 	Bitmapset  *pa = NULL;
 	ListCell   *lc;
 	int			x;
 
-	foreach(lc, rel->baserestrictinfo)
+	foreach(lc, clauses)
 		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, relid, &qa);
 	pull_varattnos((Node *) rel->reltarget->exprs, relid, &pa);
 
@@ -257,8 +259,22 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 				spc_seq;
 	QualCost	qcost;
 	Cost		cpu_per_tuple;
+	ParamPathInfo *param_info;
+	List	   *clauses;
 
-	if (!needed_columns(rel, rel->relid, &qual_atts, &proj_atts))
+	/*
+	 * A LATERAL reference (in the quals or in the target list, which then
+	 * holds a PlaceHolderVar of the outer relation) makes the path
+	 * parameterized by the outer relations, as a Seq Scan's is: the planner
+	 * then turns those references into nestloop Params, rescans the node for
+	 * each outer row and puts no Materialize over it.  The join clauses such
+	 * a path enforces are quals of the scan too.
+	 */
+	param_info = get_baserel_parampathinfo(root, rel, rel->lateral_relids);
+	clauses = rel->baserestrictinfo;
+	if (param_info)
+		clauses = list_concat_copy(clauses, param_info->ppi_clauses);
+	if (!needed_columns(rel, rel->relid, clauses, &qual_atts, &proj_atts))
 	{
 		relation_close(r, NoLock);
 		return;
@@ -266,7 +282,8 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	group_blocks = pax_relation_group_blocks(r);
 	ngroups = Max(1.0, ceil(rel->pages / group_blocks));
 	rows_per_group = Max(1.0, rel->tuples / ngroups);
-	selectivity = (rel->tuples > 0) ? Min(1.0, rel->rows / rel->tuples) : 1.0;
+	selectivity = (rel->tuples > 0) ?
+		Min(1.0, (param_info ? param_info->ppi_rows : rel->rows) / rel->tuples) : 1.0;
 	p_hit = (qual_atts != NIL && flashscan_selection_first) ?
 		1.0 - pow(1.0 - selectivity, rows_per_group) : 1.0;
 	blocks = ngroups * (column_blocks_per_group(rte->relid, desc, qual_atts, rows_per_group) +
@@ -275,14 +292,17 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	relation_close(r, NoLock);
 
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
-	cost_qual_eval(&qcost, rel->baserestrictinfo, root);
+	cost_qual_eval(&qcost, clauses, root);
 
 	cpath = ssdkit_base_custom_path(rel, &flashscan_path_methods);
+	cpath->path.param_info = param_info;
+	if (param_info)
+		cpath->path.rows = param_info->ppi_rows;
 	cpu_per_tuple = cpu_tuple_cost + qcost.per_tuple;
 	cpath->path.startup_cost = qcost.startup + rel->reltarget->cost.startup;
 	/* blocks are read in whole minipages: sequential within, prefetched across */
 	cpath->path.total_cost = cpath->path.startup_cost + blocks * spc_seq +
-		rel->tuples * cpu_per_tuple + rel->rows * rel->reltarget->cost.per_tuple;
+		rel->tuples * cpu_per_tuple + cpath->path.rows * rel->reltarget->cost.per_tuple;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make2(qual_atts, proj_atts);
@@ -444,6 +464,26 @@ simple_qual(Node *clause, Index scanrelid, SimpleQual *q)
 }
 
 /*
+ * Does the operator of q hold for a non-null column value?  A strict
+ * operator may still return NULL (a user-defined one, or array and record
+ * comparisons meeting NULL elements): that is "not true", as in a WHERE
+ * clause.
+ */
+static bool
+simple_qual_true(SimpleQual *q, Datum value)
+{
+	LOCAL_FCINFO(fcinfo, 2);
+	Datum		result;
+
+	InitFunctionCallInfoData(*fcinfo, &q->flinfo, 2, q->collation, NULL, NULL);
+	fcinfo->args[0].value = q->var_first ? value : q->constval;
+	fcinfo->args[1].value = q->var_first ? q->constval : value;
+	fcinfo->args[0].isnull = fcinfo->args[1].isnull = false;
+	result = FunctionCallInvoke(fcinfo);
+	return !fcinfo->isnull && DatumGetBool(result);
+}
+
+/*
  * Fill the scan slot with row ri of the current group: the n columns of
  * list (the slot's other columns stay NULL from the group's start).
  */
@@ -543,9 +583,7 @@ next_group(FlashScanState *fs)
 
 					if (nulls[r])
 						continue;
-					if (DatumGetBool(q->var_first ?
-									 FunctionCall2Coll(&q->flinfo, q->collation, vals[r], q->constval) :
-									 FunctionCall2Coll(&q->flinfo, q->collation, q->constval, vals[r])))
+					if (simple_qual_true(q, vals[r]))
 						fs->selected[keep++] = r;
 				}
 				fs->nselected = keep;

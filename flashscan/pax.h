@@ -255,6 +255,16 @@ pax_row_set_next(PaxRowState *st, uint64 rownum)
 #define PaxGroupEntrySize(ncols) \
 	MAXALIGN(offsetof(PaxGroupEntry, cols) + (ncols) * sizeof(PaxColumnExtent))
 
+/*
+ * The widest table pax stores: a group's directory entry, one extent per
+ * attribute (dropped ones too), must fit an empty directory page.  1013 with
+ * 8 kB blocks; PostgreSQL allows 1600, so CREATE TABLE, ALTER TABLE ADD
+ * COLUMN and table rewrites into pax check it (pax_check_column_count()).
+ */
+#define PAX_MAX_COLUMNS \
+	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(PaxDirPageOpaque)) - \
+			 offsetof(PaxGroupEntry, cols)) / sizeof(PaxColumnExtent)))
+
 /* Directory pages: entries packed from the page contents; the special space links the chain. */
 typedef struct PaxDirPageOpaque
 {
@@ -351,6 +361,7 @@ extern void pax_recovery_conflict(void) pg_attribute_noreturn();
 extern void pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag);
 extern const uint8 *pax_read_presence(Relation rel, PaxGroupEntry *g, Buffer *pinned,
 									  uint64 *blocks_read);
+extern void pax_check_column_count(Relation rel, int natts);
 extern void pax_init_storage(Relation rel, const RelFileNode *newrnode,
 							 SMgrRelation srel, char persistence);
 extern int	pax_relation_group_blocks(Relation rel);
@@ -418,6 +429,9 @@ extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
 							 CommandId *cid);
 extern void pax_forget_relation(Oid relid);
+
+/* pax_ddl.c */
+extern void pax_ddl_init(void);
 
 /* pax_handler.c */
 extern const TableAmRoutine *pax_table_am_routine(void);

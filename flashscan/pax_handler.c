@@ -741,6 +741,8 @@ pax_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 {
 	SMgrRelation srel;
 
+	/* CREATE TABLE, CREATE TABLE AS, ALTER TABLE SET ACCESS METHOD, rewrites */
+	pax_check_column_count(rel, RelationGetDescr(rel)->natts);
 	pax_forget_relation(RelationGetRelid(rel));
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();

@@ -35,6 +35,7 @@
 #include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -155,6 +156,30 @@ pax_init_storage(Relation rel, const RelFileNode *newrnode, SMgrRelation srel,
 		log_smgrcreate(newrnode, INIT_FORKNUM);
 		write_metapage(srel, newrnode, INIT_FORKNUM, true, group_blocks);
 	}
+}
+
+/*
+ * Refuse a pax table of more attributes than a directory entry can describe
+ * (PAX_MAX_COLUMNS), before anything is written for it.
+ */
+void
+pax_check_column_count(Relation rel, int natts)
+{
+	const char *name = RelationGetRelationName(rel);
+	Oid			rewritten;
+
+	if (natts <= PAX_MAX_COLUMNS)
+		return;
+	/* a rewrite (ALTER TABLE SET ACCESS METHOD) builds "pg_temp_<oid of the table>" */
+	if (sscanf(name, "pg_temp_%u", &rewritten) == 1 && get_rel_name(rewritten) != NULL)
+		name = get_rel_name(rewritten);
+	ereport(ERROR,
+			(errcode(ERRCODE_TOO_MANY_COLUMNS),
+			 errmsg("tables using access method pax can have at most %d columns",
+					PAX_MAX_COLUMNS),
+			 errdetail("Table \"%s\" would have %d columns, counting dropped ones.",
+					   name, natts),
+			 errhint("Use access method heap for this table, or split its columns across tables.")));
 }
 
 /*
@@ -565,6 +590,11 @@ pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	GenericXLogState *state;
 	Page		target;
+
+	/* an entry larger than an empty page would be written past it */
+	pax_check_column_count(rel, entry->ncols);
+	Assert(entry_size <= BLCKSZ - MAXALIGN(SizeOfPageHeaderData) -
+		   MAXALIGN(sizeof(PaxDirPageOpaque)));
 
 	if (meta->dir_last != InvalidBlockNumber)
 	{

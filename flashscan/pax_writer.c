@@ -364,9 +364,16 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 
 		isnull[att] = slot->tts_isnull[att] || a->attisdropped;
 		vals[att] = isnull[att] ? (Datum) 0 : slot->tts_values[att];
+		/*
+		 * A TOAST pointer names another relation's chunks (gone once that
+		 * table is dropped or vacuumed), an expanded or indirect one memory
+		 * of this statement: neither may reach a page.  (A short inline
+		 * header is 1B too, but not 1B_E: VARATT_IS_SHORT does not tell
+		 * them apart.)
+		 */
 		if (!isnull[att] && a->attlen == -1 &&
-			VARATT_IS_EXTENDED(DatumGetPointer(vals[att])) &&
-			!VARATT_IS_SHORT(DatumGetPointer(vals[att])))
+			(VARATT_IS_EXTERNAL(DatumGetPointer(vals[att])) ||
+			 VARATT_IS_COMPRESSED(DatumGetPointer(vals[att]))))
 			vals[att] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(vals[att])));
 	}
 

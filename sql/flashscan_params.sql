@@ -1,0 +1,70 @@
+--
+-- flashscan_params: FlashScan with outer references (LATERAL, correlated
+-- subqueries, nestloop parameters) and quals whose operators return NULL.
+-- Every result must equal heap's.
+--
+CREATE EXTENSION flashscan;
+SET max_parallel_workers_per_gather = 0;
+SET flashscan.group_blocks = 1;
+SET enable_seqscan = off;		-- FlashScan wherever it can run
+
+CREATE TABLE k (lo int, hi int);
+INSERT INTO k VALUES (1, 10), (2, 20), (3, 30), (NULL, 40);
+CREATE TABLE ph (a int, b int, c text);
+INSERT INTO ph SELECT g, g % 7, 'c' || g FROM generate_series(1, 3000) g;
+CREATE TABLE pp (LIKE ph) USING pax;
+INSERT INTO pp SELECT * FROM ph;
+ANALYZE k, ph, pp;
+
+-- runs a query on pp and, with pp replaced by ph, on heap: same rows?
+CREATE FUNCTION same_rows(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n_pax bigint;
+	n_diff bigint;
+BEGIN
+	EXECUTE format('SELECT count(*) FROM (%s) s', q) INTO n_pax;
+	EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
+				   q, replace(q, ' pp ', ' ph '), replace(q, ' pp ', ' ph '), q) INTO n_diff;
+	RETURN format('%s rows, %s differ', n_pax, n_diff);
+END
+$$;
+
+-- the plans use FlashScan, parameterized by the outer relation
+EXPLAIN (COSTS OFF)
+SELECT * FROM k LEFT JOIN LATERAL (SELECT k.lo AS x, t.c FROM pp t WHERE t.a < 3) ss ON true;
+EXPLAIN (COSTS OFF)
+SELECT k.lo, (SELECT max(t.c || k.hi) FROM pp t WHERE t.b = k.lo) FROM k;
+
+-- an outer column in the target list, with the same number as a scanned one
+SELECT * FROM k LEFT JOIN LATERAL (SELECT k.lo AS x, t.c FROM pp t WHERE t.a < 3) ss ON true
+ORDER BY 1, 2, 4;
+SELECT same_rows('SELECT * FROM k LEFT JOIN LATERAL (SELECT k.lo AS x, k.hi AS y, t.c FROM pp t WHERE t.a < 3) ss ON true');
+-- in the quals: selection first, simple and residual quals
+SELECT same_rows('SELECT * FROM k, LATERAL (SELECT t.c FROM pp t WHERE t.a = k.lo + 1) ss');
+SELECT same_rows('SELECT * FROM k, LATERAL (SELECT t.c FROM pp t WHERE t.a = k.lo + 1 OFFSET 0) ss');
+SELECT same_rows('SELECT * FROM k, LATERAL (SELECT t.c, k.hi + t.a AS s FROM pp t WHERE t.b = k.lo AND t.a < k.hi OFFSET 0) ss');
+SELECT same_rows('SELECT * FROM k LEFT JOIN LATERAL (SELECT count(*) AS n FROM pp t WHERE t.b > k.lo) ss ON true');
+-- correlated subqueries (SubPlan parameters), in the target list and quals
+SELECT same_rows('SELECT k.lo, (SELECT max(t.c || k.hi) FROM pp t WHERE t.b = k.lo) FROM k');
+SELECT same_rows('SELECT k.* FROM k WHERE EXISTS (SELECT 1 FROM pp t WHERE t.a = k.hi AND t.b <> k.lo)');
+SELECT same_rows('SELECT t.a FROM pp t WHERE t.a > (SELECT max(hi) FROM k WHERE k.lo = t.b)');
+-- nested loop parameters
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT same_rows('SELECT k.lo, t.a FROM k JOIN pp t ON t.a = k.hi');
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- An operator that returns NULL for non-null inputs is "not true".
+SELECT a FROM pp WHERE ARRAY[a, NULL] = ARRAY[1, 2] ORDER BY a;
+CREATE FUNCTION null_eq(int, int) RETURNS bool LANGUAGE sql STRICT IMMUTABLE AS
+	'SELECT CASE WHEN $1 = $2 THEN true WHEN $1 % 2 = 0 THEN NULL ELSE false END';
+CREATE OPERATOR === (LEFTARG = int, RIGHTARG = int, PROCEDURE = null_eq);
+SELECT a FROM pp WHERE a === 3 ORDER BY a;
+SELECT count(*) FROM pp WHERE NOT (a === 3) IS NOT FALSE;
+SELECT count(*) FROM ph WHERE NOT (a === 3) IS NOT FALSE;
+
+DROP OPERATOR === (int, int);
+DROP FUNCTION null_eq(int, int), same_rows(text);
+DROP TABLE k, ph, pp;
+DROP EXTENSION flashscan;

@@ -1,0 +1,83 @@
+--
+-- pax_shapes: table shapes and values pax must store as heap does, or refuse
+-- with a clear error: wide tables, out-of-line, compressed and expanded
+-- values.
+--
+CREATE EXTENSION flashscan;
+SET max_parallel_workers_per_gather = 0;
+
+-- The widest pax table: every group's directory entry must fit a page.
+-- (the statements \gexec runs are not echoed: ECHO none around them)
+\set ECHO none
+SELECT format('CREATE TABLE wide (%s) USING pax',
+			  string_agg(format('c%s int', g), ', ')) FROM generate_series(1, 1013) g \gexec
+\set ECHO all
+INSERT INTO wide (c1, c500, c1013) SELECT g, g * 2, g * 3 FROM generate_series(1, 1000) g;
+INSERT INTO wide (c1, c1013) VALUES (-1, -3);
+SELECT count(*), sum(c1), sum(c500), sum(c1013), count(c2) FROM wide;
+-- one more column is refused, however it would come
+\set ECHO none
+SELECT format('CREATE TABLE wider (%s) USING pax',
+			  string_agg(format('c%s int', g), ', ')) FROM generate_series(1, 1014) g \gexec
+\set ECHO all
+ALTER TABLE wide ADD COLUMN c1014 int;
+-- dropped columns still count
+ALTER TABLE wide DROP COLUMN c2;
+ALTER TABLE wide ADD COLUMN c1014 int;
+CREATE TABLE wide_heap USING heap AS SELECT * FROM wide;
+ALTER TABLE wide_heap ADD COLUMN extra1 int, ADD COLUMN extra2 int;
+ALTER TABLE wide_heap SET ACCESS METHOD pax;
+CREATE TABLE wide_copy USING pax AS SELECT *, 1 AS extra1, 2 AS extra2 FROM wide;
+-- a partition of a partitioned table gets the column through recursion
+CREATE TABLE wide_parted (a int) PARTITION BY RANGE (a);
+CREATE TABLE wide_part1 PARTITION OF wide_parted FOR VALUES FROM (0) TO (10) USING pax;
+\set ECHO none
+SELECT format('ALTER TABLE wide_parted %s',
+			  string_agg(format('ADD COLUMN c%s int', g), ', ')) FROM generate_series(2, 1014) g \gexec
+\set ECHO all
+SELECT count(*) FROM pg_attribute WHERE attrelid = 'wide_part1'::regclass AND attnum > 0;
+-- the table is still usable after the refusals
+SELECT count(*), sum(c1013) FROM wide;
+DROP TABLE wide, wide_heap, wide_parted;
+
+-- Out-of-line values of another table are copied in: pax keeps no TOAST
+-- pointer into a relation that may be vacuumed or dropped.
+CREATE TABLE toasted (id int, ext text, cmp text, arr int[]);
+ALTER TABLE toasted ALTER COLUMN ext SET STORAGE EXTERNAL;
+INSERT INTO toasted
+SELECT g, (SELECT string_agg(md5(g::text || x::text), '') FROM generate_series(1, 400) x),
+	   repeat('compressible ' || g, 2000),
+	   (SELECT array_agg(x) FROM generate_series(1, 5000) x)
+FROM generate_series(1, 6) g;
+SELECT id, pg_column_compression(cmp) IS NOT NULL AS cmp_compressed
+FROM toasted ORDER BY id LIMIT 1;
+CREATE TABLE toast_ref AS SELECT id, md5(ext) AS ext, md5(cmp) AS cmp, md5(arr::text) AS arr
+FROM toasted;
+CREATE TABLE pax_toasted (id int, ext text, cmp text, arr int[]) USING pax;
+INSERT INTO pax_toasted SELECT * FROM toasted;					-- bulk path
+INSERT INTO pax_toasted SELECT * FROM toasted WHERE id = 1;		-- single-row path
+UPDATE pax_toasted SET id = id + 100 WHERE id = 2;				-- new version
+DELETE FROM toasted WHERE id < 4;
+VACUUM toasted;
+DROP TABLE toasted;
+SELECT count(*) FROM pax_toasted p JOIN toast_ref r ON r.id = p.id % 100
+WHERE md5(p.ext) = r.ext AND md5(p.cmp) = r.cmp AND md5(p.arr::text) = r.arr;
+SELECT count(*) FROM pax_toasted;
+-- no compressed or external value is stored
+SELECT count(*) FROM pax_toasted WHERE pg_column_compression(cmp) IS NOT NULL;
+
+-- Expanded objects (a PL/pgSQL array variable) are flattened.
+DO $$
+DECLARE
+	a int[] := '{}';
+BEGIN
+	FOR i IN 1..2000 LOOP
+		a[i] := i;
+	END LOOP;
+	INSERT INTO pax_toasted (id, arr) VALUES (1000, a);
+END
+$$;
+SELECT array_length(arr, 1), arr[2000] FROM pax_toasted WHERE id = 1000;
+DROP TABLE pax_toasted, toast_ref;
+
+DROP EXTENSION flashscan;
