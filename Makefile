@@ -6,6 +6,7 @@
 #   make install   install them into the PostgreSQL 15 found by PG_CONFIG
 #   make demo      deps + install + a scratch cluster and a tour (KEEP=1 keeps it)
 #   make check     deps + install + every test (pg_regress and TAP)
+#   make pg-regress-pax  PG15's regression/isolation suites on heap vs pax (root)
 
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 EXTENSIONS = ssd_cache qdtt_costing ssd_sort flashscan
@@ -13,7 +14,7 @@ TEST_MODULES = test/ssdkit_test
 
 export PG_CONFIG
 
-.PHONY: all deps install install-test demo check installcheck clean
+.PHONY: all deps install install-test demo check installcheck clean pg-regress-pax
 
 all:
 	for d in $(EXTENSIONS); do $(MAKE) -C $$d all || exit 1; done
@@ -36,6 +37,11 @@ check: install-test
 # Tests only, against what is already installed.
 installcheck:
 	scripts/check.sh
+
+# PostgreSQL 15's own regression and isolation suites run on heap, pax and pax
+# without FlashScan; summary of the differences (scripts/pg_regress_pax.sh).
+pg-regress-pax:
+	scripts/pg_regress_pax.sh
 
 clean:
 	for d in $(EXTENSIONS) $(TEST_MODULES); do $(MAKE) -C $$d clean; done
