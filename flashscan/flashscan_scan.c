@@ -42,6 +42,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
 #include "catalog/pg_type_d.h"
@@ -96,7 +97,8 @@ typedef struct FlashScanState
 	bool	   *visible;		/* rows of the group the snapshot sees */
 	uint32	   *selected;		/* rows of the group that passed the quals */
 	uint32		nselected;
-	uint32		next_selected;
+	int64		cur_selected;	/* the one returned last: -1 before the first,
+								 * nselected after the last */
 	MemoryContext scan_cxt;		/* decoded columns are reused here group to group */
 	BufferAccessStrategy strategy;
 
@@ -303,7 +305,7 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	/* blocks are read in whole minipages: sequential within, prefetched across */
 	cpath->path.total_cost = cpath->path.startup_cost + blocks * spc_seq +
 		rel->tuples * cpu_per_tuple + cpath->path.rows * rel->reltarget->cost.per_tuple;
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION | CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make2(qual_atts, proj_atts);
 	add_path(rel, &cpath->path);
@@ -429,6 +431,9 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	fs->dir = pax_read_directory(fs->rel, fs->scan_cxt);
 	fs->gi = -1;
 	fs->prefetched_gi = -1;
+	fs->cur_selected = -1;
+	/* pg_stat_*_tables.seq_scan: FlashScan is the table's sequential scan */
+	pgstat_count_heap_scan(fs->rel);
 }
 
 /* Is clause "column op constant" on our relation?  Then fill *q. */
@@ -507,9 +512,12 @@ store_scan_row(FlashScanState *fs, uint32 ri, const int *list, int n)
 	return slot;
 }
 
-/* Next visible group with at least one selected row, read; false at the end. */
+/*
+ * The next (backward: previous) visible group with at least one selected
+ * row, read; false at the end (the start).
+ */
 static bool
-next_group(FlashScanState *fs)
+next_group(FlashScanState *fs, bool backward)
 {
 	ExprContext *econtext = fs->css.ss.ps.ps_ExprContext;
 	TupleDesc	desc = RelationGetDescr(fs->rel);
@@ -522,8 +530,13 @@ next_group(FlashScanState *fs)
 		bool		first_pass_all;
 
 		CHECK_FOR_INTERRUPTS();
-		if (++fs->gi >= fs->dir->ngroups)
+		fs->gi += backward ? -1 : 1;
+		if (fs->gi < 0 || fs->gi >= fs->dir->ngroups)
+		{
+			/* stay just outside the groups: the other direction starts there */
+			fs->gi = (fs->gi < 0) ? -1 : fs->dir->ngroups;
 			return false;
+		}
 		g = fs->dir->groups[fs->gi];
 		/* rows deleted (or removed by VACUUM) drop out before any column is read */
 		if (!pax_group_visible(g, fs->snapshot) ||
@@ -542,7 +555,7 @@ next_group(FlashScanState *fs)
 		if (fs->prefetched_gi != fs->gi)
 			pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
 								 desc->natts);
-		if (fs->gi + 1 < fs->dir->ngroups)
+		if (!backward && fs->gi + 1 < fs->dir->ngroups)
 		{
 			pax_prefetch_columns(fs->rel, fs->dir->groups[fs->gi + 1],
 								 first_pass_all ? fs->all_cols : fs->qual_cols, desc->natts);
@@ -556,7 +569,6 @@ next_group(FlashScanState *fs)
 		 * The selection vector: every row, narrowed by each simple qual on
 		 * its column's array, then by the other quals on a slot.
 		 */
-		fs->next_selected = 0;
 		fs->nselected = 0;
 		for (ri = 0; ri < g->nrows; ri++)
 			if (fs->visible[ri])
@@ -618,22 +630,36 @@ next_group(FlashScanState *fs)
 							 &fs->blocks_read);
 			MemoryContextSwitchTo(old);
 		}
+		fs->cur_selected = backward ? (int64) fs->nselected : -1;
 		return true;
 	}
 }
 
-/* ExecScan's access method: the next row that passed the quals, in the scan slot. */
+/*
+ * ExecScan's access method: the next row that passed the quals, in the scan
+ * slot.  Backward too (FETCH BACKWARD, cursors): a cursor whose plan cannot
+ * go back refuses it, where one over a Seq Scan allows it.
+ */
 static TupleTableSlot *
 flashscan_next(ScanState *ss)
 {
 	FlashScanState *fs = (FlashScanState *) ss;
+	bool		backward = ScanDirectionIsBackward(ss->ps.state->es_direction);
 
 	for (;;)
 	{
-		if (fs->group != NULL && fs->next_selected < fs->nselected)
-			return store_scan_row(fs, fs->selected[fs->next_selected++],
-								  fs->all_list, fs->nall);
-		if (!next_group(fs))
+		if (fs->group != NULL)
+		{
+			int64		i = fs->cur_selected + (backward ? -1 : 1);
+
+			if (i >= 0 && i < fs->nselected)
+			{
+				fs->cur_selected = i;
+				pgstat_count_heap_getnext(fs->rel);
+				return store_scan_row(fs, fs->selected[i], fs->all_list, fs->nall);
+			}
+		}
+		if (!next_group(fs, backward))
 		{
 			fs->group = NULL;
 			return ExecClearTuple(ss->ss_ScanTupleSlot);
@@ -680,7 +706,9 @@ flashscan_rescan(CustomScanState *node)
 	fs->gi = -1;
 	fs->prefetched_gi = -1;
 	fs->group = NULL;
-	fs->nselected = fs->next_selected = 0;
+	fs->nselected = 0;
+	fs->cur_selected = -1;
+	pgstat_count_heap_scan(fs->rel);
 }
 
 static char *

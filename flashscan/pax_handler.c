@@ -194,6 +194,9 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->ri = -1;
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
 		PredicateLockRelation(rel, snapshot);
+	/* pg_stat_*_tables.seq_scan, as heap counts it: at every start and rescan */
+	if (flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(rel);
 	if ((flags & SO_ALLOW_STRAT) &&
 		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))
 		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -230,6 +233,8 @@ pax_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
 	scan->ri = -1;
 	scan->group_loaded = false;
 	scan->claim_start = scan->claim_end = 0;
+	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(scan->base.rs_rd);
 }
 
 /* In a parallel scan, is group g ours?  Claims ranges of row numbers as needed. */
@@ -325,6 +330,7 @@ pax_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 				store_row(slot, slot->tts_tupleDescriptor, scan->cols,
 						  scan->needed, g, (uint32) scan->ri,
 						  RelationGetRelid(sscan->rs_rd));
+				pgstat_count_heap_getnext(sscan->rs_rd);
 				return true;
 			}
 		}
@@ -616,6 +622,7 @@ pax_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 {
 	/* bulk paths (CREATE TABLE AS, rewrites) pass a bulk-insert state: groups */
 	pax_insert_row(rel, slot, cid, bistate == NULL);
+	pgstat_count_heap_insert(rel, 1);
 }
 
 static void
@@ -626,6 +633,7 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 	for (i = 0; i < nslots; i++)
 		pax_insert_row(rel, slots[i], cid, false);
+	pgstat_count_heap_insert(rel, nslots);
 }
 
 static void
@@ -653,9 +661,14 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 {
 	uint64		rownum = pax_tid_to_rownum(tid);
 
+	TM_Result	result;
+
 	pax_flush_row(rel, rownum);
-	return pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_DELETE,
-						  wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
+	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_DELETE,
+							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
+	if (result == TM_Ok)
+		pgstat_count_heap_delete(rel);
+	return result;
 }
 
 /*
@@ -680,6 +693,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		return result;
 	pax_insert_row(rel, slot, cid, true);
 	pax_link_update(rel, rownum, pax_tid_to_rownum(&slot->tts_tid));
+	pgstat_count_heap_update(rel, false);
 	*update_indexes = true;
 	return TM_Ok;
 }

@@ -64,6 +64,39 @@ SELECT a FROM pp WHERE a === 3 ORDER BY a;
 SELECT count(*) FROM pp WHERE NOT (a === 3) IS NOT FALSE;
 SELECT count(*) FROM ph WHERE NOT (a === 3) IS NOT FALSE;
 
+-- Cursors move backward over a FlashScan as over a Seq Scan (without SCROLL
+-- too: the plan says it can).
+BEGIN;
+EXPLAIN (COSTS OFF) SELECT a FROM pp WHERE a % 100 = 7 AND b < 5;
+DECLARE cp CURSOR FOR SELECT a FROM pp WHERE a % 100 = 7 AND b < 5;
+DECLARE ch CURSOR FOR SELECT a FROM ph WHERE a % 100 = 7 AND b < 5;
+FETCH 3 FROM cp;
+FETCH 3 FROM ch;
+FETCH BACKWARD 2 FROM cp;
+FETCH BACKWARD 2 FROM ch;
+FETCH ALL FROM cp;
+FETCH ALL FROM ch;
+FETCH BACKWARD 3 FROM cp;
+FETCH BACKWARD 3 FROM ch;
+FETCH ABSOLUTE 1 FROM cp;
+FETCH ABSOLUTE 1 FROM ch;
+FETCH PRIOR FROM cp;
+FETCH PRIOR FROM ch;
+FETCH NEXT FROM cp;
+FETCH NEXT FROM ch;
+FETCH LAST FROM cp;
+FETCH LAST FROM ch;
+COMMIT;
+
+-- pg_stat_user_tables counts FlashScan's scans and rows like a Seq Scan's,
+-- and pax's inserts, updates and deletes like heap's
+UPDATE pp SET c = 'u' WHERE a <= 10;
+DELETE FROM pp WHERE a > 2990;
+SELECT pg_stat_force_next_flush();
+SELECT relname, seq_scan > 0 AS scanned, seq_tup_read > 0 AS read_rows,
+	   n_tup_ins, n_tup_upd, n_tup_del
+FROM pg_stat_user_tables WHERE relname = 'pp';
+
 DROP OPERATOR === (int, int);
 DROP FUNCTION null_eq(int, int), same_rows(text);
 DROP TABLE k, ph, pp;
