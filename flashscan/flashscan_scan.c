@@ -539,7 +539,7 @@ next_group(FlashScanState *fs, bool backward)
 		}
 		g = fs->dir->groups[fs->gi];
 		/* rows deleted (or removed by VACUUM) drop out before any column is read */
-		if (!pax_group_visible(g, fs->snapshot) ||
+		if (!pax_group_visible_to_reader(fs->rel, g, fs->snapshot) ||
 			pax_visible_rows(fs->rel, g, fs->snapshot, fs->visible, fs->strategy,
 							 &fs->blocks_read) == 0)
 		{

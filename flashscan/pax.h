@@ -408,6 +408,8 @@ extern void pax_vacuum_relation(Relation rel, TransactionId oldest_xmin,
 
 /* pax_rowstate.c */
 extern bool pax_row_state_deleted(const PaxRowState *st, Snapshot snapshot);
+extern void pax_conflict_out(Relation rel, TransactionId xid, Snapshot snapshot);
+extern bool pax_group_visible_to_reader(Relation rel, PaxGroupEntry *g, Snapshot snapshot);
 extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot,
 							   bool *visible, BufferAccessStrategy strategy,
 							   uint64 *blocks_read);

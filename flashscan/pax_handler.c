@@ -284,7 +284,7 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 		g = scan->dir->groups[scan->gi];
 		if (scan->base.rs_parallel && !parallel_owns_group(scan, g))
 			continue;
-		if (!pax_group_visible(g, scan->base.rs_snapshot))
+		if (!pax_group_visible_to_reader(scan->base.rs_rd, g, scan->base.rs_snapshot))
 			continue;
 		old = MemoryContextSwitchTo(scan->scan_cxt);
 		if (scan->vis_capacity < g->nrows)
@@ -463,7 +463,14 @@ fetch_unwritten_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 		return snapshot->snapshot_type != SNAPSHOT_HISTORIC_MVCC;
 	}
 	if (snapshot->snapshot_type != SNAPSHOT_DIRTY)
+	{
+		/* a concurrent writer's row: a rw-conflict for a serializable reader */
+		if (IsMVCCSnapshot(snapshot) &&
+			CheckForSerializableConflictOutNeeded(f->base.rel, snapshot))
+			pax_conflict_out(f->base.rel, pax_reservation_owner(f->base.rel, rownum),
+							 snapshot);
 		return false;
+	}
 	owner = pax_reservation_owner(f->base.rel, rownum);
 	if (!TransactionIdIsValid(owner) || TransactionIdIsCurrentTransactionId(owner) ||
 		!TransactionIdIsInProgress(owner))
@@ -490,7 +497,7 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 		*all_dead = false;
 	if (g == NULL)
 		return ItemPointerIsValid(tid) && fetch_unwritten_row(f, tid, snapshot, slot);
-	if (!pax_group_visible(g, snapshot))
+	if (!pax_group_visible_to_reader(f->base.rel, g, snapshot))
 	{
 		if (all_dead)
 			*all_dead = (g->flags & PAX_GROUP_ABORTED) != 0;

@@ -36,6 +36,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
@@ -178,6 +179,51 @@ release_row_slot(RowSlot *rs)
 }
 
 /*
+ * SERIALIZABLE readers, heap's HeapCheckForSerializableConflictOut: a reader
+ * that does not see a version because its inserter is concurrent (running,
+ * or committed after the snapshot was taken), or that sees a version a
+ * concurrent transaction deleted or updated, has a rw-conflict out to that
+ * writer.  xid is the inserter of a version the snapshot does not see, or
+ * the deleter of one it does; aborted writers conflict with nobody.
+ */
+void
+pax_conflict_out(Relation rel, TransactionId xid, Snapshot snapshot)
+{
+	if (!TransactionIdIsNormal(xid) || !CheckForSerializableConflictOutNeeded(rel, snapshot))
+		return;
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return;
+	if (!TransactionIdIsInProgress(xid) && !TransactionIdDidCommit(xid))
+		return;
+	xid = SubTransGetTopmostTransaction(xid);
+	if (TransactionIdPrecedes(xid, TransactionXmin))
+		return;
+	CheckForSerializableConflictOut(rel, xid, snapshot);
+}
+
+/* A row state's conflict, for a row the snapshot sees (not deleted for it). */
+static inline void
+row_state_conflict_out(Relation rel, const PaxRowState *st, Snapshot snapshot)
+{
+	if (TransactionIdIsValid(st->xmax) && !(st->flags & (PAX_ROW_LOCK_ONLY | PAX_ROW_DEAD)))
+		pax_conflict_out(rel, st->xmax, snapshot);
+}
+
+/*
+ * pax_group_visible() for a reader: a group whose insertion the snapshot
+ * does not see is a rw-conflict for a serializable one.
+ */
+bool
+pax_group_visible_to_reader(Relation rel, PaxGroupEntry *g, Snapshot snapshot)
+{
+	if (pax_group_visible(g, snapshot))
+		return true;
+	if (!(g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY | PAX_GROUP_FROZEN)))
+		pax_conflict_out(rel, g->xmin, snapshot);
+	return false;
+}
+
+/*
  * Is row rownum of group g stored (not removed by VACUUM, or for a delta
  * page, appended), and is its insertion visible to snapshot?  (For other
  * groups the caller has checked the group's insertion.)
@@ -193,8 +239,12 @@ row_inserted(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot)
 	{
 		PaxDeltaRowHeader hdr;
 
-		return pax_delta_row_header(rel, g, rownum, &hdr) &&
-			pax_xmin_visible(hdr.xmin, hdr.cmin, snapshot);
+		if (!pax_delta_row_header(rel, g, rownum, &hdr))
+			return false;
+		if (pax_xmin_visible(hdr.xmin, hdr.cmin, snapshot))
+			return true;
+		pax_conflict_out(rel, hdr.xmin, snapshot);
+		return false;
 	}
 	if (!PaxGroupIsSparse(g))
 		return true;
@@ -274,7 +324,11 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 		uint32		nrows = pax_delta_read_headers(rel, g, hdrs, strategy, blocks_read);
 
 		for (i = 0; i < g->nrows; i++)
+		{
 			visible[i] = i < nrows && pax_xmin_visible(hdrs[i].xmin, hdrs[i].cmin, snapshot);
+			if (i < nrows && !visible[i])
+				pax_conflict_out(rel, hdrs[i].xmin, snapshot);
+		}
 		pfree(hdrs);
 	}
 	else if (PaxGroupIsSparse(g))
@@ -308,8 +362,14 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 			pax_check_block_tag(rel, BufferGetPage(buf), g->row_map + b, g->tag);
 			st = (PaxRowState *) PageGetContents(BufferGetPage(buf));
 			for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++, st++)
-				if (visible[i] && pax_row_state_deleted(st, snapshot))
+			{
+				if (!visible[i])
+					continue;
+				if (pax_row_state_deleted(st, snapshot))
 					visible[i] = false;
+				else
+					row_state_conflict_out(rel, st, snapshot);
+			}
 			UnlockReleaseBuffer(buf);
 		}
 	}
@@ -354,7 +414,10 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 	read_row_state(rel, g, rownum, &st);
 	if (all_dead && (st.flags & PAX_ROW_DEAD))
 		*all_dead = true;
-	return !pax_row_state_deleted(&st, snapshot);
+	if (pax_row_state_deleted(&st, snapshot))
+		return false;
+	row_state_conflict_out(rel, &st, snapshot);
+	return true;
 }
 
 /*
