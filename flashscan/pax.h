@@ -408,6 +408,7 @@ extern void pax_vacuum_relation(Relation rel, TransactionId oldest_xmin,
 
 /* pax_rowstate.c */
 extern bool pax_row_state_deleted(const PaxRowState *st, Snapshot snapshot);
+extern void pax_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st);
 extern void pax_conflict_out(Relation rel, TransactionId xid, Snapshot snapshot);
 extern bool pax_group_visible_to_reader(Relation rel, PaxGroupEntry *g, Snapshot snapshot);
 extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot,
@@ -421,6 +422,11 @@ extern TM_Result pax_modify_row(Relation rel, uint64 *rownum, CommandId cid,
 								TM_FailureData *tmfd);
 extern void pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum);
 extern uint64 pax_latest_version(Relation rel, uint64 rownum);
+
+/* pax_slot.c */
+extern const TupleTableSlotOps *pax_slot_ops_get(void);
+extern void pax_slot_set_origin(TupleTableSlot *slot, Relation rel, PaxGroupEntry *g,
+								uint64 rownum);
 
 /* pax_writer.c */
 extern void pax_writer_init(void);

@@ -113,19 +113,20 @@ not_supported(Relation rel, const char *what, const char *hint)
 			 hint ? errhint("%s", hint) : 0));
 }
 
-/* Store the values filled into slot as row ri of group g. */
+/* Store the values filled into slot as row ri of group g of rel. */
 static void
-store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri, Oid relid)
+store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri, Relation rel)
 {
 	ExecStoreVirtualTuple(slot);
 	pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
-	slot->tts_tableOid = relid;
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pax_slot_set_origin(slot, rel, g, g->first_rownum + ri);
 }
 
 /* Fill a virtual slot with row ri of the decoded columns. */
 static void
 store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
-		  const bool *needed, PaxGroupEntry *g, uint32 ri, Oid relid)
+		  const bool *needed, PaxGroupEntry *g, uint32 ri, Relation rel)
 {
 	int			att;
 
@@ -143,7 +144,7 @@ store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
 			slot->tts_isnull[att] = true;
 		}
 	}
-	store_virtual_row(slot, g, ri, relid);
+	store_virtual_row(slot, g, ri, rel);
 }
 
 static bool *
@@ -160,7 +161,7 @@ all_columns(TupleDesc desc)
 static const TupleTableSlotOps *
 pax_slot_callbacks(Relation rel)
 {
-	return &TTSOpsVirtual;
+	return pax_slot_ops_get();
 }
 
 /* ------------------------------------------------------------------------
@@ -328,8 +329,7 @@ pax_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 			if (scan->ri >= 0 && scan->ri < g->nrows)
 			{
 				store_row(slot, slot->tts_tupleDescriptor, scan->cols,
-						  scan->needed, g, (uint32) scan->ri,
-						  RelationGetRelid(sscan->rs_rd));
+						  scan->needed, g, (uint32) scan->ri, sscan->rs_rd);
 				pgstat_count_heap_getnext(sscan->rs_rd);
 				return true;
 			}
@@ -518,7 +518,7 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 		ExecClearTuple(slot);
 		pax_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
 					 slot->tts_values, slot->tts_isnull);
-		store_virtual_row(slot, g, ri, RelationGetRelid(f->base.rel));
+		store_virtual_row(slot, g, ri, f->base.rel);
 		f->cur = NULL;			/* cols no longer hold a decoded group */
 	}
 	else
@@ -529,8 +529,7 @@ fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
 							 f->cols, NULL, NULL);
 			f->cur = g;
 		}
-		store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g, ri,
-				  RelationGetRelid(f->base.rel));
+		store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g, ri, f->base.rel);
 	}
 	MemoryContextSwitchTo(old);
 	f->last = g;
@@ -962,7 +961,7 @@ pax_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 			continue;
 		}
 		store_row(slot, RelationGetDescr(sscan->rs_rd), scan->cols, scan->needed,
-				  g, ri, RelationGetRelid(sscan->rs_rd));
+				  g, ri, sscan->rs_rd);
 		*liverows += 1;
 		return true;
 	}

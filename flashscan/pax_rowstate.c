@@ -391,6 +391,16 @@ read_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
 	UnlockReleaseBuffer(buf);
 }
 
+/* Row rownum's state: from its group's row map, or a free one if it has none. */
+void
+pax_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
+{
+	if (g->row_map == InvalidBlockNumber)
+		memset(st, 0, sizeof(PaxRowState));
+	else
+		read_row_state(rel, g, rownum, st);
+}
+
 /*
  * Is one row of a group whose insertion is visible to the snapshot visible
  * itself?  *all_dead (if not NULL) is set when no snapshot can see it any

@@ -80,4 +80,25 @@ $$;
 SELECT array_length(arr, 1), arr[2000] FROM pax_toasted WHERE id = 1000;
 DROP TABLE pax_toasted, toast_ref;
 
+-- System columns: xmin/cmin from the row's insertion, xmax/cmax from its
+-- row map, through scans and index fetches, as heap answers them.
+CREATE TABLE sys (a int, b text) USING pax;
+INSERT INTO sys VALUES (1, 'delta row');
+INSERT INTO sys SELECT g, 'group row' FROM generate_series(2, 2000) g;
+CREATE INDEX ON sys (a);
+BEGIN;
+UPDATE sys SET b = 'updated' WHERE a = 2;
+INSERT INTO sys VALUES (3000, 'later command');
+SELECT a, b, xmin = pg_current_xact_id()::xid AS xmin_mine, cmin, xmax = '0'::xid AS no_xmax
+FROM sys WHERE a IN (1, 2, 3, 3000) ORDER BY a;
+SET LOCAL enable_seqscan = off;
+SET LOCAL flashscan.enable = off;
+SELECT a, xmin = pg_current_xact_id()::xid AS xmin_mine, cmin FROM sys WHERE a IN (2, 3000) ORDER BY a;
+COMMIT;
+BEGIN;
+SELECT a FROM sys WHERE a = 5 FOR UPDATE;
+SELECT a, xmax = pg_current_xact_id()::xid AS locked_by_me FROM sys WHERE a IN (4, 5) ORDER BY a;
+COMMIT;
+DROP TABLE sys;
+
 DROP EXTENSION flashscan;

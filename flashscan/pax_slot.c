@@ -1,0 +1,111 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_slot.c
+ *	  The tuple slot pax scans and fetches return: a virtual slot that also
+ *	  answers the system columns xmin, cmin, xmax and cmax.
+ *
+ * A pax row has no tuple header: its inserter is its group's (or, on a
+ * delta page, its own header's), its deleter or locker is in the group's
+ * row map.  The slot remembers where the row came from and reads those only
+ * when a query asks for them (slot_getsysattr), so scans that do not pay
+ * nothing.  What it remembers (the relation and the group's directory
+ * entry) stays valid as long as the row's values do: until the next row is
+ * stored in the slot or the scan ends.  Values copied into another slot do
+ * not carry the system columns, as with heap's virtual slots.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "executor/tuptable.h"
+
+#include "pax.h"
+
+typedef struct PaxTupleTableSlot
+{
+	VirtualTupleTableSlot base;
+	Relation	rel;			/* NULL: no pax row stored */
+	PaxGroupEntry *group;
+	uint64		rownum;
+} PaxTupleTableSlot;
+
+static TupleTableSlotOps pax_slot_ops;
+
+static Datum
+pax_slot_getsysattr(TupleTableSlot *slot, int attnum, bool *isnull)
+{
+	PaxTupleTableSlot *ps = (PaxTupleTableSlot *) slot;
+	PaxGroupEntry *g = ps->group;
+	PaxRowState st;
+
+	if (ps->rel == NULL || TTS_EMPTY(slot))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot retrieve a system column in this context")));
+	*isnull = false;
+	switch (attnum)
+	{
+		case MinTransactionIdAttributeNumber:
+		case MinCommandIdAttributeNumber:
+			{
+				TransactionId xmin = g->xmin;
+				CommandId	cmin = g->cmin;
+
+				if (PaxGroupIsDelta(g))
+				{
+					PaxDeltaRowHeader hdr;
+
+					if (pax_delta_row_header(ps->rel, g, ps->rownum, &hdr))
+					{
+						xmin = hdr.xmin;
+						cmin = hdr.cmin;
+					}
+				}
+				return (attnum == MinTransactionIdAttributeNumber) ?
+					TransactionIdGetDatum(xmin) : CommandIdGetDatum(cmin);
+			}
+		case MaxTransactionIdAttributeNumber:
+			pax_row_state(ps->rel, g, ps->rownum, &st);
+			return TransactionIdGetDatum(st.xmax);
+		case MaxCommandIdAttributeNumber:
+			/* heap's cmin and cmax share one field too */
+			pax_row_state(ps->rel, g, ps->rownum, &st);
+			return CommandIdGetDatum(TransactionIdIsValid(st.xmax) ? st.cmax : g->cmin);
+	}
+	elog(ERROR, "invalid attribute number %d for a pax row", attnum);
+	return (Datum) 0;			/* keep compiler quiet */
+}
+
+static void
+pax_slot_clear(TupleTableSlot *slot)
+{
+	((PaxTupleTableSlot *) slot)->rel = NULL;
+	TTSOpsVirtual.clear(slot);
+}
+
+const TupleTableSlotOps *
+pax_slot_ops_get(void)
+{
+	if (pax_slot_ops.getsysattr == NULL)
+	{
+		pax_slot_ops = TTSOpsVirtual;
+		pax_slot_ops.base_slot_size = sizeof(PaxTupleTableSlot);
+		pax_slot_ops.clear = pax_slot_clear;
+		pax_slot_ops.getsysattr = pax_slot_getsysattr;
+	}
+	return &pax_slot_ops;
+}
+
+/* Remember where the row just stored in slot comes from, if it is a pax slot. */
+void
+pax_slot_set_origin(TupleTableSlot *slot, Relation rel, PaxGroupEntry *g, uint64 rownum)
+{
+	PaxTupleTableSlot *ps = (PaxTupleTableSlot *) slot;
+
+	if (slot->tts_ops != &pax_slot_ops)
+		return;
+	ps->rel = rel;
+	ps->group = g;
+	ps->rownum = rownum;
+}
