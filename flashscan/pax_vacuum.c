@@ -559,7 +559,14 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	entry->first_rownum = span_first;
 	entry->nrows = span;
 	entry->row_map = InvalidBlockNumber;
-	entry->horizon = oldest_xmin;
+	/*
+	 * Snapshots older than oldest_xmin may have seen the removed rows.  A
+	 * temporary table's horizon is this backend's own, which a later
+	 * snapshot's xmin (held back by other sessions) can precede although no
+	 * snapshot of ours can see them: no horizon, or the next statement
+	 * would fail.
+	 */
+	entry->horizon = RelationUsesLocalBuffers(rel) ? InvalidTransactionId : oldest_xmin;
 	if (e - s == 1 && !PaxGroupIsDelta(first))
 	{
 		entry->flags = first->flags;
