@@ -233,6 +233,9 @@ typedef struct PaxRowState
 #define PAX_ROW_LOCK_ONLY		0x0001
 #define PAX_ROW_UPDATED			0x0002
 #define PAX_ROW_DEAD			0x0004
+#define PAX_ROW_MOVED			0x0008	/* deleted by an UPDATE that moved it to
+										 * another partition (heap's moved
+										 * partitions ctid) */
 
 #define PAX_ROW_STATES_PER_BLOCK	((int) (PAX_BLOCK_PAYLOAD / sizeof(PaxRowState)))
 #define PAX_ROW_MAP_CHUNK		(PAX_ROW_STATES_PER_BLOCK * sizeof(PaxRowState))
@@ -337,6 +340,7 @@ pax_tid_to_rownum(ItemPointer tid)
 typedef enum PaxModifyKind
 {
 	PAX_MODIFY_DELETE,
+	PAX_MODIFY_MOVE,			/* delete: the row moves to another partition */
 	PAX_MODIFY_UPDATE,
 	PAX_MODIFY_LOCK
 } PaxModifyKind;

@@ -670,7 +670,8 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	TM_Result	result;
 
 	pax_flush_row(rel, rownum);
-	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_DELETE,
+	result = pax_modify_row(rel, &rownum, cid, crosscheck,
+							changingPart ? PAX_MODIFY_MOVE : PAX_MODIFY_DELETE,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
 	if (result == TM_Ok)
 		pgstat_count_heap_delete(rel);

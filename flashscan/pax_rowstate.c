@@ -497,7 +497,9 @@ fill_failure(TM_FailureData *tmfd, const PaxRowState *st, uint64 rownum)
 {
 	tmfd->xmax = st->xmax;
 	tmfd->cmax = TransactionIdIsCurrentTransactionId(st->xmax) ? st->cmax : InvalidCommandId;
-	if (st->flags & PAX_ROW_UPDATED)
+	if (st->flags & PAX_ROW_MOVED)
+		ItemPointerSetMovedPartitions(&tmfd->ctid);
+	else if (st->flags & PAX_ROW_UPDATED)
 		pax_rownum_to_tid(pax_row_next(st), &tmfd->ctid);
 	else
 		pax_rownum_to_tid(rownum, &tmfd->ctid);
@@ -505,7 +507,8 @@ fill_failure(TM_FailureData *tmfd, const PaxRowState *st, uint64 rownum)
 }
 
 /*
- * Delete (kind PAX_MODIFY_DELETE), mark as updated (PAX_MODIFY_UPDATE: the
+ * Delete (kind PAX_MODIFY_DELETE, or PAX_MODIFY_MOVE for the delete half of
+ * an UPDATE that moves the row to another partition), mark as updated (PAX_MODIFY_UPDATE: the
  * caller links the new version with pax_link_update()) or lock
  * (PAX_MODIFY_LOCK) row *rownum for command cid.  With lock_last_version,
  * an update chain is followed to its last version, whose row number
@@ -575,6 +578,15 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		{
 			fill_failure(tmfd, rs.st, *rownum);
 			release_row_slot(&rs);
+			/* the last version is in another partition: heap's error, from heap's place */
+			if (lock_last_version && ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
+			{
+				if (have_tuple_lock)
+					UnlockTuple(rel, &tid, ExclusiveLock);
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
+			}
 			if (!ItemPointerEquals(&tmfd->ctid, &tid) && lock_last_version)
 			{
 				*rownum = pax_tid_to_rownum(&tmfd->ctid);
@@ -626,7 +638,8 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			else
 			{
 				st->xmax = GetCurrentTransactionId();
-				st->flags = (kind == PAX_MODIFY_UPDATE) ? PAX_ROW_UPDATED : 0;
+				st->flags = (kind == PAX_MODIFY_UPDATE) ? PAX_ROW_UPDATED :
+					(kind == PAX_MODIFY_MOVE) ? PAX_ROW_MOVED : 0;
 			}
 			st->cmax = cid;
 			pax_row_set_next(st, *rownum);
