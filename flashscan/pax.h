@@ -236,6 +236,28 @@ typedef struct PaxRowState
 #define PAX_ROW_MOVED			0x0008	/* deleted by an UPDATE that moved it to
 										 * another partition (heap's moved
 										 * partitions ctid) */
+#define PAX_ROW_MULTI			0x0010	/* with LOCK_ONLY: xmax is a MultiXactId
+										 * of several lockers */
+/*
+ * A single locker's strength (LockTupleMode), stored as LockTupleExclusive
+ * minus the mode so that 0 is FOR UPDATE, the only mode before shared locks.
+ */
+#define PAX_ROW_LOCK_MODE_MASK	0x0300
+#define PAX_ROW_LOCK_MODE_SHIFT	8
+
+static inline LockTupleMode
+pax_row_lock_mode(const PaxRowState *st)
+{
+	return (LockTupleMode) (LockTupleExclusive -
+							((st->flags & PAX_ROW_LOCK_MODE_MASK) >> PAX_ROW_LOCK_MODE_SHIFT));
+}
+
+static inline uint16
+pax_row_lock_flags(LockTupleMode mode)
+{
+	return (uint16) (((LockTupleExclusive - mode) << PAX_ROW_LOCK_MODE_SHIFT) &
+					 PAX_ROW_LOCK_MODE_MASK);
+}
 
 #define PAX_ROW_STATES_PER_BLOCK	((int) (PAX_BLOCK_PAYLOAD / sizeof(PaxRowState)))
 #define PAX_ROW_MAP_CHUNK		(PAX_ROW_STATES_PER_BLOCK * sizeof(PaxRowState))
@@ -421,7 +443,7 @@ extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot
 extern bool pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum,
 							Snapshot snapshot, bool *all_dead);
 extern TM_Result pax_modify_row(Relation rel, uint64 *rownum, CommandId cid,
-								Snapshot crosscheck, PaxModifyKind kind,
+								Snapshot crosscheck, PaxModifyKind kind, LockTupleMode mode,
 								LockWaitPolicy wait_policy, bool lock_last_version,
 								TM_FailureData *tmfd);
 extern void pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum);

@@ -109,7 +109,7 @@ not_supported(Relation rel, const char *what, const char *hint)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("pax table \"%s\" does not support %s yet",
 					RelationGetRelationName(rel), what),
-			 errdetail("pax tables take INSERT, COPY, SELECT, UPDATE, DELETE, SELECT ... FOR UPDATE, btree/hash/GiST/SP-GiST indexes, TRUNCATE, VACUUM and ANALYZE so far."),
+			 errdetail("pax tables take INSERT, COPY, SELECT, UPDATE, DELETE, row locks, btree/hash/GiST/SP-GiST indexes, TRUNCATE, VACUUM and ANALYZE so far."),
 			 hint ? errhint("%s", hint) : 0));
 }
 
@@ -671,7 +671,7 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 
 	pax_flush_row(rel, rownum);
 	result = pax_modify_row(rel, &rownum, cid, crosscheck,
-							changingPart ? PAX_MODIFY_MOVE : PAX_MODIFY_DELETE,
+							changingPart ? PAX_MODIFY_MOVE : PAX_MODIFY_DELETE, LockTupleExclusive,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
 	if (result == TM_Ok)
 		pgstat_count_heap_delete(rel);
@@ -694,7 +694,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	*lockmode = LockTupleExclusive;
 	*update_indexes = false;
 	pax_flush_row(rel, rownum);
-	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_UPDATE,
+	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_UPDATE, LockTupleExclusive,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
 	if (result != TM_Ok)
 		return result;
@@ -718,11 +718,8 @@ pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	uint64		rownum = pax_tid_to_rownum(tid);
 	TM_Result	result;
 
-	if (mode == LockTupleKeyShare || mode == LockTupleShare)
-		not_supported(rel, "shared row locks (SELECT ... FOR SHARE / FOR KEY SHARE, foreign keys referencing the table)",
-					  "Use SELECT ... FOR UPDATE, or LOCK TABLE.");
 	pax_flush_row(rel, rownum);
-	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, wait_policy,
+	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, mode, wait_policy,
 							(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0, tmfd);
 	if (result == TM_Ok || result == TM_SelfModified || result == TM_Updated ||
 		result == TM_Deleted)
@@ -843,10 +840,13 @@ pax_relation_vacuum(Relation rel, VacuumParams *params,
 			(errmsg("pax table \"%s\": %.0f live rows, %.0f dead or deleted, " UINT64_FORMAT " groups rewritten or merged",
 					RelationGetRelationName(rel), live, dead, rewritten)));
 
-	/* pax tables store no multixacts: any current value bounds them */
+	/*
+	 * The multixacts of shared row locks that VACUUM left in place have a
+	 * running member, so none is older than oldest_mxact.
+	 */
 	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel), live, 0,
 						rel->rd_rel->relhasindex, new_frozen_xid,
-						ReadNextMultiXactId(), NULL, NULL, false);
+						oldest_mxact, NULL, NULL, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) live, (PgStat_Counter) dead);
 }

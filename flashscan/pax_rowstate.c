@@ -21,11 +21,15 @@
  *	  EvalPlanQual; REPEATABLE READ and SERIALIZABLE raise a serialization
  *	  failure).
  *
- * Row locks (SELECT ... FOR UPDATE / FOR NO KEY UPDATE, and the executor's
- * own locks under EvalPlanQual) store the locker's top-level xid with
- * PAX_ROW_LOCK_ONLY.  A slot holds one xid, so shared row locks (FOR SHARE,
- * FOR KEY SHARE, foreign keys that reference a pax table) are not
- * supported: they would need heap's multixacts.
+ * Row locks (SELECT ... FOR UPDATE / NO KEY UPDATE / SHARE / KEY SHARE,
+ * foreign key checks, and the executor's own locks under EvalPlanQual)
+ * store the locker's top-level xid and strength with PAX_ROW_LOCK_ONLY.
+ * Lockers whose strengths do not conflict (heap's table: KEY SHARE
+ * conflicts only with UPDATE, SHARE with both exclusive modes) share the
+ * slot through a MultiXactId (PAX_ROW_MULTI), as heap shares a tuple's
+ * xmax.  A DELETE or UPDATE waits for every running locker: pax does not
+ * tell key columns from others, so its updates are FOR UPDATE strength
+ * (heap lets a non-key UPDATE pass a FOR KEY SHARE lock).
  *
  * VACUUM (pax_vacuum.c) may move a group's rows and states to a new group
  * while we wait; a slot is used only after checking, under the map block's
@@ -36,6 +40,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/multixact.h"
 #include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -438,31 +443,161 @@ typedef enum
 {
 	SLOT_FREE,					/* nobody holds it (or we hold a lock on it) */
 	SLOT_BUSY,					/* another running transaction deleted or locked it */
+	SLOT_SHARED,				/* running lockers hold it in modes that let us lock it too */
 	SLOT_GONE,					/* a committed transaction deleted or updated it */
 	SLOT_SELF_MODIFIED,			/* we deleted it in this command (or a later one) */
 	SLOT_INVISIBLE				/* we deleted it in an earlier command */
 } SlotStatus;
 
+/* Do two row lock strengths conflict?  heap's table (README.tuplock). */
+static bool
+lock_modes_conflict(LockTupleMode a, LockTupleMode b)
+{
+	LockTupleMode weaker = Min(a, b),
+				stronger = Max(a, b);
+
+	switch (weaker)
+	{
+		case LockTupleKeyShare:
+			return stronger == LockTupleExclusive;
+		case LockTupleShare:
+			return stronger >= LockTupleNoKeyExclusive;
+		default:
+			return true;
+	}
+}
+
+static MultiXactStatus
+lock_status(LockTupleMode mode)
+{
+	switch (mode)
+	{
+		case LockTupleKeyShare:
+			return MultiXactStatusForKeyShare;
+		case LockTupleShare:
+			return MultiXactStatusForShare;
+		case LockTupleNoKeyExclusive:
+			return MultiXactStatusForNoKeyUpdate;
+		default:
+			return MultiXactStatusForUpdate;
+	}
+}
+
+static LockTupleMode
+status_mode(MultiXactStatus status)
+{
+	switch (status)
+	{
+		case MultiXactStatusForKeyShare:
+			return LockTupleKeyShare;
+		case MultiXactStatusForShare:
+			return LockTupleShare;
+		case MultiXactStatusForNoKeyUpdate:
+		case MultiXactStatusNoKeyUpdate:
+			return LockTupleNoKeyExclusive;
+		default:
+			return LockTupleExclusive;
+	}
+}
+
+/*
+ * What the lockers of a multixact mean to a request: SLOT_BUSY (with one
+ * running member it conflicts with in *wait_xid), SLOT_SHARED (other
+ * lockers still run, none in conflict), or SLOT_FREE.  *own_mode gets the
+ * strongest mode we hold in it, or -1.
+ */
 static SlotStatus
-classify_slot(const PaxRowState *st, CommandId cid)
+classify_lockers(MultiXactId multi, PaxModifyKind kind, LockTupleMode mode,
+				 TransactionId *wait_xid, int *own_mode)
+{
+	MultiXactMember *members = NULL;
+	int			n = GetMultiXactIdMembers(multi, &members, false, true);
+	SlotStatus	result = SLOT_FREE;
+	int			i;
+
+	*own_mode = -1;
+	for (i = 0; i < n; i++)
+	{
+		TransactionId xid = members[i].xid;
+		LockTupleMode m = status_mode(members[i].status);
+
+		if (TransactionIdIsCurrentTransactionId(xid))
+		{
+			*own_mode = Max(*own_mode, (int) m);
+			continue;
+		}
+		if (!TransactionIdIsInProgress(xid))
+			continue;
+		if (kind != PAX_MODIFY_LOCK || lock_modes_conflict(m, mode))
+		{
+			*wait_xid = xid;
+			result = SLOT_BUSY;
+			break;
+		}
+		result = SLOT_SHARED;
+	}
+	if (members)
+		pfree(members);
+	return result;
+}
+
+/*
+ * What the slot means to a request of this kind (heap's
+ * HeapTupleSatisfiesUpdate, for the xmax half).  For SLOT_BUSY *wait_xid is
+ * the transaction to wait for; *own_mode is the strongest lock we already
+ * hold on the row, or -1.
+ */
+static SlotStatus
+classify_slot(const PaxRowState *st, CommandId cid, PaxModifyKind kind, LockTupleMode mode,
+			  TransactionId *wait_xid, int *own_mode)
 {
 	TransactionId xmax = st->xmax;
 
+	*wait_xid = InvalidTransactionId;
+	*own_mode = -1;
 	if (!TransactionIdIsValid(xmax))
 		return SLOT_FREE;
 	if (st->flags & PAX_ROW_DEAD)
 		return SLOT_GONE;
+	if (st->flags & PAX_ROW_MULTI)
+		return classify_lockers(xmax, kind, mode, wait_xid, own_mode);
 	if (TransactionIdIsCurrentTransactionId(xmax))
 	{
-		if (st->flags & PAX_ROW_LOCK_ONLY)
-			return SLOT_FREE;
-		return (st->cmax >= cid) ? SLOT_SELF_MODIFIED : SLOT_INVISIBLE;
+		if (!(st->flags & PAX_ROW_LOCK_ONLY))
+			return (st->cmax >= cid) ? SLOT_SELF_MODIFIED : SLOT_INVISIBLE;
+		*own_mode = (int) pax_row_lock_mode(st);
+		return SLOT_FREE;
 	}
 	if (TransactionIdIsInProgress(xmax))
+	{
+		if ((st->flags & PAX_ROW_LOCK_ONLY) && kind == PAX_MODIFY_LOCK &&
+			!lock_modes_conflict(pax_row_lock_mode(st), mode))
+			return SLOT_SHARED;
+		*wait_xid = xmax;
 		return SLOT_BUSY;
+	}
 	if (st->flags & PAX_ROW_LOCK_ONLY)
 		return SLOT_FREE;
 	return TransactionIdDidCommit(xmax) ? SLOT_GONE : SLOT_FREE;
+}
+
+/* The heavyweight tuple lock a waiter queues on, heap's per strength. */
+static LOCKMODE
+tuple_lock_mode(PaxModifyKind kind, LockTupleMode mode)
+{
+	if (kind != PAX_MODIFY_LOCK)
+		return AccessExclusiveLock;
+	switch (mode)
+	{
+		case LockTupleKeyShare:
+			return AccessShareLock;
+		case LockTupleShare:
+			return RowShareLock;
+		case LockTupleNoKeyExclusive:
+			return ExclusiveLock;
+		default:
+			return AccessExclusiveLock;
+	}
 }
 
 /* Is row rownum stored, and its insertion something cid may modify? */
@@ -516,21 +651,34 @@ fill_failure(TM_FailureData *tmfd, const PaxRowState *st, uint64 rownum)
  */
 TM_Result
 pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
-			   PaxModifyKind kind, LockWaitPolicy wait_policy, bool lock_last_version,
-			   TM_FailureData *tmfd)
+			   PaxModifyKind kind, LockTupleMode mode, LockWaitPolicy wait_policy,
+			   bool lock_last_version, TM_FailureData *tmfd)
 {
 	TM_Result	result;
 	bool		have_tuple_lock = false;
+	LOCKMODE	hwmode = tuple_lock_mode(kind, mode);
 	ItemPointerData tid;
 
 	/* serializable transactions: a write conflicts with any reader of the table */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	memset(tmfd, 0, sizeof(TM_FailureData));
 
+	/*
+	 * A locker may become a member of a multixact: announce the oldest one
+	 * it could be in first, or other backends take multixacts made from
+	 * now on as too old to have running members (heap_lock_tuple does the
+	 * same).
+	 */
+	if (kind == PAX_MODIFY_LOCK)
+		MultiXactIdSetOldestMember();
+
 	for (;;)
 	{
 		RowSlot		rs;
 		SlotStatus	status;
+		TransactionId xwait;
+		int			own_mode;
+		MultiXactId new_multi = InvalidMultiXactId;
 
 		CHECK_FOR_INTERRUPTS();
 		pax_rownum_to_tid(*rownum, &tid);
@@ -545,12 +693,10 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Invisible;
 			break;
 		}
-		status = classify_slot(rs.st, cid);
+		status = classify_slot(rs.st, cid, kind, mode, &xwait, &own_mode);
 
 		if (status == SLOT_BUSY)
 		{
-			TransactionId xwait = rs.st->xmax;
-
 			fill_failure(tmfd, rs.st, *rownum);
 			release_row_slot(&rs);
 			if (wait_policy == LockWaitBlock)
@@ -558,7 +704,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 				/* queue behind other waiters for this row, as heap does */
 				if (!have_tuple_lock)
 				{
-					LockTuple(rel, &tid, ExclusiveLock);
+					LockTuple(rel, &tid, hwmode);
 					have_tuple_lock = true;
 				}
 				XactLockTableWait(xwait, rel, &tid,
@@ -582,7 +728,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			if (lock_last_version && ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
 			{
 				if (have_tuple_lock)
-					UnlockTuple(rel, &tid, ExclusiveLock);
+					UnlockTuple(rel, &tid, hwmode);
 				ereport(ERROR,
 						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 						 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
@@ -593,7 +739,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 				/* a new row: its own tuple lock */
 				if (have_tuple_lock)
 				{
-					UnlockTuple(rel, &tid, ExclusiveLock);
+					UnlockTuple(rel, &tid, hwmode);
 					have_tuple_lock = false;
 				}
 				tmfd->traversed = true;
@@ -620,20 +766,39 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Updated;
 			break;
 		}
-		if (kind != PAX_MODIFY_LOCK ||
-			!(TransactionIdIsCurrentTransactionId(rs.st->xmax) &&
-			  (rs.st->flags & PAX_ROW_LOCK_ONLY)))
+		/*
+		 * Free, or shared with other lockers.  A new multixact is made before
+		 * the WAL record (it logs itself and may fail); the top-level xid
+		 * locks, so a lock lasts until the transaction ends.
+		 */
+		if (status == SLOT_SHARED && own_mode < (int) mode)
+		{
+			MultiXactStatus newstatus = lock_status(mode);
+
+			if (rs.st->flags & PAX_ROW_MULTI)
+				new_multi = MultiXactIdExpand(rs.st->xmax, GetTopTransactionId(), newstatus);
+			else
+				new_multi = MultiXactIdCreate(rs.st->xmax, lock_status(pax_row_lock_mode(rs.st)),
+											  GetTopTransactionId(), newstatus);
+		}
+		/* a lock we hold already at this strength or stronger needs no write */
+		if (kind != PAX_MODIFY_LOCK || own_mode < (int) mode)
 		{
 			GenericXLogState *state = GenericXLogStart(rel);
 			Page		page = GenericXLogRegisterBuffer(state, rs.buf, 0);
 			PaxRowState *st = (PaxRowState *) ((char *) page +
 											   ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
 
-			if (kind == PAX_MODIFY_LOCK)
+			if (kind == PAX_MODIFY_LOCK && status == SLOT_SHARED)
 			{
-				/* the top-level xid: a lock lasts until the transaction ends */
+				st->xmax = new_multi;
+				st->flags = PAX_ROW_LOCK_ONLY | PAX_ROW_MULTI;
+			}
+			else if (kind == PAX_MODIFY_LOCK)
+			{
 				st->xmax = GetTopTransactionId();
-				st->flags = PAX_ROW_LOCK_ONLY;
+				st->flags = PAX_ROW_LOCK_ONLY |
+					pax_row_lock_flags((LockTupleMode) Max((int) mode, own_mode));
 			}
 			else
 			{
@@ -650,7 +815,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		break;
 	}
 	if (have_tuple_lock)
-		UnlockTuple(rel, &tid, ExclusiveLock);
+		UnlockTuple(rel, &tid, hwmode);
 	return result;
 }
 

@@ -300,13 +300,20 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 				(*ndead)++;
 				continue;
 			}
-			if (TransactionIdIsCurrentTransactionId(xmax) || TransactionIdIsInProgress(xmax))
+			if (st->flags & PAX_ROW_MULTI)
+			{
+				/* shared lockers: cleared once none runs */
+				if (MultiXactIdIsRunning(xmax, true))
+					continue;
+				clear = true;
+			}
+			else if (TransactionIdIsCurrentTransactionId(xmax) || TransactionIdIsInProgress(xmax))
 			{
 				if (!(st->flags & PAX_ROW_LOCK_ONLY))
 					(*ndeleted)++;
 				continue;
 			}
-			if ((st->flags & PAX_ROW_LOCK_ONLY) || !TransactionIdDidCommit(xmax))
+			else if ((st->flags & PAX_ROW_LOCK_ONLY) || !TransactionIdDidCommit(xmax))
 				clear = true;	/* a finished locker, or an aborted deleter */
 			else if (TransactionIdPrecedes(xmax, oldest_xmin))
 			{

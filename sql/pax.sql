@@ -383,13 +383,14 @@ INSERT INTO dp VALUES (7, 0, 'reused key', 0);
 INSERT INTO dp VALUES (100, 0, 'reused key', 0);
 INSERT INTO dp VALUES (1, 0, 'duplicate', 0);
 DELETE FROM dp WHERE v = 'reused key';
--- FOR UPDATE works (NOWAIT, SKIP LOCKED in the isolation tests); FOR SHARE does not
+-- row locks of every strength (NOWAIT, SKIP LOCKED and sharing in the isolation tests)
 BEGIN;
 SELECT id, v FROM dp WHERE id = 3 FOR UPDATE;
 SELECT id, v FROM dp WHERE id = 3 FOR NO KEY UPDATE;
 UPDATE dp SET v = 'locked then updated' WHERE id = 3;
 ROLLBACK;
 SELECT id FROM dp WHERE id = 3 FOR SHARE;
+SELECT id FROM dp WHERE id = 3 FOR KEY SHARE;
 -- UPDATE ... RETURNING, DELETE ... RETURNING, WHERE CURRENT OF
 UPDATE dp SET n = 0 WHERE id = 4 RETURNING id, v, n;
 DELETE FROM dp WHERE id = 6 RETURNING id, v;
@@ -502,10 +503,15 @@ SELECT count(*), sum(id) FROM single;
 INSERT INTO pt3 VALUES (1, 'x') ON CONFLICT DO NOTHING;
 SELECT count(*) FROM pt TABLESAMPLE SYSTEM (10);
 VACUUM FULL pt3;
+-- a foreign key referencing a pax table (FOR KEY SHARE checks)
 CREATE TABLE fk_parent (a int PRIMARY KEY) USING pax;
 INSERT INTO fk_parent VALUES (1), (2);
 CREATE TABLE fk_child (a int REFERENCES fk_parent (a));
 INSERT INTO fk_child VALUES (1);
+INSERT INTO fk_child VALUES (3);
+DELETE FROM fk_parent WHERE a = 1;
+DELETE FROM fk_parent WHERE a = 2;
+SELECT * FROM fk_parent;
 SELECT count(*) FROM pt;
 
 DROP TABLE pt, ht, pt2, pt3, ptt, ptu, fk_child, fk_parent, plain_flashscan, pax_child,
