@@ -27,6 +27,7 @@
 #include "access/parallel.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "access/tsmapi.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/pg_am_d.h"
@@ -78,6 +79,10 @@ typedef struct PaxScanDescData
 	uint32		analyze_end;
 	PaxDeltaRowHeader *analyze_hdrs;	/* a delta group's row headers */
 	uint32		analyze_nhdrs;	/* rows the delta page holds */
+	/* TABLESAMPLE: TID blocks of PAX_ROWS_PER_TID_BLOCK row numbers */
+	struct PaxIndexFetchData *sample_fetch;
+	BlockNumber sample_nblocks;
+	BlockNumber sample_block;	/* current one, or InvalidBlockNumber */
 } PaxScanDescData;
 
 typedef PaxScanDescData *PaxScanDesc;
@@ -87,6 +92,10 @@ typedef struct PaxParallelScanDescData
 	ParallelTableScanDescData base;
 	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
 } PaxParallelScanDescData;
+
+static IndexFetchTableData *pax_index_fetch_begin(Relation rel);
+static bool fetch_row(struct PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
+					  TupleTableSlot *slot, bool *all_dead);
 
 typedef struct PaxIndexFetchData
 {
@@ -169,6 +178,24 @@ pax_slot_callbacks(Relation rel)
  * ------------------------------------------------------------------------
  */
 
+/*
+ * TABLESAMPLE sees the table as TID blocks (row numbers in runs of
+ * PAX_ROWS_PER_TID_BLOCK): the sampling method picks blocks and offsets in
+ * them as it does for heap pages, and each picked row is fetched by TID.
+ * Rows are numbered in insertion order, so a block is a run of rows inserted
+ * together, as a heap page is.
+ */
+static void
+sample_reset(PaxScanDesc scan)
+{
+	uint64		next_rownum;
+
+	pax_meta_counters(scan->base.rs_rd, &next_rownum, NULL);
+	scan->sample_nblocks = (BlockNumber) ((next_rownum + PAX_ROWS_PER_TID_BLOCK - 1) /
+										  PAX_ROWS_PER_TID_BLOCK);
+	scan->sample_block = InvalidBlockNumber;
+}
+
 static TableScanDesc
 pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 			   ParallelTableScanDesc pscan, uint32 flags)
@@ -198,6 +225,11 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	/* pg_stat_*_tables.seq_scan, as heap counts it: at every start and rescan */
 	if (flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
+	if (flags & SO_TYPE_SAMPLESCAN)
+	{
+		scan->sample_fetch = (struct PaxIndexFetchData *) pax_index_fetch_begin(rel);
+		sample_reset(scan);
+	}
 	if ((flags & SO_ALLOW_STRAT) &&
 		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))
 		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -236,6 +268,8 @@ pax_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
 	scan->claim_start = scan->claim_end = 0;
 	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(scan->base.rs_rd);
+	if (scan->base.rs_flags & SO_TYPE_SAMPLESCAN)
+		sample_reset(scan);
 }
 
 /* In a parallel scan, is group g ours?  Claims ranges of row numbers as needed. */
@@ -970,17 +1004,55 @@ pax_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	return false;
 }
 
+/* TABLESAMPLE (see sample_reset()): the next TID block to sample. */
 static bool
-pax_scan_sample_next_block(TableScanDesc scan, SampleScanState *scanstate)
+pax_scan_sample_next_block(TableScanDesc sscan, SampleScanState *scanstate)
 {
-	not_supported(scan->rs_rd, "TABLESAMPLE", NULL);
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber blk;
+
+	if (scan->sample_nblocks == 0)
+		blk = InvalidBlockNumber;
+	else if (tsm->NextSampleBlock)
+		blk = tsm->NextSampleBlock(scanstate, scan->sample_nblocks);
+	else if (!BlockNumberIsValid(scan->sample_block))
+		blk = 0;				/* methods without block sampling: every block */
+	else if (scan->sample_block + 1 < scan->sample_nblocks)
+		blk = scan->sample_block + 1;
+	else
+		blk = InvalidBlockNumber;
+	scan->sample_block = blk;
+	return BlockNumberIsValid(blk);
 }
 
+/* TABLESAMPLE: the next sampled row of the current block that the snapshot sees. */
 static bool
-pax_scan_sample_next_tuple(TableScanDesc scan, SampleScanState *scanstate,
+pax_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 						   TupleTableSlot *slot)
 {
-	not_supported(scan->rs_rd, "TABLESAMPLE", NULL);
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+
+	for (;;)
+	{
+		OffsetNumber off;
+		ItemPointerData tid;
+
+		CHECK_FOR_INTERRUPTS();
+		off = tsm->NextSampleTuple(scanstate, scan->sample_block, PAX_ROWS_PER_TID_BLOCK);
+		if (!OffsetNumberIsValid(off))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		ItemPointerSet(&tid, scan->sample_block, off);
+		if (fetch_row(scan->sample_fetch, &tid, sscan->rs_snapshot, slot, NULL))
+		{
+			pgstat_count_heap_getnext(sscan->rs_rd);
+			return true;
+		}
+	}
 }
 
 /* ------------------------------------------------------------------------

@@ -499,9 +499,16 @@ VACUUM single;
 SELECT count(*) FILTER (WHERE delta) AS delta_pages, count(*) AS groups FROM pax_groups('single');
 SELECT count(*), sum(id) FROM single;
 
+-- TABLESAMPLE: blocks are runs of row numbers; every visible row once at 100%
+SELECT (SELECT count(*) FROM pt TABLESAMPLE SYSTEM (100)) = (SELECT count(*) FROM pt) AS system_all,
+	   (SELECT count(*) FROM pt TABLESAMPLE BERNOULLI (100)) = (SELECT count(*) FROM pt) AS bernoulli_all,
+	   (SELECT count(*) FROM pt TABLESAMPLE SYSTEM (0)) AS system_none;
+SELECT count(*) BETWEEN 1000 AND 3000 AS about_a_tenth,
+	   count(*) = (SELECT count(*) FROM pt TABLESAMPLE BERNOULLI (10) REPEATABLE (42)) AS repeatable
+FROM pt TABLESAMPLE BERNOULLI (10) REPEATABLE (42);
+
 -- Not supported yet: clear errors, the server stays up.
 INSERT INTO pt3 VALUES (1, 'x') ON CONFLICT DO NOTHING;
-SELECT count(*) FROM pt TABLESAMPLE SYSTEM (10);
 VACUUM FULL pt3;
 -- a foreign key referencing a pax table (FOR KEY SHARE checks)
 CREATE TABLE fk_parent (a int PRIMARY KEY) USING pax;
