@@ -446,6 +446,7 @@ extern TM_Result pax_modify_row(Relation rel, uint64 *rownum, CommandId cid,
 								Snapshot crosscheck, PaxModifyKind kind, LockTupleMode mode,
 								LockWaitPolicy wait_policy, bool lock_last_version,
 								TM_FailureData *tmfd);
+extern void pax_kill_speculative_row(Relation rel, uint64 rownum);
 extern void pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum);
 extern uint64 pax_latest_version(Relation rel, uint64 rownum);
 

@@ -676,18 +676,33 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	pgstat_count_heap_insert(rel, nslots);
 }
 
+/*
+ * INSERT ... ON CONFLICT: the row goes in as any single row; if inserting
+ * its index entries met a conflict after all, the executor calls
+ * pax_tuple_complete_speculative() with succeeded false and the row is
+ * deleted by this very command, so that no later command and no other
+ * transaction ever sees it (heap "super-deletes" it; a concurrent unique
+ * check here waits for this transaction instead of for the token).
+ */
 static void
 pax_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 							 int options, struct BulkInsertStateData *bistate, uint32 specToken)
 {
-	not_supported(rel, "INSERT ... ON CONFLICT", NULL);
+	pax_insert_row(rel, slot, cid, true);
+	pgstat_count_heap_insert(rel, 1);
 }
 
 static void
 pax_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 							   uint32 specToken, bool succeeded)
 {
-	not_supported(rel, "INSERT ... ON CONFLICT", NULL);
+	uint64		rownum = pax_tid_to_rownum(&slot->tts_tid);
+
+	if (succeeded)
+		return;
+	pax_flush_row(rel, rownum);
+	pax_kill_speculative_row(rel, rownum);
+	pgstat_count_heap_delete(rel);
 }
 
 /*
@@ -755,8 +770,9 @@ pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	pax_flush_row(rel, rownum);
 	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, mode, wait_policy,
 							(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0, tmfd);
+	/* TM_Invisible too: ON CONFLICT DO UPDATE asks the slot who inserted the row */
 	if (result == TM_Ok || result == TM_SelfModified || result == TM_Updated ||
-		result == TM_Deleted)
+		result == TM_Deleted || result == TM_Invisible)
 	{
 		ItemPointerData cur;
 

@@ -819,6 +819,34 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 	return result;
 }
 
+/*
+ * Delete row rownum, which the current command of this transaction has just
+ * inserted (a speculative insertion that met a conflict): deleted by the
+ * inserting command itself, it is invisible to every later command, and to
+ * other transactions whatever becomes of ours.
+ */
+void
+pax_kill_speculative_row(Relation rel, uint64 rownum)
+{
+	RowSlot		rs;
+	GenericXLogState *state;
+	PaxRowState *st;
+	Page		page;
+
+	if (!lock_row_slot(rel, rownum, &rs))
+		elog(ERROR, "speculatively inserted pax row " UINT64_FORMAT " of \"%s\" not found",
+			 rownum, RelationGetRelationName(rel));
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, rs.buf, 0);
+	st = (PaxRowState *) ((char *) page + ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+	st->xmax = GetCurrentTransactionId();
+	st->cmax = GetCurrentCommandId(false);
+	st->flags = 0;
+	pax_row_set_next(st, rownum);
+	GenericXLogFinish(state);
+	release_row_slot(&rs);
+}
+
 /* Record that row old_rownum, which we just marked updated, lives on as new_rownum. */
 void
 pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)

@@ -507,8 +507,24 @@ SELECT count(*) BETWEEN 1000 AND 3000 AS about_a_tenth,
 	   count(*) = (SELECT count(*) FROM pt TABLESAMPLE BERNOULLI (10) REPEATABLE (42)) AS repeatable
 FROM pt TABLESAMPLE BERNOULLI (10) REPEATABLE (42);
 
+-- INSERT ... ON CONFLICT (concurrent upserts in the isolation tests)
+CREATE TABLE ups (k int PRIMARY KEY, v text, n int DEFAULT 0) USING pax;
+INSERT INTO ups VALUES (1, 'a'), (2, 'b');
+INSERT INTO ups VALUES (1, 'x'), (3, 'c') ON CONFLICT (k) DO NOTHING;
+INSERT INTO ups VALUES (1, 'x') ON CONFLICT (k) DO UPDATE SET v = excluded.v, n = ups.n + 1;
+INSERT INTO ups VALUES (2, 'y'), (4, 'd') ON CONFLICT (k)
+	DO UPDATE SET v = excluded.v || ups.v, n = ups.n + 1 RETURNING *;
+INSERT INTO ups VALUES (5, 'p'), (5, 'q') ON CONFLICT (k) DO UPDATE SET v = excluded.v;
+INSERT INTO ups VALUES (2, 'z') ON CONFLICT (k) DO UPDATE SET v = 'w' WHERE ups.n > 5;
+SELECT * FROM ups ORDER BY k;
+SET enable_seqscan = off;
+SELECT * FROM ups WHERE k IN (1, 5);
+RESET enable_seqscan;
+VACUUM ups;
+SELECT count(*), sum(n) FROM ups;
+DROP TABLE ups;
+
 -- Not supported yet: clear errors, the server stays up.
-INSERT INTO pt3 VALUES (1, 'x') ON CONFLICT DO NOTHING;
 VACUUM FULL pt3;
 -- a foreign key referencing a pax table (FOR KEY SHARE checks)
 CREATE TABLE fk_parent (a int PRIMARY KEY) USING pax;
