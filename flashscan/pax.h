@@ -400,7 +400,8 @@ extern PaxDirectory *pax_read_directory(Relation rel, MemoryContext cxt);
 extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
 extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
 							  bool by_block);
-extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream);
+extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
+							 const PaxRowState *states);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern bool pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot);
 extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
@@ -456,6 +457,12 @@ extern void pax_slot_set_origin(TupleTableSlot *slot, Relation rel, PaxGroupEntr
 								uint64 rownum);
 
 /* pax_writer.c */
+typedef struct PaxCopyWriter PaxCopyWriter;
+extern PaxCopyWriter *pax_copy_writer_begin(Relation rel, TransactionId horizon);
+extern uint64 pax_copy_writer_add(PaxCopyWriter *w, TransactionId xmin, CommandId cmin,
+								  bool frozen, const Datum *values, const bool *isnull,
+								  const PaxRowState *state);
+extern void pax_copy_writer_end(PaxCopyWriter *w);
 extern void pax_writer_init(void);
 extern void pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid,
 						   bool small_ok);

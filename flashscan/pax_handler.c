@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "access/amapi.h"
+#include "access/genam.h"
 #include "access/multixact.h"
 #include "access/parallel.h"
 #include "access/relscan.h"
@@ -847,6 +848,102 @@ pax_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	smgrclose(dstrel);
 }
 
+/*
+ * VACUUM FULL and CLUSTER copy every row some snapshot may still see into
+ * new groups, as heap copies its tuples with their xmin and xmax: a row
+ * keeps its inserter (rows every snapshot sees share frozen groups) and its
+ * deleter or lockers, so the copy is MVCC-safe as heap's is.  Rows get new
+ * row numbers in the new order (indexes are rebuilt after); a copied
+ * version an UPDATE replaced keeps its deleter but no link to the new
+ * version: the rewrite ran under an exclusive lock, so no writer waits to
+ * follow it, and a later one meets a deleted row (the same serialization
+ * failure).  Dropped: rows of aborted inserters, rows whose delete
+ * committed before every snapshot (OldestXmin), finished lockers' states.
+ */
+static void
+copy_row(PaxIndexFetchData *f, PaxCopyWriter *w, ItemPointer tid, TransactionId OldestXmin,
+		 TupleTableSlot *slot, double *num_tuples, double *tups_vacuumed,
+		 double *tups_recently_dead)
+{
+	Relation	rel = f->base.rel;
+	uint64		rownum = pax_tid_to_rownum(tid);
+	PaxGroupEntry *g = pax_find_group(f->dir, rownum);
+	TransactionId xmin;
+	CommandId	cmin;
+	bool		frozen;
+	PaxRowState st;
+	bool		has_state = false;
+
+	CHECK_FOR_INTERRUPTS();
+	if (g == NULL)
+		return;
+	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
+	{
+		(*tups_vacuumed)++;
+		return;
+	}
+	/* stored at all?  (sparse groups, delta pages) */
+	if (!fetch_row(f, tid, SnapshotAny, slot, NULL))
+		return;
+	xmin = g->xmin;
+	cmin = g->cmin;
+	if (PaxGroupIsDelta(g))
+	{
+		PaxDeltaRowHeader hdr;
+
+		if (!pax_delta_row_header(rel, g, rownum, &hdr))
+			return;
+		xmin = hdr.xmin;
+		cmin = hdr.cmin;
+		frozen = false;
+	}
+	else
+		frozen = (g->flags & PAX_GROUP_FROZEN) != 0;
+	if (!frozen)
+	{
+		if (TransactionIdIsInProgress(xmin))
+			 /* a prepared transaction's row: keep its inserter */ ;
+		else if (!TransactionIdDidCommit(xmin))
+		{
+			(*tups_vacuumed)++;
+			return;
+		}
+		else if (TransactionIdPrecedes(xmin, OldestXmin))
+			frozen = true;
+	}
+
+	pax_row_state(rel, g, rownum, &st);
+	if (st.flags & PAX_ROW_DEAD)
+	{
+		(*tups_vacuumed)++;
+		return;
+	}
+	if (TransactionIdIsValid(st.xmax))
+	{
+		if (st.flags & PAX_ROW_MULTI)
+			has_state = MultiXactIdIsRunning(st.xmax, true);
+		else if (st.flags & PAX_ROW_LOCK_ONLY)
+			has_state = TransactionIdIsInProgress(st.xmax);
+		else if (TransactionIdIsInProgress(st.xmax))
+			has_state = true;
+		else if (TransactionIdDidCommit(st.xmax))
+		{
+			if (TransactionIdPrecedes(st.xmax, OldestXmin))
+			{
+				(*tups_vacuumed)++;
+				return;
+			}
+			has_state = true;
+			(*tups_recently_dead)++;
+		}
+		st.flags &= ~PAX_ROW_UPDATED;
+	}
+	slot_getallattrs(slot);
+	(void) pax_copy_writer_add(w, xmin, cmin, frozen, slot->tts_values, slot->tts_isnull,
+							   has_state ? &st : NULL);
+	(*num_tuples)++;
+}
+
 static void
 pax_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  Relation OldIndex, bool use_sort,
@@ -856,8 +953,53 @@ pax_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  double *num_tuples, double *tups_vacuumed,
 							  double *tups_recently_dead)
 {
-	not_supported(OldTable, "CLUSTER and VACUUM FULL",
-				  "Rewrite the table with CREATE TABLE ... USING pax AS SELECT ..., or VACUUM it.");
+	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(OldTable);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(OldTable), &TTSOpsVirtual);
+	PaxCopyWriter *w;
+	PaxDirectory *dir;
+
+	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
+	pax_flush_relation(OldTable);
+	pax_set_relation_group_blocks(NewTable, pax_relation_group_blocks(OldTable));
+	/* as VACUUM's rewrites: a temporary table's horizon is only ours */
+	w = pax_copy_writer_begin(NewTable,
+							  RelationUsesLocalBuffers(OldTable) ? InvalidTransactionId : OldestXmin);
+	dir = pax_read_directory(OldTable, f->cxt);
+	f->dir = dir;
+
+	if (OldIndex != NULL)
+	{
+		/* CLUSTER: the index's order, every entry (SnapshotAny) */
+		IndexScanDesc iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
+
+		index_rescan(iscan, NULL, 0, NULL, 0);
+		while (index_getnext_tid(iscan, ForwardScanDirection) != NULL)
+			copy_row(f, w, &iscan->xs_heaptid, OldestXmin, slot,
+					 num_tuples, tups_vacuumed, tups_recently_dead);
+		index_endscan(iscan);
+	}
+	else
+	{
+		int			gi;
+
+		for (gi = 0; gi < dir->ngroups; gi++)
+		{
+			PaxGroupEntry *g = dir->groups[gi];
+			uint32		i;
+
+			for (i = 0; i < g->nrows; i++)
+			{
+				ItemPointerData tid;
+
+				pax_rownum_to_tid(g->first_rownum + i, &tid);
+				copy_row(f, w, &tid, OldestXmin, slot,
+						 num_tuples, tups_vacuumed, tups_recently_dead);
+			}
+		}
+	}
+	pax_copy_writer_end(w);
+	ExecDropSingleTupleTableSlot(slot);
+	pax_index_fetch_end(&f->base);
 }
 
 /* ------------------------------------------------------------------------

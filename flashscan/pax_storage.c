@@ -651,13 +651,28 @@ pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
 		UnlockReleaseBuffer(lastbuf);
 }
 
-/* Write a sealed group: its blocks, then its entry. */
+/*
+ * Write a sealed group: its blocks, its row map if states is not NULL (one
+ * state per row, tagged like the group's blocks), then its entry.
+ */
 void
-pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream)
+pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
+				 const PaxRowState *states)
 {
 	Buffer		metabuf;
 
 	pax_write_group_blocks(rel, entry, stream);
+	if (states)
+	{
+		uint32		n = PaxRowMapBlocks(entry->nrows);
+		Buffer	   *bufs = palloc(sizeof(Buffer) * n);
+
+		(void) pax_allocate_blocks(rel, n, bufs);
+		entry->row_map = BufferGetBlockNumber(bufs[0]);
+		pax_write_blocks(rel, bufs, n, (const char *) states,
+						 sizeof(PaxRowState) * entry->nrows, PAX_ROW_MAP_CHUNK, entry->tag);
+		pfree(bufs);
+	}
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	pax_add_directory_entry(rel, metabuf, entry, InvalidBlockNumber);
 	UnlockReleaseBuffer(metabuf);

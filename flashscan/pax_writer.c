@@ -53,6 +53,8 @@ typedef struct PaxWriteBuffer
 	SubTransactionId subid;		/* the buffer's rows belong to this subxact */
 	TransactionId xid;
 	CommandId	cid;
+	uint16		flags;			/* PaxGroupEntry flags of the group */
+	TransactionId horizon;		/* of the group (copies by VACUUM FULL) */
 	int			natts;
 	int			group_blocks;
 	uint32		nrows;
@@ -64,6 +66,7 @@ typedef struct PaxWriteBuffer
 	bool	  **isnull;
 	bool	   *hasnulls;
 	Size	   *data_bytes;		/* variable width: end of the data area */
+	PaxRowState *states;		/* copies only: the rows' states, or NULL if none */
 	MemoryContext cxt;			/* the rows; reset when the group is written */
 } PaxWriteBuffer;
 
@@ -110,6 +113,7 @@ lookup_buffer(Oid relid, bool create)
 		wb->capacity = 0;
 		wb->reserved_end = wb->first_rownum = 0;
 		wb->delta_bytes = 0;
+		wb->horizon = InvalidTransactionId;
 	}
 	return wb;
 }
@@ -127,6 +131,8 @@ reset_buffer(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid)
 	wb->subid = GetCurrentSubTransactionId();
 	wb->xid = xid;
 	wb->cid = cid;
+	wb->flags = 0;
+	wb->states = NULL;
 	wb->natts = desc->natts;
 	wb->group_blocks = pax_relation_group_blocks(rel);
 	wb->nrows = 0;
@@ -182,16 +188,17 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 	entry = palloc0(PaxGroupEntrySize(wb->natts));
 	entry->first_rownum = wb->first_rownum;
 	entry->nrows = wb->nrows;
-	entry->flags = 0;
+	entry->flags = wb->flags;
 	entry->xmin = wb->xid;
 	entry->cmin = wb->cid;
 	entry->row_map = InvalidBlockNumber;
-	entry->horizon = InvalidTransactionId;
+	entry->horizon = wb->horizon;
 	stream = pax_encode_group(desc, wb->natts, wb->nrows, wb->values, wb->isnull,
 							  wb->hasnulls, wb->data_bytes, NULL, entry);
 	MemoryContextSwitchTo(old);
 
-	pax_append_group(rel, entry, stream);
+	/* a copied group keeps its rows' deleters and lockers (VACUUM FULL) */
+	pax_append_group(rel, entry, stream, wb->states);
 
 	wb->first_rownum += wb->nrows;
 	wb->nrows = 0;
@@ -210,6 +217,8 @@ grow_buffer(PaxWriteBuffer *wb)
 		wb->values[att] = repalloc(wb->values[att], sizeof(Datum) * cap);
 		wb->isnull[att] = repalloc(wb->isnull[att], sizeof(bool) * cap);
 	}
+	if (wb->states)
+		wb->states = repalloc(wb->states, sizeof(PaxRowState) * cap);
 	wb->capacity = cap;
 }
 
@@ -237,16 +246,32 @@ blocks_with_row(PaxWriteBuffer *wb, TupleDesc desc, const Datum *vals,
 }
 
 /*
- * Append a row of plain values to the buffer of the next group, writing the
- * buffered group first when the row does not fit it or belongs to another
- * command; returns the row's number.
+ * Does a row inserted by (xid, cid), going to a group with these flags,
+ * belong to the buffered group?  Frozen rows (visible to every snapshot)
+ * share a group whoever inserted them; it keeps the newest inserter, for
+ * standby snapshots (pax_group_visible()).
+ */
+static bool
+same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flags)
+{
+	if (wb->flags != flags)
+		return false;
+	if (flags & PAX_GROUP_FROZEN)
+		return true;
+	return wb->xid == xid && wb->cid == cid;
+}
+
+/*
+ * Append a row of plain values, inserted by (xid, cid), to the buffer of the
+ * next group, writing the buffered group first when the row does not fit it
+ * or has another insertion; returns the row's number.  flags and state (a
+ * row state, or NULL) come from VACUUM FULL's copies; inserts pass 0, NULL.
  */
 static uint64
-buffer_row(PaxWriteBuffer *wb, Relation rel, CommandId cid, const Datum *vals,
-		   const bool *isnull)
+buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, uint16 flags,
+		   const Datum *vals, const bool *isnull, const PaxRowState *state)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	TransactionId xid = GetCurrentTransactionId();
 	int			natts = desc->natts;
 	Size	   *new_bytes = palloc(sizeof(Size) * natts);
 	bool	   *new_nulls = palloc(sizeof(bool) * natts);
@@ -257,10 +282,13 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, CommandId cid, const Datum *vals,
 	int			att;
 
 	if (wb->capacity > 0 &&
-		(wb->xid != xid || wb->cid != cid || wb->natts != natts))
+		(!same_insertion(wb, xid, cid, flags) || wb->natts != natts))
 		seal_group(wb, rel);
 	if (wb->capacity == 0)
+	{
 		reset_buffer(wb, rel, xid, cid);
+		wb->flags = flags;
+	}
 
 	/* Does the group still fit with this row?  If not, write it first. */
 	nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
@@ -269,6 +297,7 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, CommandId cid, const Datum *vals,
 	{
 		seal_group(wb, rel);
 		reset_buffer(wb, rel, xid, cid);
+		wb->flags = flags;
 		nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 	}
 	if (nblocks > (uint32) wb->group_blocks)
@@ -304,6 +333,7 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, CommandId cid, const Datum *vals,
 			/* another writer reserved in between: this group ends here */
 			seal_group(wb, rel);
 			reset_buffer(wb, rel, xid, cid);
+			wb->flags = flags;
 			nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 		}
 		if (wb->nrows == 0)
@@ -325,14 +355,73 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, CommandId cid, const Datum *vals,
 		wb->hasnulls[att] = new_nulls[att];
 		wb->data_bytes[att] = new_bytes[att];
 	}
-	MemoryContextSwitchTo(old);
 	rownum = wb->first_rownum + wb->nrows;
+	if (state != NULL && wb->states == NULL)
+		wb->states = palloc0(sizeof(PaxRowState) * wb->capacity);
+	if (wb->states)
+	{
+		if (state)
+			wb->states[wb->nrows] = *state;
+		else
+			memset(&wb->states[wb->nrows], 0, sizeof(PaxRowState));
+		if (TransactionIdIsValid(wb->states[wb->nrows].xmax))
+			pax_row_set_next(&wb->states[wb->nrows], rownum);
+	}
+	if ((flags & PAX_GROUP_FROZEN) && TransactionIdFollows(xid, wb->xid))
+		wb->xid = xid;
+	MemoryContextSwitchTo(old);
 	wb->nrows++;
 
 	pfree(new_bytes);
 	pfree(new_nulls);
 	pfree(sizes);
 	return rownum;
+}
+
+/*
+ * Copies of a table's rows that keep their inserters and row states
+ * (VACUUM FULL, CLUSTER: pax_rewrite.c) are written through a buffer of
+ * their own, outside the per-relation table, so that they never mix with
+ * the transaction's inserts.
+ */
+struct PaxCopyWriter
+{
+	PaxWriteBuffer wb;
+	Relation	rel;
+};
+
+PaxCopyWriter *
+pax_copy_writer_begin(Relation rel, TransactionId horizon)
+{
+	PaxCopyWriter *w = palloc0(sizeof(PaxCopyWriter));
+
+	w->rel = rel;
+	w->wb.relid = RelationGetRelid(rel);
+	w->wb.cxt = AllocSetContextCreate(CurrentMemoryContext, "pax copy writer",
+									  ALLOCSET_DEFAULT_SIZES);
+	w->wb.horizon = horizon;
+	return w;
+}
+
+/*
+ * Add a row of plain values inserted by (xmin, cmin), or visible to every
+ * snapshot (frozen), with its row state (NULL: none); returns its new row
+ * number.
+ */
+uint64
+pax_copy_writer_add(PaxCopyWriter *w, TransactionId xmin, CommandId cmin, bool frozen,
+					const Datum *values, const bool *isnull, const PaxRowState *state)
+{
+	return buffer_row(&w->wb, w->rel, xmin, cmin, frozen ? PAX_GROUP_FROZEN : 0,
+					  values, isnull, state);
+}
+
+void
+pax_copy_writer_end(PaxCopyWriter *w)
+{
+	seal_group(&w->wb, w->rel);
+	MemoryContextDelete(w->wb.cxt);
+	pfree(w);
 }
 
 /*
@@ -382,7 +471,7 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 						 PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes, &rownum, &used))
 		wb->delta_bytes += used;
 	else
-		rownum = buffer_row(wb, rel, cid, vals, isnull);
+		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL);
 	pax_rownum_to_tid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	pfree(vals);

@@ -524,8 +524,26 @@ VACUUM ups;
 SELECT count(*), sum(n) FROM ups;
 DROP TABLE ups;
 
--- Not supported yet: clear errors, the server stays up.
-VACUUM FULL pt3;
+-- VACUUM FULL and CLUSTER compact the table and keep every row some
+-- snapshot may see (concurrent snapshots in the isolation tests)
+CREATE TABLE vf (id int PRIMARY KEY, k int, t text) USING pax;
+INSERT INTO vf SELECT g, g % 97, repeat('v', 50) FROM generate_series(1, 5000) g;
+CREATE INDEX vf_k ON vf (k);
+DELETE FROM vf WHERE id % 3 = 0;
+UPDATE vf SET t = 'updated' WHERE id % 7 = 0;
+SELECT pg_relation_size('vf') AS vf_size \gset
+SELECT count(*), sum(id), sum(k), count(*) FILTER (WHERE t = 'updated') FROM vf;
+VACUUM FULL vf;
+SELECT pg_relation_size('vf') < :vf_size AS smaller,
+	   count(*), sum(id), sum(k), count(*) FILTER (WHERE t = 'updated') FROM vf;
+CLUSTER vf USING vf_k;
+SELECT count(*), sum(id), sum(k), count(*) FILTER (WHERE t = 'updated') FROM vf;
+SELECT array_agg(k) FROM (SELECT k FROM vf LIMIT 5) s;	-- physical order is the index's
+SET enable_seqscan = off;
+SELECT id, k, t FROM vf WHERE id IN (7, 8, 9) ORDER BY id;
+RESET enable_seqscan;
+DROP TABLE vf;
+
 -- a foreign key referencing a pax table (FOR KEY SHARE checks)
 CREATE TABLE fk_parent (a int PRIMARY KEY) USING pax;
 INSERT INTO fk_parent VALUES (1), (2);
