@@ -10,11 +10,9 @@
  * Visibility is decided per group (pax_group_visible()), then per row
  * (pax_visible_rows(), pax_row_visible()) for groups with a row map.
  *
- * Not supported yet, with feature_not_supported errors: shared row locks
- * (SELECT ... FOR SHARE / FOR KEY SHARE, foreign keys referencing a pax
- * table), INSERT ... ON CONFLICT, TABLESAMPLE, CLUSTER and VACUUM FULL,
- * CREATE INDEX CONCURRENTLY, index AMs that only do bitmap scans (BRIN,
- * GIN), bitmap heap scans (the planner does not offer them).
+ * Not supported yet: index AMs that only do bitmap scans (BRIN, GIN: a
+ * feature_not_supported error at CREATE INDEX) and bitmap heap scans (the
+ * planner does not offer them).
  *
  *-------------------------------------------------------------------------
  */
@@ -47,6 +45,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
 
 #include "pax.h"
 
@@ -109,19 +108,6 @@ typedef struct PaxIndexFetchData
 	bool	   *needed;
 	MemoryContext cxt;
 } PaxIndexFetchData;
-
-static void not_supported(Relation rel, const char *what, const char *hint) pg_attribute_noreturn();
-
-static void
-not_supported(Relation rel, const char *what, const char *hint)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("pax table \"%s\" does not support %s yet",
-					RelationGetRelationName(rel), what),
-			 errdetail("pax tables take INSERT, COPY, SELECT, UPDATE, DELETE, row locks, btree/hash/GiST/SP-GiST indexes, TRUNCATE, VACUUM and ANALYZE so far."),
-			 hint ? errhint("%s", hint) : 0));
-}
 
 /* Store the values filled into slot as row ri of group g of rel. */
 static void
@@ -1304,12 +1290,64 @@ pax_index_build_range_scan(Relation table_rel, Relation index_rel,
 	return reltuples;
 }
 
+/*
+ * CREATE INDEX CONCURRENTLY's second pass: index the rows the reference
+ * snapshot sees that the first pass missed.  state->tuplesort holds the
+ * index's TIDs in order; a pax scan returns rows in row number (TID)
+ * order, so one merge walk finds the missing ones, as heap's does.
+ */
 static void
 pax_index_validate_scan(Relation table_rel, Relation index_rel,
 						IndexInfo *index_info, Snapshot snapshot,
 						ValidateIndexState *state)
 {
-	not_supported(table_rel, "CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.");
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	ExprState  *predicate;
+	TableScanDesc scan;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	ItemPointerData indexcursor;
+	bool		index_done = false;
+
+	ItemPointerSetInvalid(&indexcursor);
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+	scan = table_beginscan_strat(table_rel, snapshot, 0, NULL, true, false);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		ItemPointer tid = &slot->tts_tid;
+
+		CHECK_FOR_INTERRUPTS();
+		state->htups += 1;
+		while (!index_done &&
+			   (!ItemPointerIsValid(&indexcursor) || ItemPointerCompare(&indexcursor, tid) < 0))
+		{
+			Datum		encoded;
+			bool		encoded_null;
+
+			if (tuplesort_getdatum(state->tuplesort, true, &encoded, &encoded_null, NULL))
+				itemptr_decode(&indexcursor, DatumGetInt64(encoded));
+			else
+				index_done = true;
+		}
+		if (ItemPointerIsValid(&indexcursor) && ItemPointerEquals(&indexcursor, tid))
+			continue;
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(index_info, slot, estate, values, isnull);
+		index_insert(index_rel, values, isnull, tid, table_rel,
+					 index_info->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+					 false, index_info);
+		state->tups_inserted += 1;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
 }
 
 /* ------------------------------------------------------------------------
