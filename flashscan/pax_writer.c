@@ -300,7 +300,12 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 		wb->flags = flags;
 		nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 	}
-	if (nblocks > (uint32) wb->group_blocks)
+	/*
+	 * A row larger than the table's groups gets a group of its own, as
+	 * large as it needs (the next row seals it), up to the largest group a
+	 * directory entry describes; pax keeps no TOAST table for more.
+	 */
+	if (nblocks > PAX_MAX_GROUP_BLOCKS)
 	{
 		Size		total = 0;
 
@@ -308,13 +313,11 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 			total += sizes[att];
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("row is too large for a group of pax table \"%s\"",
+				 errmsg("row is too large for pax table \"%s\"",
 						RelationGetRelationName(rel)),
-				 errdetail("The row's %d minipages take %zu bytes, %u blocks of %zu bytes; the table's group_blocks is %d.",
-						   natts, total, nblocks, (Size) PAX_BLOCK_PAYLOAD, wb->group_blocks),
-				 errhint("Give the table larger groups: SELECT pax_set_group_blocks('%s', %u);",
-						 quote_identifier(RelationGetRelationName(rel)),
-						 Min(Max(nblocks * 2, (uint32) wb->group_blocks * 2), PAX_MAX_GROUP_BLOCKS))));
+				 errdetail("The row's %d minipages take %zu bytes; a pax group holds at most %d blocks of %zu bytes.",
+						   natts, total, PAX_MAX_GROUP_BLOCKS, (Size) PAX_BLOCK_PAYLOAD),
+				 errhint("Store rows this large in a heap table.")));
 	}
 
 	/* The row's number: continue our reservation, or start a new one. */

@@ -66,6 +66,16 @@ SELECT count(*) FROM pax_toasted;
 -- no compressed or external value is stored
 SELECT count(*) FROM pax_toasted WHERE pg_column_compression(cmp) IS NOT NULL;
 
+-- Rows larger than a group get a group of their own, up to 4096 blocks.
+CREATE TABLE pax_big (id int, t text) USING pax;
+INSERT INTO pax_big VALUES (1, repeat('a', 1048576)), (2, 'small'), (3, repeat('b', 3000000));
+INSERT INTO pax_big SELECT g, repeat(md5(g::text), 40000) FROM generate_series(4, 6) g;
+SELECT id, length(t), t = repeat(left(t, length(t) / greatest(length(t) / 32, 1)), greatest(length(t) / 32, 1)) AS intact
+FROM pax_big ORDER BY id;
+SELECT max(nblocks) > 128 AS own_group FROM pax_groups('pax_big');
+INSERT INTO pax_big VALUES (7, repeat('z', 34000000));
+DROP TABLE pax_big;
+
 -- Expanded objects (a PL/pgSQL array variable) are flattened.
 DO $$
 DECLARE
