@@ -299,9 +299,11 @@ SELECT pax_set_group_blocks('pt3', 1);
 INSERT INTO pt3 SELECT i, 'small groups' FROM generate_series(1, 3000) i;
 SELECT max(nblocks) FROM pax_groups('pt3');
 
--- Bad input: clear errors, nothing half-written.
+-- A row larger than the 1-block groups gets a group of its own.
 INSERT INTO pt3 VALUES (-2, repeat('y', 20000));
-SELECT count(*) FROM pt3 WHERE a = -2;
+SELECT count(*), max(length(b)) FROM pt3 WHERE a = -2;
+SELECT max(nblocks) FROM pax_groups('pt3');
+-- Bad input: clear errors, nothing half-written.
 SELECT pax_set_group_blocks('pt3', 0);
 SELECT pax_set_group_blocks('ht', 8);
 SELECT * FROM pax_groups('ht');
