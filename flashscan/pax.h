@@ -370,7 +370,9 @@ typedef enum PaxModifyKind
 /* flashscan.c */
 extern int	pax_default_group_blocks;
 
-/* pax_storage.c */
+/* pax_metapage.c, pax_blocks.c, pax_directory.c, pax_visibility.c, pax_reader.c */
+extern void pax_corrupted(Relation rel, BlockNumber blkno, const char *what) pg_attribute_noreturn();
+extern void pax_extend_blocks(Relation rel, int n, Buffer *bufs);
 extern Buffer pax_lock_metapage(Relation rel, int mode);
 extern Buffer pax_lock_directory_page(Relation rel, BlockNumber blkno, int mode);
 extern PaxGroupEntry *pax_next_directory_entry(Relation rel, BlockNumber blkno, Page page,

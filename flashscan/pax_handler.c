@@ -2,7 +2,8 @@
  *
  * pax_handler.c
  *	  The pax table access method: PostgreSQL's table AM callbacks over the
- *	  storage of pax_storage.c and the row buffers of pax_writer.c.
+ *	  storage (pax_metapage.c, pax_blocks.c, pax_directory.c, pax_reader.c)
+ *	  and the row buffers of pax_writer.c.
  *
  * Scans decode a group's minipages into column arrays and return rows in
  * virtual slots whose values point into them (valid until the scan moves to

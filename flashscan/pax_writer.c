@@ -4,7 +4,7 @@
  *	  Row buffers that become pax groups.
  *
  * Inserted rows collect in a buffer per relation in backend memory, column
- * by column, and are written as one group (pax_storage.c) when:
+ * by column, and are written as one group (pax_blocks.c, pax_directory.c) when:
  *	- the next row would not fit in group_blocks blocks, or the group has
  *	  PAX_MAX_GROUP_ROWS rows;
  *	- the inserting (sub)transaction or command changes: a group records one

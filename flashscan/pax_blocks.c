@@ -1,0 +1,268 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_blocks.c
+ *	  Blocks of a pax relation: allocation (the free list, then extension),
+ *	  writing a sealed group's blocks, and their tags.
+ *
+ * Every change is WAL-logged with generic WAL records (a standby or crash
+ * recovery replays them without this library), through shared buffers, so
+ * checkpoints, checksums and replication treat pax blocks like any other.
+ *
+ * Write order of a group: its blocks first (new blocks, full-page images),
+ * then its directory entry together with the metapage (pax_directory.c).
+ * A crash in between leaves blocks no entry points to: space, never wrong
+ * rows.  Every block carries its group's tag in pd_prune_xid, so a reader
+ * holding an old directory copy notices a block VACUUM freed and reused.
+ *
+ * Lock order: relation extension lock, then the metapage, then a directory
+ * page.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_class.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "port/pg_bitutils.h"
+
+#include "pax.h"
+#include "pax_minipage.h"
+
+#define PAYLOAD_START	PAX_PAYLOAD_START
+
+/* Extend the relation by n blocks, pinned, all in one contiguous run. */
+void
+pax_extend_blocks(Relation rel, int n, Buffer *bufs)
+{
+	int			i;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	for (i = 0; i < n; i++)
+	{
+		bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+		if (i > 0 && BufferGetBlockNumber(bufs[i]) != BufferGetBlockNumber(bufs[0]) + i)
+			elog(ERROR, "pax group blocks of \"%s\" are not contiguous",
+				 RelationGetRelationName(rel));
+	}
+	UnlockRelationForExtension(rel, ExclusiveLock);
+}
+
+/*
+ * The oldest transaction id any snapshot of this relation may still treat
+ * as running, as a full id (relative to the next one).
+ */
+static FullTransactionId
+oldest_snapshot_fxid(Relation rel)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest = GetOldestNonRemovableTransactionId(rel);
+
+	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
+									(uint32) (XidFromFullTransactionId(next) - oldest));
+}
+
+/*
+ * Blocks for a new group or row map: n contiguous blocks, pinned, from the
+ * free list when an extent freed before every snapshot is big enough, else
+ * by extending the relation.  Returns the tag the blocks are to carry.
+ * Taking an extent off the free list is logged at once: if we crash before
+ * the blocks are referenced, they are lost to reuse, never used twice.
+ */
+uint32
+pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	GenericXLogState *state;
+	BlockNumber start = InvalidBlockNumber;
+	uint32		tag;
+	uint32		i;
+	int			best = -1;
+
+	if (meta->nfree > 0)
+	{
+		uint64		oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
+
+		for (i = 0; i < meta->nfree; i++)
+			if (meta->free[i].nblocks >= n && meta->free[i].freed_fxid < oldest &&
+				(best < 0 || meta->free[i].nblocks < meta->free[best].nblocks))
+				best = i;
+	}
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (best >= 0)
+	{
+		PaxFreeExtent *e = &meta->free[best];
+
+		start = e->start;
+		e->start += n;
+		e->nblocks -= n;
+		if (e->nblocks == 0)
+			*e = meta->free[--meta->nfree];
+	}
+	tag = meta->next_tag++;
+	if (meta->next_tag == 0)
+		meta->next_tag = 1;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	if (start == InvalidBlockNumber)
+		pax_extend_blocks(rel, n, bufs);
+	else
+		for (i = 0; i < n; i++)
+		{
+			/* nobody can read them now: take them without reading the old contents */
+			bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, start + i, RBM_ZERO_AND_LOCK, NULL);
+			LockBuffer(bufs[i], BUFFER_LOCK_UNLOCK);
+		}
+	return tag;
+}
+
+/*
+ * Add extents to the free list, stamped with the next transaction id (see
+ * PaxFreeExtent), in the caller's generic WAL record on the metapage.
+ * Adjacent extents merge; when the list is full the smallest extent is
+ * dropped (its blocks stay allocated: space, never wrong rows).
+ */
+void
+pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks)
+{
+	uint64		now = U64FromFullTransactionId(ReadNextFullTransactionId());
+	uint32		i;
+
+	if (nblocks == 0 || start == InvalidBlockNumber)
+		return;
+	for (i = 0; i < meta->nfree; i++)
+	{
+		PaxFreeExtent *e = &meta->free[i];
+
+		if (e->start + e->nblocks == start || start + nblocks == e->start)
+		{
+			e->start = Min(e->start, start);
+			e->nblocks += nblocks;
+			e->freed_fxid = now;
+			return;
+		}
+	}
+	if (meta->nfree == PAX_MAX_FREE_EXTENTS)
+	{
+		int			smallest = 0;
+
+		for (i = 1; i < meta->nfree; i++)
+			if (meta->free[i].nblocks < meta->free[smallest].nblocks)
+				smallest = i;
+		if (meta->free[smallest].nblocks >= nblocks)
+			return;
+		meta->free[smallest] = meta->free[--meta->nfree];
+	}
+	meta->free[meta->nfree].start = start;
+	meta->free[meta->nfree].nblocks = nblocks;
+	meta->free[meta->nfree].freed_fxid = now;
+	meta->nfree++;
+}
+
+/*
+ * Write n pinned blocks as full images, block j holding bytes [j * chunk,
+ * (j + 1) * chunk) of stream (stream_len bytes) as its payload, each block
+ * tagged; releases the pins.  Everything past a block's payload is its
+ * hole, which generic WAL neither logs nor keeps.
+ */
+void
+pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream, Size stream_len,
+				 Size chunk, uint32 tag)
+{
+	uint32		i;
+
+	for (i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		uint32		j;
+		uint32		end = Min(i + MAX_GENERIC_XLOG_PAGES, n);
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		for (j = i; j < end; j++)
+		{
+			Size		off = (Size) j * chunk;
+			Size		used = (stream_len > off) ? Min(stream_len - off, chunk) : 0;
+			Page		page;
+
+			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+			page = GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE);
+			PageInit(page, BLCKSZ, 0);
+			memcpy((char *) page + PAYLOAD_START, stream + off, used);
+			/* the unused tail is the page's hole: zero, left out of the images */
+			((PageHeader) page)->pd_lower = PAYLOAD_START + used;
+			((PageHeader) page)->pd_prune_xid = tag;
+		}
+		GenericXLogFinish(state);
+		for (j = i; j < end; j++)
+			UnlockReleaseBuffer(bufs[j]);
+	}
+}
+
+/* Length of a group's payload stream (its minipages and presence bitmap). */
+static Size
+group_stream_len(PaxGroupEntry *entry)
+{
+	Size		len = 0;
+	int			c;
+
+	for (c = 0; c < entry->ncols; c++)
+		len = Max(len, (Size) entry->cols[c].offset + entry->cols[c].nbytes);
+	if (PaxGroupIsSparse(entry))
+		len = Max(len, (Size) entry->present_offset + (entry->nrows + 7) / 8);
+	return len;
+}
+
+/*
+ * Write a group's blocks (stream holds entry->nblocks payloads laid out by
+ * pax_layout_group()); fills in the entry's first_block and tag.
+ */
+void
+pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream)
+{
+	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
+
+	if (entry->nblocks == 0)
+	{
+		entry->first_block = InvalidBlockNumber;
+		entry->tag = 0;
+		pfree(bufs);
+		return;
+	}
+	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs);
+	entry->first_block = BufferGetBlockNumber(bufs[0]);
+	pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
+					 PAX_BLOCK_PAYLOAD, entry->tag);
+	pfree(bufs);
+}
+
+/*
+ * Is this block still the one a directory entry (tag) points to?  Blocks
+ * are reused only when no snapshot that could have read the old entry is
+ * left on the primary; a standby query holding one is cancelled.
+ */
+void
+pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag)
+{
+	if (((PageHeader) page)->pd_prune_xid == tag)
+		return;
+	if (RecoveryInProgress())
+		pax_recovery_conflict();
+	pax_corrupted(rel, blkno, "block of the pax group its directory entry names");
+}

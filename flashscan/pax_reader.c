@@ -1,0 +1,351 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_reader.c
+ *	  Reading rows of pax groups: the needed columns' minipages of a group,
+ *	  one row of a group, prefetching, a sparse group's presence bitmap.
+ *
+ * Scans (the access method's, FlashScan, ANALYZE, VACUUM's rewrites) and
+ * single-row fetches (index scans, DML's re-reads, triggers) read rows
+ * here, for groups and delta pages alike (the delta page's decoding is
+ * pax_delta.c's): only the blocks holding the needed minipages are read,
+ * each minipage is checked against its directory entry, and by-reference
+ * values point into a copy the caller's PaxColumnData keeps.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_class.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "port/pg_bitutils.h"
+
+#include "pax.h"
+#include "pax_minipage.h"
+
+#define PAYLOAD_START	PAX_PAYLOAD_START
+
+/* Blocks of the group holding a minipage: [*first, *first + *n). */
+static void
+minipage_blocks(PaxGroupEntry *g, PaxColumnExtent *ext, BlockNumber *first, uint32 *n)
+{
+	Size		end = (Size) ext->offset + Max(ext->nbytes, 1);
+
+	*first = g->first_block + (BlockNumber) (ext->offset / PAX_BLOCK_PAYLOAD);
+	*n = (uint32) ((end + PAX_BLOCK_PAYLOAD - 1) / PAX_BLOCK_PAYLOAD -
+				   ext->offset / PAX_BLOCK_PAYLOAD);
+}
+
+/*
+ * Ask for the blocks of a group's needed minipages to be read ahead
+ * (PrefetchBuffer: posix_fadvise for blocks not in shared_buffers), so the
+ * device has them in flight while the caller works; returns how many (0
+ * when the columns cover the whole group: see below).
+ */
+uint32
+pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int natts)
+{
+	uint32		n = 0;
+	BlockNumber last = InvalidBlockNumber;
+	int			att;
+
+	/*
+	 * Reading the whole group is sequential, and the kernel's readahead
+	 * serves it better than a posix_fadvise per block.  Anything less is
+	 * prefetched block by block: left to readahead, a read of most columns
+	 * would pull in the others too (measured: 8 of 16 columns read the whole
+	 * table).
+	 */
+	if (PaxGroupIsDelta(g))
+	{
+		(void) PrefetchBuffer(rel, MAIN_FORKNUM, g->first_block);
+		return 1;
+	}
+	for (att = 0; att < Min(natts, g->ncols); att++)
+	{
+		BlockNumber first;
+		uint32		nblocks;
+
+		if (!needed[att])
+			continue;
+		minipage_blocks(g, &g->cols[att], &first, &nblocks);
+		n += nblocks;
+	}
+	if (n >= g->nblocks)
+		return 0;
+
+	n = 0;
+	for (att = 0; att < Min(natts, g->ncols); att++)
+	{
+		BlockNumber first;
+		uint32		nblocks,
+					i;
+
+		if (!needed[att])
+			continue;
+		minipage_blocks(g, &g->cols[att], &first, &nblocks);
+		for (i = 0; i < nblocks; i++)
+		{
+			if (first + i == last)
+				continue;		/* shared with the previous minipage */
+			(void) PrefetchBuffer(rel, MAIN_FORKNUM, first + i);
+			last = first + i;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Copy a minipage out of the group's blocks into one MAXALIGNed buffer.
+ * *pinned is the block the previous minipage ended in, still pinned: small
+ * minipages share blocks, and the next one usually starts there.
+ */
+static char *
+read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
+			  BufferAccessStrategy strategy, Buffer *pinned, uint64 *blocks_read,
+			  PaxColumnData *col)
+{
+	char	   *buf;
+	Size		off = ext->offset;
+	Size		done = 0;
+
+	if ((Size) ext->offset + ext->nbytes > (Size) g->nblocks * PAX_BLOCK_PAYLOAD)
+		pax_corrupted(rel, g->first_block, "pax group (a minipage runs past its blocks)");
+	if (col->bufsize < MAXALIGN(Max(ext->nbytes, 1)))
+	{
+		if (col->buf)
+			pfree(col->buf);
+		col->bufsize = MAXALIGN(Max(ext->nbytes, 1));
+		col->buf = palloc(col->bufsize);
+	}
+	buf = col->buf;
+	while (done < ext->nbytes)
+	{
+		BlockNumber blkno = g->first_block + (BlockNumber) (off / PAX_BLOCK_PAYLOAD);
+		Size		inblk = off % PAX_BLOCK_PAYLOAD;
+		Size		n = Min(ext->nbytes - done, PAX_BLOCK_PAYLOAD - inblk);
+		Page		page;
+
+		if (!BufferIsValid(*pinned) || BufferGetBlockNumber(*pinned) != blkno)
+		{
+			if (BufferIsValid(*pinned))
+				ReleaseBuffer(*pinned);
+			*pinned = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+			if (blocks_read)
+				(*blocks_read)++;
+		}
+		LockBuffer(*pinned, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(*pinned);
+		pax_check_block_tag(rel, page, blkno, g->tag);
+		if (((PageHeader) page)->pd_lower < PAYLOAD_START + inblk + n)
+			pax_corrupted(rel, blkno, "pax group block");
+		memcpy(buf + done, (char *) page + PAYLOAD_START + inblk, n);
+		LockBuffer(*pinned, BUFFER_LOCK_UNLOCK);
+		done += n;
+		off += n;
+	}
+	return buf;
+}
+
+/*
+ * Decode the needed columns of a group into cols[] (their arrays are reused,
+ * and grown in the current memory context, which must therefore live as
+ * long as cols), counting the blocks read into *blocks_read.  Columns added after the group was written read
+ * as their default (attmissingval) or NULL; dropped columns as NULL.
+ */
+void
+pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+				 const bool *needed, PaxColumnData *cols,
+				 BufferAccessStrategy strategy, uint64 *blocks_read)
+{
+	Buffer		pinned = InvalidBuffer;
+	const uint8 *present = NULL;
+	int			att;
+
+	for (att = 0; att < desc->natts; att++)
+	{
+		if (needed[att] && cols[att].capacity < g->nrows)
+		{
+			if (cols[att].values)
+			{
+				pfree(cols[att].values);
+				pfree(cols[att].isnull);
+			}
+			cols[att].capacity = Max(g->nrows, 1024);
+			cols[att].values = palloc(sizeof(Datum) * cols[att].capacity);
+			cols[att].isnull = palloc(sizeof(bool) * cols[att].capacity);
+		}
+	}
+	if (PaxGroupIsDelta(g))
+	{
+		pax_delta_read_columns(rel, g, desc, needed, cols, strategy, blocks_read);
+		return;
+	}
+	for (att = 0; att < desc->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+		uint32		i;
+
+		if (!needed[att])
+			continue;
+		if (a->attisdropped || att >= g->ncols)
+		{
+			bool		isnull = true;
+			Datum		d = (Datum) 0;
+
+			if (!a->attisdropped)
+				d = getmissingattr(desc, att + 1, &isnull);
+			for (i = 0; i < g->nrows; i++)
+			{
+				cols[att].values[i] = d;
+				cols[att].isnull[i] = isnull;
+			}
+			continue;
+		}
+		pax_decode_minipage(a, g->nstored,
+							read_minipage(rel, g, &g->cols[att], strategy, &pinned,
+										  blocks_read, &cols[att]),
+							g->cols[att].nbytes, cols[att].values, cols[att].isnull, rel);
+		if (PaxGroupIsSparse(g))
+		{
+			/* spread the stored rows out to their places in the span */
+			int64		k = (int64) g->nstored - 1;
+
+			if (present == NULL)
+				present = pax_read_presence(rel, g, &pinned, blocks_read);
+
+			for (i = g->nrows; i-- > 0;)
+			{
+				if (present[i / 8] & (1 << (i % 8)))
+				{
+					Assert(k >= 0);
+					cols[att].values[i] = cols[att].values[k];
+					cols[att].isnull[i] = cols[att].isnull[k];
+					k--;
+				}
+				else
+				{
+					cols[att].values[i] = (Datum) 0;
+					cols[att].isnull[i] = true;
+				}
+			}
+		}
+	}
+	if (BufferIsValid(pinned))
+		ReleaseBuffer(pinned);
+}
+
+/*
+ * Decode one row of a group, at position ri of its span (which must be
+ * stored), into values/isnull for the needed columns, reading only what
+ * that takes: a fixed-width column's header, null bit and value; a
+ * variable-width column's minipage, walked up to the row.  An index fetch
+ * of a single row thus reads a few blocks, not every needed column of a
+ * group of thousands of rows.  By-reference values point into cols[att].buf
+ * (valid until the next read).
+ */
+void
+pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
+			 uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull)
+{
+	Buffer		pinned = InvalidBuffer;
+	uint32		k = ri;
+	int			att;
+
+	Assert(!PaxGroupIsDelta(g));
+	if (PaxGroupIsSparse(g))
+	{
+		/* the row's place among the stored ones */
+		const uint8 *present = pax_read_presence(rel, g, &pinned, NULL);
+
+		k = (uint32) pg_popcount((const char *) present, ri / 8) +
+			pg_popcount32(present[ri / 8] & ((1u << (ri % 8)) - 1));
+	}
+	for (att = 0; att < desc->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att);
+		PaxColumnExtent *ext;
+
+		values[att] = (Datum) 0;
+		isnull[att] = true;
+		if (!needed[att] || a->attisdropped)
+			continue;
+		if (att >= g->ncols)
+		{
+			values[att] = getmissingattr(desc, att + 1, &isnull[att]);
+			continue;
+		}
+		ext = &g->cols[att];
+		if (a->attlen > 0)
+		{
+			PaxColumnExtent part;
+			PaxMinipageHeader hdr;
+			Size		voff;
+
+			part.offset = ext->offset;
+			part.nbytes = sizeof(PaxMinipageHeader);
+			if (ext->nbytes < sizeof(PaxMinipageHeader))
+				pax_corrupted(rel, g->first_block, "pax group (a minipage is too short)");
+			memcpy(&hdr, read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]),
+				   sizeof(PaxMinipageHeader));
+			voff = pax_minipage_values_offset(a, hdr.nrows, hdr.nnulls > 0);
+			if (hdr.nrows != g->nstored || k >= hdr.nrows ||
+				voff + (Size) a->attlen * hdr.nrows > ext->nbytes)
+				pax_corrupted(rel, g->first_block, "pax group (a minipage does not match its group)");
+			if (hdr.nnulls > 0)
+			{
+				part.offset = ext->offset + sizeof(PaxMinipageHeader) + k / 8;
+				part.nbytes = 1;
+				if ((*(uint8 *) read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]) >>
+					 (k % 8)) & 1)
+					continue;	/* NULL */
+			}
+			part.offset = ext->offset + voff + a->attlen * k;
+			part.nbytes = a->attlen;
+			values[att] = fetch_att(read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]),
+									a->attbyval, a->attlen);
+			isnull[att] = false;
+		}
+		else
+			pax_decode_minipage_row(a, g->nstored,
+									read_minipage(rel, g, ext, NULL, &pinned, NULL, &cols[att]),
+									ext->nbytes, k, &values[att], &isnull[att], rel);
+	}
+	if (BufferIsValid(pinned))
+		ReleaseBuffer(pinned);
+}
+
+/*
+ * A sparse group's presence bitmap (bit i set: row number first_rownum + i
+ * is stored), in memory that lives until the next call.
+ */
+const uint8 *
+pax_read_presence(Relation rel, PaxGroupEntry *g, Buffer *pinned, uint64 *blocks_read)
+{
+	static PaxColumnData holder;
+	PaxColumnExtent ext;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	const uint8 *result;
+
+	ext.offset = g->present_offset;
+	ext.nbytes = (g->nrows + 7) / 8;
+	result = (const uint8 *) read_minipage(rel, g, &ext, NULL, pinned, blocks_read, &holder);
+	MemoryContextSwitchTo(old);
+	return result;
+}
