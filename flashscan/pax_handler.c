@@ -66,7 +66,8 @@ typedef struct PaxScanDescData
 	bool	   *alive;			/* SnapshotAny scans: rows no committed delete removed */
 	uint32		vis_capacity;
 	PaxColumnData *cols;
-	bool	   *needed;
+	bool	   *needed;			/* the live columns of needed_desc */
+	TupleDesc	needed_desc;
 	MemoryContext scan_cxt;		/* the scan's memory, decoded columns included */
 	BufferAccessStrategy strategy;
 	/* parallel: the claimed row-number range */
@@ -205,6 +206,7 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->scan_cxt = cxt;
 	scan->dir = pax_read_directory(rel, cxt);
 	scan->needed = all_columns(desc);
+	scan->needed_desc = desc;
 	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
 	scan->gi = -1;
 	scan->ri = -1;
@@ -324,6 +326,19 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 			(void) pax_visible_rows(scan->base.rs_rd, g, SnapshotSelf, scan->alive,
 									scan->strategy, NULL);
 		old = MemoryContextSwitchTo(scan->scan_cxt);
+
+		/*
+		 * The columns to read are those live in the slot's descriptor: an
+		 * ALTER TABLE that drops a column and rewrites the table in one
+		 * statement reads the old rows, the dropped column too (a USING
+		 * expression may use it), although the relation's descriptor already
+		 * calls it dropped.
+		 */
+		if (scan->needed_desc != desc)
+		{
+			scan->needed = all_columns(desc);
+			scan->needed_desc = desc;
+		}
 		pax_read_columns(scan->base.rs_rd, g, desc, scan->needed, scan->cols,
 						 scan->strategy, NULL);
 		MemoryContextSwitchTo(old);

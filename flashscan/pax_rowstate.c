@@ -600,13 +600,19 @@ tuple_lock_mode(PaxModifyKind kind, LockTupleMode mode)
 	}
 }
 
-/* Is row rownum stored, and its insertion something cid may modify? */
+/*
+ * Is row rownum stored, and its insertion something cid may modify?  The
+ * inserter goes to *xmin_out and *cmin_out.
+ */
 static bool
-insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid)
+insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid,
+				 TransactionId *xmin_out, CommandId *cmin_out)
 {
 	TransactionId xmin = g->xmin;
 	CommandId	cmin = g->cmin;
 
+	*xmin_out = InvalidTransactionId;
+	*cmin_out = InvalidCommandId;
 	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
 		return false;
 	if (PaxGroupIsDelta(g))
@@ -620,7 +626,9 @@ insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid)
 	}
 	else if (!row_inserted(rel, g, rownum, SnapshotAny))
 		return false;			/* removed by VACUUM */
-	else if (g->flags & PAX_GROUP_FROZEN)
+	*xmin_out = xmin;
+	*cmin_out = cmin;
+	if (!PaxGroupIsDelta(g) && (g->flags & PAX_GROUP_FROZEN))
 		return true;
 	if (TransactionIdIsCurrentTransactionId(xmin))
 		return cmin < cid;
@@ -677,6 +685,8 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		RowSlot		rs;
 		SlotStatus	status;
 		TransactionId xwait;
+		TransactionId ins_xmin;
+		CommandId	ins_cmin;
 		int			own_mode;
 		MultiXactId new_multi = InvalidMultiXactId;
 
@@ -687,13 +697,76 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Invisible;
 			break;
 		}
-		if (!insertion_usable(rel, rs.g, *rownum, cid))
+		if (!insertion_usable(rel, rs.g, *rownum, cid, &ins_xmin, &ins_cmin))
 		{
+			PaxRowState st = *rs.st;
+
 			release_row_slot(&rs);
-			result = TM_Invisible;
+
+			/*
+			 * Following an update chain, a version this statement (or a
+			 * trigger or function it ran) inserted: if we also updated it
+			 * since, go on to the next; the last one answers heap's
+			 * TM_SelfModified with its inserting command, so that the
+			 * executor refuses the update when a later command made it
+			 * instead of skipping the row.
+			 */
+			if (tmfd->traversed && TransactionIdIsCurrentTransactionId(ins_xmin) &&
+				ins_cmin >= cid)
+			{
+				if (TransactionIdIsCurrentTransactionId(st.xmax) &&
+					!(st.flags & PAX_ROW_LOCK_ONLY) && (st.flags & PAX_ROW_UPDATED) &&
+					pax_row_next(&st) != *rownum)
+				{
+					*rownum = pax_row_next(&st);
+					if (have_tuple_lock)
+					{
+						UnlockTuple(rel, &tid, hwmode);
+						have_tuple_lock = false;
+					}
+					continue;
+				}
+				if (TransactionIdIsCurrentTransactionId(st.xmax) &&
+					!(st.flags & PAX_ROW_LOCK_ONLY))
+				{
+					result = TM_Deleted;
+					break;
+				}
+				tmfd->xmax = ins_xmin;
+				tmfd->cmax = ins_cmin;
+				result = TM_SelfModified;
+			}
+			else
+				result = TM_Invisible;
 			break;
 		}
 		status = classify_slot(rs.st, cid, kind, mode, &xwait, &own_mode);
+
+		/*
+		 * Past the first version of a chain, versions our own transaction
+		 * updated or deleted are dead to the search for the last version,
+		 * whatever their command (heap follows them with a dirty snapshot).
+		 */
+		if (lock_last_version && tmfd->traversed &&
+			(status == SLOT_SELF_MODIFIED || status == SLOT_INVISIBLE))
+		{
+			bool		updated = (rs.st->flags & PAX_ROW_UPDATED) != 0;
+			uint64		next = pax_row_next(rs.st);
+
+			release_row_slot(&rs);
+			if (updated && next != *rownum)
+			{
+				*rownum = next;
+				if (have_tuple_lock)
+				{
+					UnlockTuple(rel, &tid, hwmode);
+					have_tuple_lock = false;
+				}
+				continue;
+			}
+			result = TM_Deleted;	/* deleted by us: nothing left to lock */
+			break;
+		}
 
 		if (status == SLOT_BUSY)
 		{

@@ -90,6 +90,14 @@ $$;
 SELECT array_length(arr, 1), arr[2000] FROM pax_toasted WHERE id = 1000;
 DROP TABLE pax_toasted, toast_ref;
 
+-- A rewrite that drops a column reads it for a USING expression of the
+-- same ALTER TABLE.
+CREATE TABLE drop_rewrite (f1 int, f2 text, f3 text) USING pax;
+INSERT INTO drop_rewrite VALUES (1, 'one', 'uno'), (2, 'two', NULL);
+ALTER TABLE drop_rewrite ALTER f1 TYPE text USING f2 || coalesce(f3, '-'), DROP COLUMN f3;
+SELECT * FROM drop_rewrite ORDER BY f2;
+DROP TABLE drop_rewrite;
+
 -- System columns: xmin/cmin from the row's insertion, xmax/cmax from its
 -- row map, through scans and index fetches, as heap answers them.
 CREATE TABLE sys (a int, b text) USING pax;
