@@ -18,6 +18,7 @@
 #include "access/generic_xlog.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "catalog/pg_class.h"
 #include "catalog/storage.h"
@@ -143,8 +144,15 @@ pax_init_storage(Relation rel, const RelFileNode *newrnode, SMgrRelation srel,
 		RelationGetNumberOfBlocks(rel) > 0)
 		group_blocks = pax_relation_group_blocks(rel);
 
+	/*
+	 * With wal_level = minimal a relfilenode made in this transaction is
+	 * made durable at commit (its pages WAL-logged whole, or the file
+	 * fsynced) and its changes until then are not logged: a WAL image of
+	 * this empty metapage would be replayed by crash recovery over the
+	 * committed one, emptying the table.  So log it only when WAL is.
+	 */
 	write_metapage(srel, newrnode, MAIN_FORKNUM,
-				   persistence == RELPERSISTENCE_PERMANENT, group_blocks);
+				   persistence == RELPERSISTENCE_PERMANENT && XLogIsNeeded(), group_blocks);
 	if (persistence == RELPERSISTENCE_UNLOGGED)
 	{
 		smgrcreate(srel, INIT_FORKNUM, false);
