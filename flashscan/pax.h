@@ -455,6 +455,8 @@ extern uint64 pax_latest_version(Relation rel, uint64 rownum);
 
 /* pax_slot.c */
 extern const TupleTableSlotOps *pax_slot_ops_get(void);
+extern void pax_slot_set_inserted(TupleTableSlot *slot, Relation rel, uint64 rownum,
+								  TransactionId xmin, CommandId cmin);
 extern void pax_slot_set_origin(TupleTableSlot *slot, Relation rel, PaxGroupEntry *g,
 								uint64 rownum);
 

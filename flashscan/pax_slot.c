@@ -26,8 +26,10 @@ typedef struct PaxTupleTableSlot
 {
 	VirtualTupleTableSlot base;
 	Relation	rel;			/* NULL: no pax row stored */
-	PaxGroupEntry *group;
+	PaxGroupEntry *group;		/* NULL: a row this backend just inserted */
 	uint64		rownum;
+	TransactionId xmin;			/* ... whose inserter is this */
+	CommandId	cmin;
 } PaxTupleTableSlot;
 
 static TupleTableSlotOps pax_slot_ops;
@@ -44,6 +46,21 @@ pax_slot_getsysattr(TupleTableSlot *slot, int attnum, bool *isnull)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot retrieve a system column in this context")));
 	*isnull = false;
+	if (g == NULL)
+	{
+		/* just inserted (INSERT/UPDATE ... RETURNING): ours, nobody deleted it */
+		switch (attnum)
+		{
+			case MinTransactionIdAttributeNumber:
+				return TransactionIdGetDatum(ps->xmin);
+			case MaxTransactionIdAttributeNumber:
+				return TransactionIdGetDatum(InvalidTransactionId);
+			case MinCommandIdAttributeNumber:
+			case MaxCommandIdAttributeNumber:
+				return CommandIdGetDatum(ps->cmin);
+		}
+		elog(ERROR, "invalid attribute number %d for a pax row", attnum);
+	}
 	switch (attnum)
 	{
 		case MinTransactionIdAttributeNumber:
@@ -95,6 +112,26 @@ pax_slot_ops_get(void)
 		pax_slot_ops.getsysattr = pax_slot_getsysattr;
 	}
 	return &pax_slot_ops;
+}
+
+/*
+ * The row in slot was just inserted by (xmin, cmin), if it is a pax slot:
+ * it may still be in this backend's write buffer, so its system columns
+ * come from here.
+ */
+void
+pax_slot_set_inserted(TupleTableSlot *slot, Relation rel, uint64 rownum,
+					  TransactionId xmin, CommandId cmin)
+{
+	PaxTupleTableSlot *ps = (PaxTupleTableSlot *) slot;
+
+	if (slot->tts_ops != &pax_slot_ops)
+		return;
+	ps->rel = rel;
+	ps->group = NULL;
+	ps->rownum = rownum;
+	ps->xmin = xmin;
+	ps->cmin = cmin;
 }
 
 /* Remember where the row just stored in slot comes from, if it is a pax slot. */

@@ -477,6 +477,7 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL);
 	pax_rownum_to_tid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
+	pax_slot_set_inserted(slot, rel, rownum, GetCurrentTransactionId(), cid);
 	pfree(vals);
 	pfree(isnull);
 }
@@ -508,6 +509,7 @@ pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot, CommandId *c
 	ExecStoreVirtualTuple(slot);
 	pax_rownum_to_tid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
+	pax_slot_set_inserted(slot, rel, rownum, wb->xid, wb->cid);
 	*cid = wb->cid;
 	return true;
 }

@@ -113,6 +113,10 @@ SET LOCAL enable_seqscan = off;
 SET LOCAL flashscan.enable = off;
 SELECT a, xmin = pg_current_xact_id()::xid AS xmin_mine, cmin FROM sys WHERE a IN (2, 3000) ORDER BY a;
 COMMIT;
+-- RETURNING of a row just inserted (still in the write buffer) or updated
+INSERT INTO sys VALUES (4000, 'returned') RETURNING a, xmin = pg_current_xact_id()::xid AS xmin_mine, cmin, xmax;
+UPDATE sys SET b = 'updated again' WHERE a IN (1, 2)
+RETURNING a, xmin = pg_current_xact_id()::xid AS xmin_mine, xmax;
 BEGIN;
 SELECT a FROM sys WHERE a = 5 FOR UPDATE;
 SELECT a, xmax = pg_current_xact_id()::xid AS locked_by_me FROM sys WHERE a IN (4, 5) ORDER BY a;
