@@ -37,6 +37,7 @@
 #include "commands/vacuum.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
@@ -210,7 +211,9 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
 	scan->gi = -1;
 	scan->ri = -1;
-	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
+	/* SERIALIZABLE: a sequential or sample scan reads all of it, as heap's */
+	if (snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+		(flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN)))
 		PredicateLockRelation(rel, snapshot);
 	/* pg_stat_*_tables.seq_scan, as heap counts it: at every start and rescan */
 	if (flags & SO_TYPE_SEQSCAN)
@@ -578,10 +581,18 @@ pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
 					  Snapshot snapshot, TupleTableSlot *slot,
 					  bool *call_again, bool *all_dead)
 {
+	bool		found;
+
 	*call_again = false;
-	if (IsMVCCSnapshot(snapshot))
-		PredicateLockRelation(scan->rel, snapshot);
-	return fetch_row((PaxIndexFetchData *) scan, tid, snapshot, slot, all_dead);
+	found = fetch_row((PaxIndexFetchData *) scan, tid, snapshot, slot, all_dead);
+
+	/*
+	 * SERIALIZABLE: the row read, as heap locks the tuple it returns (the
+	 * index AM locks the index pages it read, which covers rows not found).
+	 */
+	if (found && IsMVCCSnapshot(snapshot))
+		PredicateLockTID(scan->rel, tid, snapshot, InvalidTransactionId);
+	return found;
 }
 
 static bool
@@ -602,6 +613,8 @@ pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	/* the slot's values point into the fetch's memory: keep a copy */
 	if (found)
 		ExecMaterializeSlot(slot);
+	if (found && IsMVCCSnapshot(snapshot))
+		PredicateLockTID(rel, tid, snapshot, InvalidTransactionId);
 	pax_index_fetch_end(f);
 	return found;
 }
@@ -1391,7 +1404,22 @@ pax_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 	BlockNumber curpages = RelationGetNumberOfBlocks(rel);
 	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
 	double		reltuples = rel->rd_rel->reltuples;
+	double		min_tuples = 0;
 
+	/*
+	 * heap's rule for a table never vacuumed or analyzed: assume at least
+	 * 10 pages of rows of the columns' widths, so that a table just created
+	 * is not planned as tiny (a sequential scan where data loaded later
+	 * wants an index, and under SERIALIZABLE a predicate lock on the whole
+	 * table where an index scan locks rows).
+	 */
+	if (curpages < 10 && relpages == 0 && !rel->rd_rel->relhassubclass)
+	{
+		int32		width = get_rel_data_width(rel, attr_widths);
+
+		curpages = 10;
+		min_tuples = rint(10.0 * PAX_BLOCK_PAYLOAD / Max(width, 1));
+	}
 	*pages = curpages;
 	*allvisfrac = 0;
 	if (curpages == 0)
@@ -1420,7 +1448,7 @@ pax_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 				n += PaxGroupIsDelta(g) ? pax_delta_nrows(rel, g) : g->nstored;
 		}
 		MemoryContextDelete(cxt);
-		*tuples = n;
+		*tuples = Max(n, min_tuples);
 	}
 }
 

@@ -667,8 +667,12 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 	LOCKMODE	hwmode = tuple_lock_mode(kind, mode);
 	ItemPointerData tid;
 
-	/* serializable transactions: a write conflicts with any reader of the table */
-	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	/*
+	 * Serializable transactions: changing a row conflicts with readers of
+	 * the row (index fetches lock their rows) and of the whole table.
+	 */
+	pax_rownum_to_tid(*rownum, &tid);
+	CheckForSerializableConflictIn(rel, &tid, ItemPointerGetBlockNumber(&tid));
 	memset(tmfd, 0, sizeof(TM_FailureData));
 
 	/*
