@@ -40,7 +40,8 @@
 #   RUN_TIMEOUT        hard limit for one pg_regress run, seconds         (1500)
 #   RETRIAGE           a run directory: skip the runs, redo its summary (after
 #                      editing known_differences.txt)
-#   KNOWN_DIFFS        known-differences file
+#   KNOWN_DIFFS        known-differences file ("mode test reason"; isolation
+#                      specs are named isolation/<spec>)
 #                      (test/pg_regress_pax/known_differences.txt)
 #
 # Output: $PAX_REGRESS_BASE/runs/<timestamp>/ (symlink "latest"), one directory
@@ -85,10 +86,14 @@ DEFAULT_EXCLUDE_FLASHSCAN_REGRESS=""
 # then waits for a step that never completes.  fk-deadlock, fk-deadlock2: a
 # non-key UPDATE of a row that a foreign key check holds FOR KEY SHARE blocks
 # on pax, and each permutation waits out isolationtester's step timeout; the
-# same in multixact-no-forget and lock-committed-update (builds of 12:15/12:23).
-DEFAULT_EXCLUDE_FLASHSCAN_ISOLATION="insert-conflict-specconflict fk-deadlock fk-deadlock2 multixact-no-forget lock-committed-update"
+# same in multixact-no-forget, lock-committed-update, update-locked-tuple,
+# propagate-lock-delete and tuplelock-update (builds of 12:15 to 12:26; see
+# test/pg_regress_pax/TRIAGE.md, D2 and D3).
+PAX_HANGS="insert-conflict-specconflict fk-deadlock fk-deadlock2 multixact-no-forget
+	lock-committed-update update-locked-tuple propagate-lock-delete tuplelock-update"
+DEFAULT_EXCLUDE_FLASHSCAN_ISOLATION=$PAX_HANGS
 DEFAULT_EXCLUDE_NOFLASHSCAN_REGRESS=""
-DEFAULT_EXCLUDE_NOFLASHSCAN_ISOLATION="insert-conflict-specconflict fk-deadlock fk-deadlock2 multixact-no-forget lock-committed-update"
+DEFAULT_EXCLUDE_NOFLASHSCAN_ISOLATION=$PAX_HANGS
 
 [ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
 if [ "$PORT" -lt 56010 ] || [ "$PORT" -gt 56030 ]; then
@@ -443,13 +448,13 @@ if [[ " $MODES " == *" heap "* ]]; then
 			excl=" $(exclusions "$mode" "$suite") "
 			for t in "${tests[@]}"; do
 				h=$H/results/$t.out m=$M/results/$t.out st="" fail=0
-				if [[ "$excl" == *" $t "* ]]; then
+				if [[ "$hung" == *" $t "* ]]; then
+					st="HUNG (watchdog, see hung.txt: $(grep "^$t|" "$M/hung.txt" | head -1 | cut -d'|' -f3-6))"
+					k=hung; fail=1
+				elif [[ "$excl" == *" $t "* ]]; then
 					st="excluded (hangs; see TRIAGE.md)"; k=excluded
 				elif [[ "$crashed" == *" $t "* ]]; then
 					st="CRASHED (server log: terminated by signal)"; k=crashed; fail=1
-				elif [[ "$hung" == *" $t "* ]]; then
-					st="HUNG (watchdog, see hung.txt: $(grep "^$t|" "$M/hung.txt" | head -1 | cut -d'|' -f3-6))"
-					k=hung; fail=1
 				elif [ "$suite" = isolation ] && [ -f "$m" ] && grep -Eq 'timed out after|canceling step' "$m" &&
 					! grep -Eq 'timed out after|canceling step' "$h" 2>/dev/null; then
 					st="HUNG (isolationtester step waited > ${ISOLATION_STEP_TIMEOUT}s: $(grep -Em1 'timed out after|canceling step' "$m"))"
@@ -471,7 +476,9 @@ if [[ " $MODES " == *" heap "* ]]; then
 				else
 					diff -u "$h" "$m" >"$RUN/diffs/$suite/$mode/$t.diff" || true
 					n=$(grep -c '^[-+][^-+]' "$RUN/diffs/$suite/$mode/$t.diff" || true)
-					if reason=$(known_reason "$mode" "$t"); then
+					kt=$t
+					[ "$suite" = isolation ] && kt=isolation/$t
+					if reason=$(known_reason "$mode" "$kt"); then
 						st="differs ($n lines) known: $reason"; k=known
 					else
 						st="DIFFERS ($n lines) not in known_differences.txt"; k=defect; fail=1
