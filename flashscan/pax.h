@@ -236,8 +236,11 @@ typedef struct PaxRowState
 #define PAX_ROW_MOVED			0x0008	/* deleted by an UPDATE that moved it to
 										 * another partition (heap's moved
 										 * partitions ctid) */
-#define PAX_ROW_MULTI			0x0010	/* with LOCK_ONLY: xmax is a MultiXactId
-										 * of several lockers */
+#define PAX_ROW_MULTI			0x0010	/* xmax is a MultiXactId: of several
+										 * lockers (with LOCK_ONLY), or of the
+										 * row's updater and the FOR KEY SHARE
+										 * lockers a non-key UPDATE passed
+										 * (with UPDATED) */
 /*
  * A single locker's strength (LockTupleMode), stored as LockTupleExclusive
  * minus the mode so that 0 is FOR UPDATE, the only mode before shared locks.
@@ -445,8 +448,28 @@ extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot
 							   uint64 *blocks_read);
 extern bool pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum,
 							Snapshot snapshot, bool *all_dead);
+/*
+ * An UPDATE's question whether it changes the row's key columns (those of
+ * unique indexes a foreign key may reference), asked only when the row has
+ * FOR KEY SHARE lockers an update of other columns may pass, and answered
+ * once (state: 0 unknown, 1 unchanged, 2 changed).
+ */
+typedef struct PaxKeyCheck
+{
+	bool		(*keys_unchanged) (struct PaxKeyCheck *kc);
+	Relation	rel;
+	ItemPointerData otid;
+	TupleTableSlot *newslot;
+	int			state;
+	int			own_lock_mode;	/* set by the update: the LockTupleMode of the
+								 * lock we held on the row, or -1 */
+} PaxKeyCheck;
+
+extern TransactionId pax_row_updater(const PaxRowState *st);
+extern void pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode);
 extern TM_Result pax_modify_row(Relation rel, uint64 *rownum, CommandId cid,
 								Snapshot crosscheck, PaxModifyKind kind, LockTupleMode mode,
+								PaxKeyCheck *keycheck,
 								LockWaitPolicy wait_policy, bool lock_last_version,
 								TM_FailureData *tmfd);
 extern void pax_kill_speculative_row(Relation rel, uint64 rownum);

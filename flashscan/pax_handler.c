@@ -46,6 +46,8 @@
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/datum.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
@@ -736,7 +738,8 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 
 	pax_flush_row(rel, rownum);
 	result = pax_modify_row(rel, &rownum, cid, crosscheck,
-							changingPart ? PAX_MODIFY_MOVE : PAX_MODIFY_DELETE, LockTupleExclusive,
+							changingPart ? PAX_MODIFY_MOVE : PAX_MODIFY_DELETE,
+							LockTupleExclusive, NULL,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
 	if (result == TM_Ok)
 		pgstat_count_heap_delete(rel);
@@ -744,8 +747,54 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 }
 
 /*
+ * Does an UPDATE leave the row's key columns (those of unique indexes a
+ * foreign key may reference) as they were?  Then it may pass FOR KEY SHARE
+ * locks, as heap's non-key updates do.  Compared as heap compares them:
+ * binary equality of the old and new values.
+ */
+static bool
+update_keeps_keys(PaxKeyCheck *kc)
+{
+	Bitmapset  *keys = RelationGetIndexAttrBitmap(kc->rel, INDEX_ATTR_BITMAP_KEY);
+	TupleDesc	desc = RelationGetDescr(kc->rel);
+	TupleTableSlot *old;
+	bool		same = true;
+	int			x = -1;
+
+	if (keys == NULL)
+		return true;
+	old = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	if (!pax_tuple_fetch_row_version(kc->rel, &kc->otid, SnapshotAny, old))
+		same = false;
+	else
+	{
+		slot_getallattrs(old);
+		slot_getallattrs(kc->newslot);
+		while (same && (x = bms_next_member(keys, x)) >= 0)
+		{
+			int			att = x + FirstLowInvalidHeapAttributeNumber - 1;
+			Form_pg_attribute a;
+
+			if (att < 0)
+				continue;
+			a = TupleDescAttr(desc, att);
+			if (old->tts_isnull[att] != kc->newslot->tts_isnull[att] ||
+				(!old->tts_isnull[att] &&
+				 !datumIsEqual(old->tts_values[att], kc->newslot->tts_values[att],
+							   a->attbyval, a->attlen)))
+				same = false;
+		}
+	}
+	ExecDropSingleTupleTableSlot(old);
+	bms_free(keys);
+	return same;
+}
+
+/*
  * An UPDATE deletes the old version and inserts the new one, which gets a
- * new row number: every index gets an entry for it (no HOT).
+ * new row number: every index gets an entry for it (no HOT).  An update
+ * that keeps the key columns passes FOR KEY SHARE lockers (foreign key
+ * checks), and the new version carries their locks.
  */
 static TM_Result
 pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
@@ -754,17 +803,34 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 bool *update_indexes)
 {
 	uint64		rownum = pax_tid_to_rownum(otid);
+	uint64		new_rownum;
 	TM_Result	result;
+	PaxKeyCheck kc;
 
+	kc.keys_unchanged = update_keeps_keys;
+	kc.rel = rel;
+	kc.otid = *otid;
+	kc.newslot = slot;
+	kc.state = 0;
+	kc.own_lock_mode = -1;
 	*lockmode = LockTupleExclusive;
 	*update_indexes = false;
 	pax_flush_row(rel, rownum);
-	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_UPDATE, LockTupleExclusive,
+	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_UPDATE,
+							LockTupleNoKeyExclusive, &kc,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
+	if (kc.state == 1)
+		*lockmode = LockTupleNoKeyExclusive;
 	if (result != TM_Ok)
 		return result;
 	pax_insert_row(rel, slot, cid, true);
-	pax_link_update(rel, rownum, pax_tid_to_rownum(&slot->tts_tid));
+	new_rownum = pax_tid_to_rownum(&slot->tts_tid);
+	pax_link_update(rel, rownum, new_rownum);
+	if (kc.state == 1 || kc.own_lock_mode >= 0)
+	{
+		pax_flush_row(rel, new_rownum);
+		pax_carry_locks(rel, rownum, new_rownum, kc.own_lock_mode);
+	}
 	pgstat_count_heap_update(rel, false);
 	*update_indexes = true;
 	return TM_Ok;
@@ -784,7 +850,8 @@ pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	TM_Result	result;
 
 	pax_flush_row(rel, rownum);
-	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, mode, wait_policy,
+	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, mode, NULL,
+							wait_policy,
 							(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0, tmfd);
 	/* TM_Invisible too: ON CONFLICT DO UPDATE asks the slot who inserted the row */
 	if (result == TM_Ok || result == TM_SelfModified || result == TM_Updated ||
@@ -933,7 +1000,21 @@ copy_row(PaxIndexFetchData *f, PaxCopyWriter *w, ItemPointer tid, TransactionId 
 		(*tups_vacuumed)++;
 		return;
 	}
-	if (TransactionIdIsValid(st.xmax))
+	if ((st.flags & PAX_ROW_MULTI) && !(st.flags & PAX_ROW_LOCK_ONLY) &&
+		!MultiXactIdIsRunning(st.xmax, false))
+	{
+		/* the updater and the lockers it passed have all finished: the updater alone */
+		st.xmax = pax_row_updater(&st);
+		st.flags &= ~PAX_ROW_MULTI;
+	}
+	if ((st.flags & PAX_ROW_MULTI) && !(st.flags & PAX_ROW_LOCK_ONLY))
+	{
+		/* a prepared transaction among them: the state as it is */
+		has_state = true;
+		(*tups_recently_dead)++;
+		st.flags &= ~PAX_ROW_UPDATED;
+	}
+	else if (TransactionIdIsValid(st.xmax))
 	{
 		if (st.flags & PAX_ROW_MULTI)
 			has_state = MultiXactIdIsRunning(st.xmax, true);

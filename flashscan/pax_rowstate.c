@@ -206,12 +206,38 @@ pax_conflict_out(Relation rel, TransactionId xid, Snapshot snapshot)
 	CheckForSerializableConflictOut(rel, xid, snapshot);
 }
 
+/*
+ * The transaction that deleted or updated a row: the slot's xid, or the
+ * updating member of its multixact (heap's HeapTupleGetUpdateXid);
+ * InvalidTransactionId when only lockers hold the row.
+ */
+TransactionId
+pax_row_updater(const PaxRowState *st)
+{
+	MultiXactMember *members = NULL;
+	TransactionId result = InvalidTransactionId;
+	int			n,
+				i;
+
+	if (!TransactionIdIsValid(st->xmax) || (st->flags & PAX_ROW_LOCK_ONLY))
+		return InvalidTransactionId;
+	if (!(st->flags & PAX_ROW_MULTI))
+		return st->xmax;
+	n = GetMultiXactIdMembers(st->xmax, &members, false, false);
+	for (i = 0; i < n; i++)
+		if (ISUPDATE_from_mxstatus(members[i].status))
+			result = members[i].xid;
+	if (members)
+		pfree(members);
+	return result;
+}
+
 /* A row state's conflict, for a row the snapshot sees (not deleted for it). */
 static inline void
 row_state_conflict_out(Relation rel, const PaxRowState *st, Snapshot snapshot)
 {
 	if (TransactionIdIsValid(st->xmax) && !(st->flags & (PAX_ROW_LOCK_ONLY | PAX_ROW_DEAD)))
-		pax_conflict_out(rel, st->xmax, snapshot);
+		pax_conflict_out(rel, pax_row_updater(st), snapshot);
 }
 
 /*
@@ -273,6 +299,12 @@ pax_row_state_deleted(const PaxRowState *st, Snapshot snapshot)
 		return false;
 	if (st->flags & PAX_ROW_DEAD)
 		return true;			/* gone for every snapshot, SnapshotAny too */
+	if (st->flags & PAX_ROW_MULTI)
+	{
+		xmax = pax_row_updater(st);
+		if (!TransactionIdIsValid(xmax))
+			return false;
+	}
 
 	switch (snapshot->snapshot_type)
 	{
@@ -528,7 +560,8 @@ classify_lockers(MultiXactId multi, PaxModifyKind kind, LockTupleMode mode,
 		}
 		if (!TransactionIdIsInProgress(xid))
 			continue;
-		if (kind != PAX_MODIFY_LOCK || lock_modes_conflict(m, mode))
+		if ((kind != PAX_MODIFY_LOCK && kind != PAX_MODIFY_UPDATE) ||
+			ISUPDATE_from_mxstatus(members[i].status) || lock_modes_conflict(m, mode))
 		{
 			*wait_xid = xid;
 			result = SLOT_BUSY;
@@ -559,8 +592,17 @@ classify_slot(const PaxRowState *st, CommandId cid, PaxModifyKind kind, LockTupl
 		return SLOT_FREE;
 	if (st->flags & PAX_ROW_DEAD)
 		return SLOT_GONE;
-	if (st->flags & PAX_ROW_MULTI)
+	if ((st->flags & PAX_ROW_MULTI) && (st->flags & PAX_ROW_LOCK_ONLY))
 		return classify_lockers(xmax, kind, mode, wait_xid, own_mode);
+	if (st->flags & PAX_ROW_MULTI)
+	{
+		/* an updater and the key-share lockers it passed */
+		xmax = pax_row_updater(st);
+		if (!TransactionIdIsValid(xmax) ||
+			(!TransactionIdIsCurrentTransactionId(xmax) && !TransactionIdIsInProgress(xmax) &&
+			 !TransactionIdDidCommit(xmax)))
+			return classify_lockers(st->xmax, kind, mode, wait_xid, own_mode);
+	}
 	if (TransactionIdIsCurrentTransactionId(xmax))
 	{
 		if (!(st->flags & PAX_ROW_LOCK_ONLY))
@@ -570,7 +612,8 @@ classify_slot(const PaxRowState *st, CommandId cid, PaxModifyKind kind, LockTupl
 	}
 	if (TransactionIdIsInProgress(xmax))
 	{
-		if ((st->flags & PAX_ROW_LOCK_ONLY) && kind == PAX_MODIFY_LOCK &&
+		if ((st->flags & PAX_ROW_LOCK_ONLY) &&
+			(kind == PAX_MODIFY_LOCK || kind == PAX_MODIFY_UPDATE) &&
 			!lock_modes_conflict(pax_row_lock_mode(st), mode))
 			return SLOT_SHARED;
 		*wait_xid = xmax;
@@ -638,8 +681,10 @@ insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid,
 static void
 fill_failure(TM_FailureData *tmfd, const PaxRowState *st, uint64 rownum)
 {
-	tmfd->xmax = st->xmax;
-	tmfd->cmax = TransactionIdIsCurrentTransactionId(st->xmax) ? st->cmax : InvalidCommandId;
+	TransactionId updater = pax_row_updater(st);
+
+	tmfd->xmax = TransactionIdIsValid(updater) ? updater : st->xmax;
+	tmfd->cmax = TransactionIdIsCurrentTransactionId(tmfd->xmax) ? st->cmax : InvalidCommandId;
 	if (st->flags & PAX_ROW_MOVED)
 		ItemPointerSetMovedPartitions(&tmfd->ctid);
 	else if (st->flags & PAX_ROW_UPDATED)
@@ -659,8 +704,8 @@ fill_failure(TM_FailureData *tmfd, const PaxRowState *st, uint64 rownum)
  */
 TM_Result
 pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
-			   PaxModifyKind kind, LockTupleMode mode, LockWaitPolicy wait_policy,
-			   bool lock_last_version, TM_FailureData *tmfd)
+			   PaxModifyKind kind, LockTupleMode mode, PaxKeyCheck *keycheck,
+			   LockWaitPolicy wait_policy, bool lock_last_version, TM_FailureData *tmfd)
 {
 	TM_Result	result;
 	bool		have_tuple_lock = false;
@@ -681,8 +726,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 	 * now on as too old to have running members (heap_lock_tuple does the
 	 * same).
 	 */
-	if (kind == PAX_MODIFY_LOCK)
-		MultiXactIdSetOldestMember();
+	MultiXactIdSetOldestMember();
 
 	for (;;)
 	{
@@ -718,8 +762,8 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			if (tmfd->traversed && TransactionIdIsCurrentTransactionId(ins_xmin) &&
 				ins_cmin >= cid)
 			{
-				if (TransactionIdIsCurrentTransactionId(st.xmax) &&
-					!(st.flags & PAX_ROW_LOCK_ONLY) && (st.flags & PAX_ROW_UPDATED) &&
+				if (TransactionIdIsCurrentTransactionId(pax_row_updater(&st)) &&
+					(st.flags & PAX_ROW_UPDATED) &&
 					pax_row_next(&st) != *rownum)
 				{
 					*rownum = pax_row_next(&st);
@@ -730,8 +774,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 					}
 					continue;
 				}
-				if (TransactionIdIsCurrentTransactionId(st.xmax) &&
-					!(st.flags & PAX_ROW_LOCK_ONLY))
+				if (TransactionIdIsCurrentTransactionId(pax_row_updater(&st)))
 				{
 					result = TM_Deleted;
 					break;
@@ -848,16 +891,68 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		 * the WAL record (it logs itself and may fail); the top-level xid
 		 * locks, so a lock lasts until the transaction ends.
 		 */
-		if (status == SLOT_SHARED && own_mode < (int) mode)
+		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE && keycheck != NULL &&
+			keycheck->state == 0)
 		{
-			MultiXactStatus newstatus = lock_status(mode);
+			/* does this update change key columns?  (reads the row: unlocked) */
+			release_row_slot(&rs);
+			keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
+			continue;
+		}
+		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE &&
+			(keycheck == NULL || keycheck->state != 1))
+		{
+			/* it does: FOR UPDATE strength, it waits for every locker */
+			(void) classify_slot(rs.st, cid, kind, LockTupleExclusive, &xwait, &own_mode);
+			fill_failure(tmfd, rs.st, *rownum);
+			release_row_slot(&rs);
+			if (!TransactionIdIsValid(xwait))
+				continue;		/* the lockers just finished */
+			if (wait_policy != LockWaitBlock)
+			{
+				result = TM_BeingModified;
+				break;
+			}
+			if (!have_tuple_lock)
+			{
+				LockTuple(rel, &tid, hwmode);
+				have_tuple_lock = true;
+			}
+			XactLockTableWait(xwait, rel, &tid, XLTW_Update);
+			continue;
+		}
+		if (status == SLOT_SHARED && (kind != PAX_MODIFY_LOCK || own_mode < (int) mode))
+		{
+			/*
+			 * Join the lockers: a lock in the top-level transaction's name, a
+			 * non-key update in the (sub)transaction's, heap's statuses.
+			 */
+			TransactionId xid = (kind == PAX_MODIFY_LOCK) ?
+				GetTopTransactionId() : GetCurrentTransactionId();
+			MultiXactStatus newstatus = (kind == PAX_MODIFY_LOCK) ?
+				lock_status(mode) : MultiXactStatusNoKeyUpdate;
 
 			if (rs.st->flags & PAX_ROW_MULTI)
-				new_multi = MultiXactIdExpand(rs.st->xmax, GetTopTransactionId(), newstatus);
+				new_multi = MultiXactIdExpand(rs.st->xmax, xid, newstatus);
 			else
 				new_multi = MultiXactIdCreate(rs.st->xmax, lock_status(pax_row_lock_mode(rs.st)),
-											  GetTopTransactionId(), newstatus);
+											  xid, newstatus);
 		}
+		else if (kind != PAX_MODIFY_LOCK && own_mode >= 0 &&
+				 !TransactionIdEquals(GetCurrentTransactionId(), GetTopTransactionId()))
+		{
+			/*
+			 * A subtransaction deletes or updates a row its transaction
+			 * locked: the lock must outlive a rollback to the savepoint, so
+			 * both go into a multixact, as heap keeps them.
+			 */
+			new_multi = MultiXactIdCreate(GetTopTransactionId(), lock_status((LockTupleMode) own_mode),
+										  GetCurrentTransactionId(),
+										  (kind == PAX_MODIFY_UPDATE && keycheck && keycheck->state == 1) ?
+										  MultiXactStatusNoKeyUpdate : MultiXactStatusUpdate);
+		}
+		if (keycheck)
+			keycheck->own_lock_mode = own_mode;
 		/* a lock we hold already at this strength or stronger needs no write */
 		if (kind != PAX_MODIFY_LOCK || own_mode < (int) mode)
 		{
@@ -870,6 +965,13 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			{
 				st->xmax = new_multi;
 				st->flags = PAX_ROW_LOCK_ONLY | PAX_ROW_MULTI;
+			}
+			else if (MultiXactIdIsValid(new_multi))
+			{
+				/* an update or delete with the lockers it keeps */
+				st->xmax = new_multi;
+				st->flags = PAX_ROW_MULTI | ((kind == PAX_MODIFY_UPDATE) ? PAX_ROW_UPDATED :
+											 (kind == PAX_MODIFY_MOVE) ? PAX_ROW_MOVED : 0);
 			}
 			else if (kind == PAX_MODIFY_LOCK)
 			{
@@ -924,6 +1026,81 @@ pax_kill_speculative_row(Relation rel, uint64 rownum)
 	release_row_slot(&rs);
 }
 
+/*
+ * After an UPDATE, the new version new_rownum (which must be in a group or
+ * the delta: the caller flushes it) carries the locks still held on the old
+ * one, as heap's new tuple does: the FOR KEY SHARE lockers a non-key update
+ * passed, and the lock this transaction held itself (own_mode, or -1).  A
+ * DELETE or key update of the row then waits for them whichever version it
+ * meets, and the locks survive an abort of the update.
+ */
+void
+pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode)
+{
+	RowSlot		rs;
+	MultiXactMember *members = NULL;
+	MultiXactMember *keep;
+	TransactionId top = GetTopTransactionId();
+	int			n = 0,
+				i,
+				nkeep = 0;
+	bool		own_kept = false;
+	GenericXLogState *state;
+	PaxRowState *st;
+	Page		page;
+
+	if (!lock_row_slot(rel, old_rownum, &rs))
+		return;
+	if ((rs.st->flags & PAX_ROW_MULTI) && !(rs.st->flags & PAX_ROW_LOCK_ONLY))
+		n = GetMultiXactIdMembers(rs.st->xmax, &members, false, false);
+	release_row_slot(&rs);
+	keep = palloc(sizeof(MultiXactMember) * (n + 1));
+	for (i = 0; i < n; i++)
+	{
+		if (ISUPDATE_from_mxstatus(members[i].status) ||
+			!TransactionIdIsInProgress(members[i].xid))
+			continue;
+		if (TransactionIdEquals(members[i].xid, top))
+		{
+			if (own_kept)
+				continue;
+			own_kept = true;
+			if (own_mode > (int) status_mode(members[i].status))
+				members[i].status = lock_status((LockTupleMode) own_mode);
+		}
+		keep[nkeep++] = members[i];
+	}
+	if (own_mode >= 0 && !own_kept)
+	{
+		keep[nkeep].xid = top;
+		keep[nkeep].status = lock_status((LockTupleMode) own_mode);
+		nkeep++;
+	}
+	if (nkeep == 0)
+		return;
+
+	if (!lock_row_slot(rel, new_rownum, &rs))
+		elog(ERROR, "new version " UINT64_FORMAT " of a pax row of \"%s\" is in no group",
+			 new_rownum, RelationGetRelationName(rel));
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, rs.buf, 0);
+	st = (PaxRowState *) ((char *) page + ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+	if (nkeep > 1)
+	{
+		st->xmax = MultiXactIdCreateFromMembers(nkeep, keep);
+		st->flags = PAX_ROW_LOCK_ONLY | PAX_ROW_MULTI;
+	}
+	else
+	{
+		st->xmax = keep[0].xid;
+		st->flags = PAX_ROW_LOCK_ONLY | pax_row_lock_flags(status_mode(keep[0].status));
+	}
+	st->cmax = InvalidCommandId;
+	pax_row_set_next(st, new_rownum);
+	GenericXLogFinish(state);
+	release_row_slot(&rs);
+}
+
 /* Record that row old_rownum, which we just marked updated, lives on as new_rownum. */
 void
 pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
@@ -936,7 +1113,8 @@ pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
 	if (!lock_row_slot(rel, old_rownum, &rs))
 		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" vanished during its update",
 			 old_rownum, RelationGetRelationName(rel));
-	if (!TransactionIdIsCurrentTransactionId(rs.st->xmax) || !(rs.st->flags & PAX_ROW_UPDATED))
+	if (!TransactionIdIsCurrentTransactionId(pax_row_updater(rs.st)) ||
+		!(rs.st->flags & PAX_ROW_UPDATED))
 		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" is not being updated by this transaction",
 			 old_rownum, RelationGetRelationName(rel));
 	state = GenericXLogStart(rel);
@@ -970,8 +1148,8 @@ pax_latest_version(Relation rel, uint64 rownum)
 			return rownum;
 		read_row_state(rel, g, rownum, &st);
 		if (!(st.flags & PAX_ROW_UPDATED) || pax_row_next(&st) == rownum ||
-			!(TransactionIdIsCurrentTransactionId(st.xmax) ||
-			  (st.flags & PAX_ROW_DEAD) || TransactionIdDidCommit(st.xmax)))
+			!(TransactionIdIsCurrentTransactionId(pax_row_updater(&st)) ||
+			  (st.flags & PAX_ROW_DEAD) || TransactionIdDidCommit(pax_row_updater(&st))))
 			return rownum;
 		rownum = pax_row_next(&st);
 	}

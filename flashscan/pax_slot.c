@@ -53,11 +53,20 @@ pax_slot_getsysattr(TupleTableSlot *slot, int attnum, bool *isnull)
 		{
 			case MinTransactionIdAttributeNumber:
 				return TransactionIdGetDatum(ps->xmin);
-			case MaxTransactionIdAttributeNumber:
-				return TransactionIdGetDatum(InvalidTransactionId);
 			case MinCommandIdAttributeNumber:
 			case MaxCommandIdAttributeNumber:
 				return CommandIdGetDatum(ps->cmin);
+			case MaxTransactionIdAttributeNumber:
+				{
+					/* a lock the new version carries (UPDATE ... RETURNING xmax) */
+					PaxGroupEntry *cur = pax_find_group(pax_current_directory(ps->rel),
+														ps->rownum);
+
+					if (cur == NULL)
+						return TransactionIdGetDatum(InvalidTransactionId);
+					pax_row_state(ps->rel, cur, ps->rownum, &st);
+					return TransactionIdGetDatum(st.xmax);
+				}
 		}
 		elog(ERROR, "invalid attribute number %d for a pax row", attnum);
 	}

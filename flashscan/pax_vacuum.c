@@ -300,7 +300,33 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 				(*ndead)++;
 				continue;
 			}
-			if (st->flags & PAX_ROW_MULTI)
+			if ((st->flags & PAX_ROW_MULTI) && !(st->flags & PAX_ROW_LOCK_ONLY))
+			{
+				/*
+				 * An updater and the key-share lockers it passed: once none
+				 * of them runs, the updater alone (the multixact may then be
+				 * truncated away).
+				 */
+				if (MultiXactIdIsRunning(xmax, false))
+				{
+					(*ndeleted)++;
+					continue;
+				}
+				xmax = pax_row_updater(st);
+				if (state == NULL)
+				{
+					state = GenericXLogStart(rel);
+					page = GenericXLogRegisterBuffer(state, buf, 0);
+					st = (PaxRowState *) PageGetContents(page) + (i % PAX_ROW_STATES_PER_BLOCK);
+				}
+				st->xmax = xmax;
+				st->flags &= ~PAX_ROW_MULTI;
+				if (!TransactionIdIsValid(xmax))
+					clear = true;
+			}
+			if (clear)
+				 /* cleared below */ ;
+			else if (st->flags & PAX_ROW_MULTI)
 			{
 				/* shared lockers: cleared once none runs */
 				if (MultiXactIdIsRunning(xmax, true))
