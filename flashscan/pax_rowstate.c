@@ -184,6 +184,21 @@ release_row_slot(RowSlot *rs)
 }
 
 /*
+ * Start a WAL-logged change of a locked slot: returns the slot in the
+ * page image the generic WAL record will hold; GenericXLogFinish(*state)
+ * applies it.
+ */
+static PaxRowState *
+begin_slot_change(Relation rel, RowSlot *rs, GenericXLogState **state)
+{
+	Page		page;
+
+	*state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(*state, rs->buf, 0);
+	return (PaxRowState *) ((char *) page + ((char *) rs->st - (char *) BufferGetPage(rs->buf)));
+}
+
+/*
  * SERIALIZABLE readers, heap's HeapCheckForSerializableConflictOut: a reader
  * that does not see a version because its inserter is concurrent (running,
  * or committed after the snapshot was taken), or that sees a version a
@@ -956,10 +971,8 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		/* a lock we hold already at this strength or stronger needs no write */
 		if (kind != PAX_MODIFY_LOCK || own_mode < (int) mode)
 		{
-			GenericXLogState *state = GenericXLogStart(rel);
-			Page		page = GenericXLogRegisterBuffer(state, rs.buf, 0);
-			PaxRowState *st = (PaxRowState *) ((char *) page +
-											   ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+			GenericXLogState *state;
+			PaxRowState *st = begin_slot_change(rel, &rs, &state);
 
 			if (kind == PAX_MODIFY_LOCK && status == SLOT_SHARED)
 			{
@@ -1010,14 +1023,11 @@ pax_kill_speculative_row(Relation rel, uint64 rownum)
 	RowSlot		rs;
 	GenericXLogState *state;
 	PaxRowState *st;
-	Page		page;
 
 	if (!lock_row_slot(rel, rownum, &rs))
 		elog(ERROR, "speculatively inserted pax row " UINT64_FORMAT " of \"%s\" not found",
 			 rownum, RelationGetRelationName(rel));
-	state = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(state, rs.buf, 0);
-	st = (PaxRowState *) ((char *) page + ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+	st = begin_slot_change(rel, &rs, &state);
 	st->xmax = GetCurrentTransactionId();
 	st->cmax = GetCurrentCommandId(false);
 	st->flags = 0;
@@ -1047,7 +1057,6 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 	bool		own_kept = false;
 	GenericXLogState *state;
 	PaxRowState *st;
-	Page		page;
 
 	if (!lock_row_slot(rel, old_rownum, &rs))
 		return;
@@ -1082,9 +1091,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 	if (!lock_row_slot(rel, new_rownum, &rs))
 		elog(ERROR, "new version " UINT64_FORMAT " of a pax row of \"%s\" is in no group",
 			 new_rownum, RelationGetRelationName(rel));
-	state = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(state, rs.buf, 0);
-	st = (PaxRowState *) ((char *) page + ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+	st = begin_slot_change(rel, &rs, &state);
 	if (nkeep > 1)
 	{
 		st->xmax = MultiXactIdCreateFromMembers(nkeep, keep);
@@ -1108,7 +1115,6 @@ pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
 	RowSlot		rs;
 	GenericXLogState *state;
 	PaxRowState *st;
-	Page		page;
 
 	if (!lock_row_slot(rel, old_rownum, &rs))
 		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" vanished during its update",
@@ -1117,9 +1123,7 @@ pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
 		!(rs.st->flags & PAX_ROW_UPDATED))
 		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" is not being updated by this transaction",
 			 old_rownum, RelationGetRelationName(rel));
-	state = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(state, rs.buf, 0);
-	st = (PaxRowState *) ((char *) page + ((char *) rs.st - (char *) BufferGetPage(rs.buf)));
+	st = begin_slot_change(rel, &rs, &state);
 	pax_row_set_next(st, new_rownum);
 	GenericXLogFinish(state);
 	release_row_slot(&rs);
