@@ -574,6 +574,13 @@ next_group(FlashScanState *fs, bool backward)
 			if (fs->visible[ri])
 				fs->selected[fs->nselected++] = ri;
 		fs->rows_examined += fs->nselected;
+
+		/*
+		 * pg_stat_*_tables.seq_tup_read counts the rows a sequential scan
+		 * returns before its quals, every visible row: so for FlashScan.
+		 */
+		if (pgstat_should_count_relation(fs->rel))
+			fs->rel->pgstat_info->t_counts.t_tuples_returned += fs->nselected;
 		{
 			TupleTableSlot *scanslot = fs->css.ss.ss_ScanTupleSlot;
 			int			qi;
@@ -655,7 +662,6 @@ flashscan_next(ScanState *ss)
 			if (i >= 0 && i < fs->nselected)
 			{
 				fs->cur_selected = i;
-				pgstat_count_heap_getnext(fs->rel);
 				return store_scan_row(fs, fs->selected[i], fs->all_list, fs->nall);
 			}
 		}
