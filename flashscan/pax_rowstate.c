@@ -23,7 +23,7 @@
  *
  * Row locks (SELECT ... FOR UPDATE / NO KEY UPDATE / SHARE / KEY SHARE,
  * foreign key checks, and the executor's own locks under EvalPlanQual)
- * store the locker's top-level xid and strength with PAX_ROW_LOCK_ONLY.
+ * store the locker's (sub)transaction xid and strength with PAX_ROW_LOCK_ONLY.
  * Lockers whose strengths do not conflict (heap's table: KEY SHARE
  * conflicts only with UPDATE, SHARE with both exclusive modes) share the
  * slot through a MultiXactId (PAX_ROW_MULTI), as heap shares a tuple's
@@ -903,8 +903,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		}
 		/*
 		 * Free, or shared with other lockers.  A new multixact is made before
-		 * the WAL record (it logs itself and may fail); the top-level xid
-		 * locks, so a lock lasts until the transaction ends.
+		 * the WAL record (it logs itself and may fail).
 		 */
 		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE && keycheck != NULL &&
 			keycheck->state == 0)
@@ -936,35 +935,31 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			XactLockTableWait(xwait, rel, &tid, XLTW_Update);
 			continue;
 		}
-		if (status == SLOT_SHARED && (kind != PAX_MODIFY_LOCK || own_mode < (int) mode))
+		if (kind != PAX_MODIFY_LOCK || own_mode < (int) mode)
 		{
 			/*
-			 * Join the lockers: a lock in the top-level transaction's name, a
-			 * non-key update in the (sub)transaction's, heap's statuses.
+			 * Locks and changes are made in the current (sub)transaction's
+			 * name, as heap's: a rollback to a savepoint undoes what the
+			 * subtransaction did.  Other transactions' lockers the request
+			 * may pass (SLOT_SHARED), and a lock of ours taken by another
+			 * (sub)transaction, which must outlive that rollback, stay in
+			 * a multixact with it, with heap's statuses.
 			 */
-			TransactionId xid = (kind == PAX_MODIFY_LOCK) ?
-				GetTopTransactionId() : GetCurrentTransactionId();
-			MultiXactStatus newstatus = (kind == PAX_MODIFY_LOCK) ?
-				lock_status(mode) : MultiXactStatusNoKeyUpdate;
+			TransactionId cur = GetCurrentTransactionId();
+			MultiXactStatus newstatus = (kind == PAX_MODIFY_LOCK) ? lock_status(mode) :
+				(kind == PAX_MODIFY_UPDATE && keycheck && keycheck->state == 1) ?
+				MultiXactStatusNoKeyUpdate : MultiXactStatusUpdate;
+			bool		own_by_other = own_mode >= 0 &&
+				((rs.st->flags & PAX_ROW_MULTI) || !TransactionIdEquals(rs.st->xmax, cur));
 
-			if (rs.st->flags & PAX_ROW_MULTI)
-				new_multi = MultiXactIdExpand(rs.st->xmax, xid, newstatus);
-			else
-				new_multi = MultiXactIdCreate(rs.st->xmax, lock_status(pax_row_lock_mode(rs.st)),
-											  xid, newstatus);
-		}
-		else if (kind != PAX_MODIFY_LOCK && own_mode >= 0 &&
-				 !TransactionIdEquals(GetCurrentTransactionId(), GetTopTransactionId()))
-		{
-			/*
-			 * A subtransaction deletes or updates a row its transaction
-			 * locked: the lock must outlive a rollback to the savepoint, so
-			 * both go into a multixact, as heap keeps them.
-			 */
-			new_multi = MultiXactIdCreate(GetTopTransactionId(), lock_status((LockTupleMode) own_mode),
-										  GetCurrentTransactionId(),
-										  (kind == PAX_MODIFY_UPDATE && keycheck && keycheck->state == 1) ?
-										  MultiXactStatusNoKeyUpdate : MultiXactStatusUpdate);
+			if (status == SLOT_SHARED || own_by_other)
+			{
+				if (rs.st->flags & PAX_ROW_MULTI)
+					new_multi = MultiXactIdExpand(rs.st->xmax, cur, newstatus);
+				else
+					new_multi = MultiXactIdCreate(rs.st->xmax, lock_status(pax_row_lock_mode(rs.st)),
+												  cur, newstatus);
+			}
 		}
 		if (keycheck)
 			keycheck->own_lock_mode = own_mode;
@@ -974,7 +969,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			GenericXLogState *state;
 			PaxRowState *st = begin_slot_change(rel, &rs, &state);
 
-			if (kind == PAX_MODIFY_LOCK && status == SLOT_SHARED)
+			if (kind == PAX_MODIFY_LOCK && MultiXactIdIsValid(new_multi))
 			{
 				st->xmax = new_multi;
 				st->flags = PAX_ROW_LOCK_ONLY | PAX_ROW_MULTI;
@@ -988,7 +983,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			}
 			else if (kind == PAX_MODIFY_LOCK)
 			{
-				st->xmax = GetTopTransactionId();
+				st->xmax = GetCurrentTransactionId();
 				st->flags = PAX_ROW_LOCK_ONLY |
 					pax_row_lock_flags((LockTupleMode) Max((int) mode, own_mode));
 			}
@@ -1050,7 +1045,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 	RowSlot		rs;
 	MultiXactMember *members = NULL;
 	MultiXactMember *keep;
-	TransactionId top = GetTopTransactionId();
+	TransactionId cur = GetCurrentTransactionId();
 	int			n = 0,
 				i,
 				nkeep = 0;
@@ -1069,7 +1064,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 		if (ISUPDATE_from_mxstatus(members[i].status) ||
 			!TransactionIdIsInProgress(members[i].xid))
 			continue;
-		if (TransactionIdEquals(members[i].xid, top))
+		if (TransactionIdEquals(members[i].xid, cur))
 		{
 			if (own_kept)
 				continue;
@@ -1081,7 +1076,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 	}
 	if (own_mode >= 0 && !own_kept)
 	{
-		keep[nkeep].xid = top;
+		keep[nkeep].xid = cur;
 		keep[nkeep].status = lock_status((LockTupleMode) own_mode);
 		nkeep++;
 	}
