@@ -449,18 +449,21 @@ extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot
 extern bool pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum,
 							Snapshot snapshot, bool *all_dead);
 /*
- * An UPDATE's question whether it changes the row's key columns (those of
- * unique indexes a foreign key may reference), asked only when the row has
- * FOR KEY SHARE lockers an update of other columns may pass, and answered
- * once (state: 0 unknown, 1 unchanged, 2 changed).
+ * Whether an update changes the row's key columns (those of unique indexes
+ * a foreign key may reference): asked by the UPDATE when the row has FOR
+ * KEY SHARE lockers it may pass, and by a FOR KEY SHARE locker that meets
+ * an update in progress it may join; answered once (state: 0 unknown, 1
+ * unchanged, 2 changed).
  */
 typedef struct PaxKeyCheck
 {
 	bool		(*keys_unchanged) (struct PaxKeyCheck *kc);
 	Relation	rel;
 	ItemPointerData otid;
-	TupleTableSlot *newslot;
+	TupleTableSlot *newslot;	/* the new values, or NULL: those of new_tid */
+	ItemPointerData new_tid;
 	int			state;
+	bool		new_locked;		/* a locker: it locked new_tid already */
 	int			own_lock_mode;	/* set by the update: the LockTupleMode of the
 								 * lock we held on the row, or -1 */
 } PaxKeyCheck;

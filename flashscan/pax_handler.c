@@ -749,8 +749,9 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 /*
  * Does an UPDATE leave the row's key columns (those of unique indexes a
  * foreign key may reference) as they were?  Then it may pass FOR KEY SHARE
- * locks, as heap's non-key updates do.  Compared as heap compares them:
- * binary equality of the old and new values.
+ * locks, and such locks may join it, as with heap's non-key updates.  The
+ * new values are the UPDATE's slot, or (a locker asking) the stored new
+ * version's.  Compared as heap compares them: binary equality.
  */
 static bool
 update_keeps_keys(PaxKeyCheck *kc)
@@ -758,18 +759,23 @@ update_keeps_keys(PaxKeyCheck *kc)
 	Bitmapset  *keys = RelationGetIndexAttrBitmap(kc->rel, INDEX_ATTR_BITMAP_KEY);
 	TupleDesc	desc = RelationGetDescr(kc->rel);
 	TupleTableSlot *old;
+	TupleTableSlot *new = kc->newslot;
 	bool		same = true;
 	int			x = -1;
 
 	if (keys == NULL)
 		return true;
 	old = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	if (!pax_tuple_fetch_row_version(kc->rel, &kc->otid, SnapshotAny, old))
+	if (new == NULL)
+		new = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	if (!pax_tuple_fetch_row_version(kc->rel, &kc->otid, SnapshotAny, old) ||
+		(kc->newslot == NULL &&
+		 !pax_tuple_fetch_row_version(kc->rel, &kc->new_tid, SnapshotAny, new)))
 		same = false;
 	else
 	{
 		slot_getallattrs(old);
-		slot_getallattrs(kc->newslot);
+		slot_getallattrs(new);
 		while (same && (x = bms_next_member(keys, x)) >= 0)
 		{
 			int			att = x + FirstLowInvalidHeapAttributeNumber - 1;
@@ -778,14 +784,16 @@ update_keeps_keys(PaxKeyCheck *kc)
 			if (att < 0)
 				continue;
 			a = TupleDescAttr(desc, att);
-			if (old->tts_isnull[att] != kc->newslot->tts_isnull[att] ||
+			if (old->tts_isnull[att] != new->tts_isnull[att] ||
 				(!old->tts_isnull[att] &&
-				 !datumIsEqual(old->tts_values[att], kc->newslot->tts_values[att],
+				 !datumIsEqual(old->tts_values[att], new->tts_values[att],
 							   a->attbyval, a->attlen)))
 				same = false;
 		}
 	}
 	ExecDropSingleTupleTableSlot(old);
+	if (new != kc->newslot)
+		ExecDropSingleTupleTableSlot(new);
 	bms_free(keys);
 	return same;
 }
@@ -807,6 +815,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TM_Result	result;
 	PaxKeyCheck kc;
 
+	memset(&kc, 0, sizeof(kc));
 	kc.keys_unchanged = update_keeps_keys;
 	kc.rel = rel;
 	kc.otid = *otid;
@@ -848,9 +857,15 @@ pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 {
 	uint64		rownum = pax_tid_to_rownum(tid);
 	TM_Result	result;
+	PaxKeyCheck kc;
 
+	/* a FOR KEY SHARE lock may join a non-key update in progress */
+	memset(&kc, 0, sizeof(kc));
+	kc.keys_unchanged = update_keeps_keys;
+	kc.rel = rel;
+	kc.own_lock_mode = -1;
 	pax_flush_row(rel, rownum);
-	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, mode, NULL,
+	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, mode, &kc,
 							wait_policy,
 							(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0, tmfd);
 	/* TM_Invisible too: ON CONFLICT DO UPDATE asks the slot who inserted the row */

@@ -709,6 +709,75 @@ fill_failure(TM_FailureData *tmfd, const PaxRowState *st, uint64 rownum)
 	tmfd->traversed = false;
 }
 
+/* Does the update in a row state's multixact change the key columns? */
+static bool
+updater_changes_keys(const PaxRowState *st)
+{
+	MultiXactMember *members = NULL;
+	int			n = GetMultiXactIdMembers(st->xmax, &members, false, false);
+	bool		result = true;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (ISUPDATE_from_mxstatus(members[i].status))
+			result = (members[i].status == MultiXactStatusUpdate);
+	if (members)
+		pfree(members);
+	return result;
+}
+
+/*
+ * A FOR KEY SHARE lock of transaction xid on the new version of a row whose
+ * update it joins (heap locks the whole update chain).  False, with nothing
+ * locked, when the version is not free to lock: its updater deleted or
+ * updated it again, and the request must wait for that transaction.
+ */
+static bool
+lock_new_version(Relation rel, uint64 rownum, TransactionId xid)
+{
+	RowSlot		rs;
+	GenericXLogState *state;
+	PaxRowState *st;
+	MultiXactId multi = InvalidMultiXactId;
+
+	if (!lock_row_slot(rel, rownum, &rs))
+		return false;
+	if (TransactionIdIsValid(rs.st->xmax))
+	{
+		TransactionId wait;
+		int			own;
+
+		/* deleted or updated again, or locked in a conflicting mode (a carried FOR UPDATE) */
+		if (!(rs.st->flags & PAX_ROW_LOCK_ONLY) ||
+			classify_slot(rs.st, InvalidCommandId, PAX_MODIFY_LOCK, LockTupleKeyShare,
+						  &wait, &own) == SLOT_BUSY)
+		{
+			release_row_slot(&rs);
+			return false;
+		}
+	}
+	if (rs.st->flags & PAX_ROW_MULTI)
+		multi = MultiXactIdExpand(rs.st->xmax, xid, MultiXactStatusForKeyShare);
+	else if (TransactionIdIsValid(rs.st->xmax) && TransactionIdIsInProgress(rs.st->xmax))
+		multi = MultiXactIdCreate(rs.st->xmax, lock_status(pax_row_lock_mode(rs.st)),
+								  xid, MultiXactStatusForKeyShare);
+	st = begin_slot_change(rel, &rs, &state);
+	if (MultiXactIdIsValid(multi))
+	{
+		st->xmax = multi;
+		st->flags = PAX_ROW_LOCK_ONLY | PAX_ROW_MULTI;
+	}
+	else
+	{
+		st->xmax = xid;
+		st->flags = PAX_ROW_LOCK_ONLY | pax_row_lock_flags(LockTupleKeyShare);
+	}
+	pax_row_set_next(st, rownum);
+	GenericXLogFinish(state);
+	release_row_slot(&rs);
+	return true;
+}
+
 /*
  * Delete (kind PAX_MODIFY_DELETE, or PAX_MODIFY_MOVE for the delete half of
  * an UPDATE that moves the row to another partition), mark as updated (PAX_MODIFY_UPDATE: the
@@ -748,6 +817,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		RowSlot		rs;
 		SlotStatus	status;
 		TransactionId xwait;
+		bool		join_update = false;
 		TransactionId ins_xmin;
 		CommandId	ins_cmin;
 		int			own_mode;
@@ -828,6 +898,49 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			}
 			result = TM_Deleted;	/* deleted by us: nothing left to lock */
 			break;
+		}
+
+		/*
+		 * A FOR KEY SHARE request (a foreign key check) may join an update
+		 * in progress that keeps the key columns, as heap's lockers join a
+		 * NoKeyUpdate: known from the multixact, or found by comparing the
+		 * two versions (when the new one is readable: in a group or the
+		 * delta, and linked).
+		 */
+		if (status == SLOT_BUSY && kind == PAX_MODIFY_LOCK && mode == LockTupleKeyShare &&
+			keycheck != NULL && (rs.st->flags & PAX_ROW_UPDATED) &&
+			TransactionIdEquals(xwait, pax_row_updater(rs.st)))
+		{
+			if (rs.st->flags & PAX_ROW_MULTI)
+				join_update = keycheck->state != 2 && !updater_changes_keys(rs.st);
+			else if (keycheck->state == 0 && pax_row_next(rs.st) != *rownum)
+			{
+				pax_rownum_to_tid(pax_row_next(rs.st), &keycheck->new_tid);
+				pax_rownum_to_tid(*rownum, &keycheck->otid);
+				release_row_slot(&rs);
+				keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
+				continue;
+			}
+			else
+				join_update = (keycheck->state == 1 &&
+							   pax_row_next(rs.st) == pax_tid_to_rownum(&keycheck->new_tid));
+			/*
+			 * The new version first (both may share a row map block, so
+			 * not while this slot is held): if it cannot be locked, wait.
+			 */
+			if (join_update && !keycheck->new_locked)
+			{
+				uint64		next = pax_row_next(rs.st);
+
+				release_row_slot(&rs);
+				keycheck->new_locked = lock_new_version(rel, next, GetCurrentTransactionId());
+				if (keycheck->new_locked)
+					continue;	/* then the old one, if it is still as it was */
+				keycheck->state = 2;	/* not joinable: wait */
+				continue;
+			}
+			if (join_update)
+				status = SLOT_SHARED;
 		}
 
 		if (status == SLOT_BUSY)
@@ -952,7 +1065,13 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			bool		own_by_other = own_mode >= 0 &&
 				((rs.st->flags & PAX_ROW_MULTI) || !TransactionIdEquals(rs.st->xmax, cur));
 
-			if (status == SLOT_SHARED || own_by_other)
+			if (join_update)
+			{
+				new_multi = (rs.st->flags & PAX_ROW_MULTI) ?
+					MultiXactIdExpand(rs.st->xmax, cur, newstatus) :
+					MultiXactIdCreate(rs.st->xmax, MultiXactStatusNoKeyUpdate, cur, newstatus);
+			}
+			else if (status == SLOT_SHARED || own_by_other)
 			{
 				if (rs.st->flags & PAX_ROW_MULTI)
 					new_multi = MultiXactIdExpand(rs.st->xmax, cur, newstatus);
@@ -969,6 +1088,19 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			GenericXLogState *state;
 			PaxRowState *st = begin_slot_change(rel, &rs, &state);
 
+			if (join_update)
+			{
+				/* the update stays, with its link to the new version */
+				uint64		next = pax_row_next(st);
+
+				st->xmax = new_multi;
+				st->flags = PAX_ROW_UPDATED | PAX_ROW_MULTI;
+				pax_row_set_next(st, next);
+				GenericXLogFinish(state);
+				release_row_slot(&rs);
+				result = TM_Ok;
+				break;
+			}
 			if (kind == PAX_MODIFY_LOCK && MultiXactIdIsValid(new_multi))
 			{
 				st->xmax = new_multi;
