@@ -27,9 +27,10 @@
  * Lockers whose strengths do not conflict (heap's table: KEY SHARE
  * conflicts only with UPDATE, SHARE with both exclusive modes) share the
  * slot through a MultiXactId (PAX_ROW_MULTI), as heap shares a tuple's
- * xmax.  A DELETE or UPDATE waits for every running locker: pax does not
- * tell key columns from others, so its updates are FOR UPDATE strength
- * (heap lets a non-key UPDATE pass a FOR KEY SHARE lock).
+ * xmax.  A DELETE or a key-changing UPDATE waits for every running locker;
+ * an UPDATE that keeps the key columns passes FOR KEY SHARE lockers, and a
+ * FOR KEY SHARE locker may join it (PaxKeyCheck), as with heap's
+ * NoKeyUpdate.
  *
  * VACUUM (pax_vacuum.c) may move a group's rows and states to a new group
  * while we wait; a slot is used only after checking, under the map block's
@@ -779,6 +780,22 @@ lock_new_version(Relation rel, uint64 rownum, TransactionId xid)
 }
 
 /*
+ * Move pax_modify_row() on to row number next of an update chain: the tuple
+ * lock it may hold belongs to the row it leaves.
+ */
+static void
+step_to(Relation rel, uint64 *rownum, uint64 next, ItemPointer tid, bool *have_tuple_lock,
+		LOCKMODE hwmode)
+{
+	*rownum = next;
+	if (*have_tuple_lock)
+	{
+		UnlockTuple(rel, tid, hwmode);
+		*have_tuple_lock = false;
+	}
+}
+
+/*
  * Delete (kind PAX_MODIFY_DELETE, or PAX_MODIFY_MOVE for the delete half of
  * an UPDATE that moves the row to another partition), mark as updated (PAX_MODIFY_UPDATE: the
  * caller links the new version with pax_link_update()) or lock
@@ -851,12 +868,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 					(st.flags & PAX_ROW_UPDATED) &&
 					pax_row_next(&st) != *rownum)
 				{
-					*rownum = pax_row_next(&st);
-					if (have_tuple_lock)
-					{
-						UnlockTuple(rel, &tid, hwmode);
-						have_tuple_lock = false;
-					}
+					step_to(rel, rownum, pax_row_next(&st), &tid, &have_tuple_lock, hwmode);
 					continue;
 				}
 				if (TransactionIdIsCurrentTransactionId(pax_row_updater(&st)))
@@ -888,12 +900,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			release_row_slot(&rs);
 			if (updated && next != *rownum)
 			{
-				*rownum = next;
-				if (have_tuple_lock)
-				{
-					UnlockTuple(rel, &tid, hwmode);
-					have_tuple_lock = false;
-				}
+				step_to(rel, rownum, next, &tid, &have_tuple_lock, hwmode);
 				continue;
 			}
 			result = TM_Deleted;	/* deleted by us: nothing left to lock */
@@ -943,6 +950,23 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 				status = SLOT_SHARED;
 		}
 
+		/*
+		 * An UPDATE may pass FOR KEY SHARE lockers only if it keeps the key
+		 * columns; if it does not, it has FOR UPDATE strength and waits for
+		 * every locker.
+		 */
+		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE && keycheck != NULL &&
+			keycheck->state == 0)
+		{
+			/* does this update change key columns?  (reads the row: unlocked) */
+			release_row_slot(&rs);
+			keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
+			continue;
+		}
+		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE &&
+			(keycheck == NULL || keycheck->state != 1))
+			status = classify_slot(rs.st, cid, kind, LockTupleExclusive, &xwait, &own_mode);
+
 		if (status == SLOT_BUSY)
 		{
 			fill_failure(tmfd, rs.st, *rownum);
@@ -983,13 +1007,8 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			}
 			if (!ItemPointerEquals(&tmfd->ctid, &tid) && lock_last_version)
 			{
-				*rownum = pax_tid_to_rownum(&tmfd->ctid);
-				/* a new row: its own tuple lock */
-				if (have_tuple_lock)
-				{
-					UnlockTuple(rel, &tid, hwmode);
-					have_tuple_lock = false;
-				}
+				step_to(rel, rownum, pax_tid_to_rownum(&tmfd->ctid), &tid, &have_tuple_lock,
+						hwmode);
 				tmfd->traversed = true;
 				continue;
 			}
@@ -1014,49 +1033,21 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Updated;
 			break;
 		}
-		/*
-		 * Free, or shared with other lockers.  A new multixact is made before
-		 * the WAL record (it logs itself and may fail).
-		 */
-		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE && keycheck != NULL &&
-			keycheck->state == 0)
-		{
-			/* does this update change key columns?  (reads the row: unlocked) */
-			release_row_slot(&rs);
-			keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
-			continue;
-		}
-		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE &&
-			(keycheck == NULL || keycheck->state != 1))
-		{
-			/* it does: FOR UPDATE strength, it waits for every locker */
-			(void) classify_slot(rs.st, cid, kind, LockTupleExclusive, &xwait, &own_mode);
-			fill_failure(tmfd, rs.st, *rownum);
-			release_row_slot(&rs);
-			if (!TransactionIdIsValid(xwait))
-				continue;		/* the lockers just finished */
-			if (wait_policy != LockWaitBlock)
-			{
-				result = TM_BeingModified;
-				break;
-			}
-			if (!have_tuple_lock)
-			{
-				LockTuple(rel, &tid, hwmode);
-				have_tuple_lock = true;
-			}
-			XactLockTableWait(xwait, rel, &tid, XLTW_Update);
-			continue;
-		}
+		/* free, or shared with other lockers */
+		if (keycheck)
+			keycheck->own_lock_mode = own_mode;
+		/* a lock we hold already at this strength or stronger needs no write */
 		if (kind != PAX_MODIFY_LOCK || own_mode < (int) mode)
 		{
 			/*
 			 * Locks and changes are made in the current (sub)transaction's
 			 * name, as heap's: a rollback to a savepoint undoes what the
-			 * subtransaction did.  Other transactions' lockers the request
-			 * may pass (SLOT_SHARED), and a lock of ours taken by another
-			 * (sub)transaction, which must outlive that rollback, stay in
-			 * a multixact with it, with heap's statuses.
+			 * subtransaction did.  The update the request joins, other
+			 * transactions' lockers it may pass (SLOT_SHARED), and a lock
+			 * of ours taken by another (sub)transaction, which must outlive
+			 * that rollback, stay in a multixact with it, with heap's
+			 * statuses.  (The multixact is made before the WAL record: it
+			 * logs itself and may fail.)
 			 */
 			TransactionId cur = GetCurrentTransactionId();
 			MultiXactStatus newstatus = (kind == PAX_MODIFY_LOCK) ? lock_status(mode) :
@@ -1064,29 +1055,17 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 				MultiXactStatusNoKeyUpdate : MultiXactStatusUpdate;
 			bool		own_by_other = own_mode >= 0 &&
 				((rs.st->flags & PAX_ROW_MULTI) || !TransactionIdEquals(rs.st->xmax, cur));
+			GenericXLogState *state;
+			PaxRowState *st;
 
-			if (join_update)
-			{
+			if (join_update || status == SLOT_SHARED || own_by_other)
 				new_multi = (rs.st->flags & PAX_ROW_MULTI) ?
 					MultiXactIdExpand(rs.st->xmax, cur, newstatus) :
-					MultiXactIdCreate(rs.st->xmax, MultiXactStatusNoKeyUpdate, cur, newstatus);
-			}
-			else if (status == SLOT_SHARED || own_by_other)
-			{
-				if (rs.st->flags & PAX_ROW_MULTI)
-					new_multi = MultiXactIdExpand(rs.st->xmax, cur, newstatus);
-				else
-					new_multi = MultiXactIdCreate(rs.st->xmax, lock_status(pax_row_lock_mode(rs.st)),
-												  cur, newstatus);
-			}
-		}
-		if (keycheck)
-			keycheck->own_lock_mode = own_mode;
-		/* a lock we hold already at this strength or stronger needs no write */
-		if (kind != PAX_MODIFY_LOCK || own_mode < (int) mode)
-		{
-			GenericXLogState *state;
-			PaxRowState *st = begin_slot_change(rel, &rs, &state);
+					MultiXactIdCreate(rs.st->xmax,
+									  join_update ? MultiXactStatusNoKeyUpdate :
+									  lock_status(pax_row_lock_mode(rs.st)),
+									  cur, newstatus);
+			st = begin_slot_change(rel, &rs, &state);
 
 			if (join_update)
 			{
@@ -1115,13 +1094,13 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			}
 			else if (kind == PAX_MODIFY_LOCK)
 			{
-				st->xmax = GetCurrentTransactionId();
+				st->xmax = cur;
 				st->flags = PAX_ROW_LOCK_ONLY |
 					pax_row_lock_flags((LockTupleMode) Max((int) mode, own_mode));
 			}
 			else
 			{
-				st->xmax = GetCurrentTransactionId();
+				st->xmax = cur;
 				st->flags = (kind == PAX_MODIFY_UPDATE) ? PAX_ROW_UPDATED :
 					(kind == PAX_MODIFY_MOVE) ? PAX_ROW_MOVED : 0;
 			}
@@ -1271,6 +1250,7 @@ pax_latest_version(Relation rel, uint64 rownum)
 		int			gi = pax_find_group_index(dir, rownum);
 		PaxGroupEntry *g;
 		PaxRowState st;
+		TransactionId updater;
 
 		if (gi < 0)
 			return rownum;
@@ -1278,9 +1258,11 @@ pax_latest_version(Relation rel, uint64 rownum)
 		if (g->row_map == InvalidBlockNumber)
 			return rownum;
 		read_row_state(rel, g, rownum, &st);
-		if (!(st.flags & PAX_ROW_UPDATED) || pax_row_next(&st) == rownum ||
-			!(TransactionIdIsCurrentTransactionId(pax_row_updater(&st)) ||
-			  (st.flags & PAX_ROW_DEAD) || TransactionIdDidCommit(pax_row_updater(&st))))
+		if (!(st.flags & PAX_ROW_UPDATED) || pax_row_next(&st) == rownum)
+			return rownum;
+		updater = pax_row_updater(&st);
+		if (!(TransactionIdIsCurrentTransactionId(updater) ||
+			  (st.flags & PAX_ROW_DEAD) || TransactionIdDidCommit(updater)))
 			return rownum;
 		rownum = pax_row_next(&st);
 	}
