@@ -259,6 +259,22 @@ vacuum_indexes(Relation rel, DeadRanges *dead, double live, BufferAccessStrategy
 }
 
 /*
+ * Row state i of a row map block, in the page image of the block's WAL
+ * record, which the first change starts (*state stays NULL while the
+ * block is only read).
+ */
+static PaxRowState *
+writable_state(Relation rel, Buffer buf, GenericXLogState **state, Page *page, uint32 i)
+{
+	if (*state == NULL)
+	{
+		*state = GenericXLogStart(rel);
+		*page = GenericXLogRegisterBuffer(*state, buf, 0);
+	}
+	return (PaxRowState *) PageGetContents(*page) + (i % PAX_ROW_STATES_PER_BLOCK);
+}
+
+/*
  * Pass 2 over one group's row map: clear states nobody needs, collect rows
  * that became dead (into dead, and *newly_dead), count rows dead for
  * everyone (*ndead, including ones marked before).  Returns rows that some
@@ -313,19 +329,12 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 					continue;
 				}
 				xmax = pax_row_updater(st);
-				if (state == NULL)
-				{
-					state = GenericXLogStart(rel);
-					page = GenericXLogRegisterBuffer(state, buf, 0);
-					st = (PaxRowState *) PageGetContents(page) + (i % PAX_ROW_STATES_PER_BLOCK);
-				}
+				st = writable_state(rel, buf, &state, &page, i);
 				st->xmax = xmax;
 				st->flags &= ~PAX_ROW_MULTI;
-				if (!TransactionIdIsValid(xmax))
-					clear = true;
 			}
-			if (clear)
-				 /* cleared below */ ;
+			if (!TransactionIdIsValid(xmax))
+				clear = true;	/* a multixact without an updater after all */
 			else if (st->flags & PAX_ROW_MULTI)
 			{
 				/* shared lockers: cleared once none runs */
@@ -350,12 +359,7 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 				(*ndeleted)++;
 			if (clear)
 			{
-				if (state == NULL)
-				{
-					state = GenericXLogStart(rel);
-					page = GenericXLogRegisterBuffer(state, buf, 0);
-					st = (PaxRowState *) PageGetContents(page) + (i % PAX_ROW_STATES_PER_BLOCK);
-				}
+				st = writable_state(rel, buf, &state, &page, i);
 				memset(st, 0, sizeof(PaxRowState));
 			}
 		}
