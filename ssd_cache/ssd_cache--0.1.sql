@@ -42,6 +42,7 @@ COMMENT ON FUNCTION ssd_cache_hook_status() IS
 
 CREATE FUNCTION ssd_cache_stats_internal(
 	OUT mode text,
+	OUT problem text,
 	OUT policy text,
 	OUT hook_active boolean,
 	OUT path text,
@@ -50,6 +51,7 @@ CREATE FUNCTION ssd_cache_stats_internal(
 	OUT used_slots bigint,
 	OUT admission_queue bigint,
 	OUT preparation_ms double precision,
+	OUT admission_io text,
 	OUT hits bigint,
 	OUT misses bigint,
 	OUT admissions bigint,
@@ -71,9 +73,13 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- Cluster-wide cache state and counters since start or the last
 -- ssd_cache_reset_stats(); page counts come with their byte totals.
+-- mode: disabled (no ssd_cache.path), off (configured but not running; see
+-- problem), verifying (after a crash, until WAL replay covers the cached
+-- pages), write-through, pass-through (gave up during this run; see
+-- problem).
 CREATE VIEW ssd_cache_stats AS
-SELECT mode, policy, hook_active, path, size_bytes, slots, used_slots, admission_queue,
-	   preparation_ms, hits, misses,
+SELECT mode, problem, policy, hook_active, path, size_bytes, slots, used_slots, admission_queue,
+	   preparation_ms, admission_io, hits, misses,
 	   round(hits::numeric / nullif(hits + misses, 0), 4) AS hit_ratio,
 	   admissions, sequential_reads, refusals, evictions, invalidations, overwrites,
 	   ssd_reads, ssd_writes,

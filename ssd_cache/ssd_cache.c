@@ -17,6 +17,7 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "lib/stringinfo.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/varlena.h"
@@ -24,6 +25,8 @@
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_fault.h"
+#include "ssd_cache_file.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_lifecycle.h"
 #include "ssd_cache_policy.h"
@@ -53,6 +56,13 @@ static const char *const known_fault_points[] = {
 	"slot_write_error",			/* SSD writes of page slots fail with EIO */
 	"dir_read_error",			/* reading the directory at startup fails */
 	"dir_write_error",			/* directory updates fail with EIO */
+	"header_write_error",		/* writes of the file's header fail with EIO */
+	"server_release",			/* startup: treat the server release as one
+								 * whose storage manager was not verified */
+	"io_uring_unavailable",		/* admission cannot create an io_uring */
+	"read_pause",				/* a disk read offered for admission sleeps
+								 * 3 s before it is queued (races) */
+	"cache_open_error",			/* opening the cache file in a process fails */
 	NULL
 };
 
@@ -99,9 +109,13 @@ check_fault_injection(char **newval, void **extra, GucSource source)
 				break;
 		if (known_fault_points[i] == NULL)
 		{
+			StringInfoData known;
+
+			initStringInfo(&known);
+			for (i = 0; known_fault_points[i] != NULL; i++)
+				appendStringInfo(&known, "%s%s", i ? ", " : "", known_fault_points[i]);
 			GUC_check_errdetail("Unknown fault point \"%s\".", point);
-			GUC_check_errhint("Known fault points: hook_layout, slot_read_error, "
-							  "slot_write_error, dir_read_error, dir_write_error.");
+			GUC_check_errhint("Known fault points: %s.", known.data);
 			return false;
 		}
 	}
@@ -145,9 +159,12 @@ ssd_cache_fault_enabled(const char *point)
 /*
  * PostgreSQL answers a bad value of an extension's setting in the
  * configuration file with a WARNING and the default.  For the cache size
- * that would silently give a different cache than asked for, so check the
- * raw value first and refuse to start.
+ * that would silently give a different cache than asked for (and could
+ * overwrite a cache file of another size), so check the raw value first:
+ * a bad one means running without the cache, said loudly.
  */
+static char *size_problem = NULL;
+
 static void
 check_startup_size(void)
 {
@@ -158,18 +175,21 @@ check_startup_size(void)
 	if (raw == NULL)
 		return;
 	if (!parse_int(raw, &mb, GUC_UNIT_MB, &hint) || mb < 1 || mb > SSD_CACHE_MAX_SIZE_MB)
-		ereport(FATAL,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"ssd_cache.size\": \"%s\"", raw),
-				 errdetail("ssd_cache.size must be between 1MB and 16TB."),
-				 hint ? errhint("%s", hint) :
-				 errhint("Fix ssd_cache.size in postgresql.conf, or remove ssd_cache from shared_preload_libraries.")));
+		size_problem = psprintf("invalid value for parameter \"ssd_cache.size\": \"%s\" "
+								"(it must be between 1MB and 16TB)", raw);
 }
 
 static bool
 cache_configured(void)
 {
 	return cache_path != NULL && cache_path[0] != '\0';
+}
+
+/* Configured, and nothing known at load time stands in the way. */
+static bool
+cache_startable(void)
+{
+	return cache_configured() && size_problem == NULL && ssd_cache_hook_active();
 }
 
 static uint64
@@ -184,7 +204,8 @@ ssd_cache_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(ssd_cache_hook_shmem_size());
-	if (cache_configured())
+	RequestAddinShmemSpace(ssd_cache_fault_shmem_size());
+	if (cache_startable())
 	{
 		RequestAddinShmemSpace(ssd_cache_directory_shmem_size(cache_nslots()));
 		RequestAddinShmemSpace(ssd_cache_admit_shmem_size());
@@ -196,7 +217,8 @@ ssd_cache_shmem_request(void)
 static void
 ssd_cache_postmaster_exit(int code, Datum arg)
 {
-	ssd_cache_file_note_shutdown();
+	if (ssd_cache_enabled() && !ssd_cache_bypassed())
+		ssd_cache_file_note_shutdown();
 }
 
 static void
@@ -208,7 +230,10 @@ ssd_cache_shmem_startup(void)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ssd_cache_hook_shmem_init();
-	if (cache_configured())
+	ssd_cache_fault_shmem_init();
+	if (cache_configured() && !cache_startable())
+		ssd_cache_set_off(size_problem ? size_problem : ssd_cache_hook_problem());
+	else if (cache_configured())
 	{
 		ssd_cache_admit_shmem_init();
 		ssd_cache_directory_shmem_init(cache_path, cache_nslots());
@@ -331,7 +356,7 @@ _PG_init(void)
 
 	ssd_cache_hook_install();
 	ssd_cache_lifecycle_install();
-	if (cache_configured())
+	if (cache_startable())
 		ssd_cache_admit_register_worker();
 }
 

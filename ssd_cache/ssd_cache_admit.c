@@ -8,11 +8,17 @@
  * worker's latch, so admission I/O never delays a query.  When the queue is
  * full the page is simply not admitted (counted as a refusal).
  *
- * Ordering with writes: the offer creates a PENDING directory entry; a
- * write of the same block before the worker gets to it cancels the entry
- * (ssd_cache_after_disk_write), so an old copy is never admitted.  The tag
+ * Ordering with writes: the offer is reserved before the disk read, as a
+ * PENDING directory entry; a write of the same block from then on cancels
+ * the entry (ssd_cache_after_disk_write), so an image older than the disk
+ * is never admitted.  Reads through shared buffers could not race with a
+ * write anyway (the buffer is I/O-busy), but reads that bypass them
+ * (pg_prewarm's 'read' mode, any smgrread of an extension) can.  The tag
  * is published in the queue before the entry exists, so a relation-wide
  * invalidation (truncate, unlink) that scans the queue never misses it.
+ *
+ * The worker exits with code 1 on SIGTERM, so the postmaster starts a new
+ * one a second later unless the server is shutting down.
  *
  * What is offered and what is admitted is the policy's business
  * (ssd_cache_policy.c).  Pages of unlogged relations are never admitted:
@@ -37,8 +43,10 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
+#include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_fault.h"
 #include "ssd_cache_file.h"
 #include "ssd_cache_policy.h"
 
@@ -47,7 +55,8 @@ typedef enum SsdAdmitItemState
 	ITEM_FREE,
 	ITEM_FILLING,				/* tag published, page being copied */
 	ITEM_READY,
-	ITEM_ABANDONED				/* the offer was withdrawn */
+	ITEM_ABANDONED,				/* the offer was withdrawn */
+	ITEM_DONE					/* the worker handled it */
 } SsdAdmitItemState;
 
 typedef struct SsdAdmitQueue
@@ -115,28 +124,30 @@ ssd_cache_admit_queue_length(void)
 	return n;
 }
 
-/* Offer a page just read from disk (the read path calls this). */
-void
-ssd_cache_offer(const BufferTag *tag, const char *page)
+/*
+ * Before a disk read of a page worth admitting: reserve a queue item and a
+ * PENDING entry.  Returns the item (pass it to ssd_cache_offer_fill or
+ * ssd_cache_offer_withdraw), or -1 if the page will not be offered.
+ */
+int
+ssd_cache_offer_reserve(const BufferTag *tag)
 {
 	uint32		idx;
-	Latch	   *latch;
 
-	if (!queue || ssd_cache_degraded())
-		return;
+	if (!queue || ssd_cache_bypassed())
+		return -1;
 
 	SpinLockAcquire(&queue->lock);
 	if (queue->count == SSD_ADMIT_QUEUE_MAX)
 	{
 		SpinLockRelease(&queue->lock);
 		ssd_cache_count(SSD_REFUSALS, 1);
-		return;
+		return -1;
 	}
 	idx = (queue->head + queue->count) % SSD_ADMIT_QUEUE_MAX;
 	queue->count++;
 	queue->tags[idx] = *tag;
 	queue->state[idx] = ITEM_FILLING;
-	latch = queue->worker_latch;
 	SpinLockRelease(&queue->lock);
 
 	if (!ssd_cache_offer_begin(tag))
@@ -145,45 +156,61 @@ ssd_cache_offer(const BufferTag *tag, const char *page)
 		SpinLockAcquire(&queue->lock);
 		queue->state[idx] = ITEM_ABANDONED;
 		SpinLockRelease(&queue->lock);
-		return;
+		return -1;
 	}
-	memcpy(queue->pages + (Size) idx * BLCKSZ, page, BLCKSZ);
+	return (int) idx;
+}
+
+/* The disk read of a reserved offer succeeded: queue the page. */
+void
+ssd_cache_offer_fill(int item, const char *page)
+{
+	Latch	   *latch;
+
+	if (ssd_cache_fault_enabled("read_pause"))
+		pg_usleep(3000000L);	/* test only: widen the race with writers */
+	memcpy(queue->pages + (Size) item * BLCKSZ, page, BLCKSZ);
 	SpinLockAcquire(&queue->lock);
-	queue->state[idx] = ITEM_READY;
+	queue->state[item] = ITEM_READY;
+	latch = queue->worker_latch;
 	SpinLockRelease(&queue->lock);
 	if (latch)
 		SetLatch(latch);
 }
 
-/* Tags of every queued item (for relation-wide invalidation). */
-List *
-ssd_cache_admit_queued_tags(void)
+/* The disk read of a reserved offer failed: take the offer back. */
+void
+ssd_cache_offer_withdraw(int item, const BufferTag *tag)
 {
-	BufferTag	tags[SSD_ADMIT_QUEUE_MAX];
+	ssd_cache_offer_abandon(tag);
+	SpinLockAcquire(&queue->lock);
+	queue->state[item] = ITEM_ABANDONED;
+	SpinLockRelease(&queue->lock);
+}
+
+/*
+ * Tags of every queued item (for relation-wide invalidation), into out[]
+ * (SSD_ADMIT_QUEUE_MAX long).  No allocation: this runs in critical
+ * sections.
+ */
+int
+ssd_cache_admit_queued_tags(BufferTag *out)
+{
 	int			n = 0;
 	int			i;
-	List	   *result = NIL;
 
 	if (!queue)
-		return NIL;
+		return 0;
 	SpinLockAcquire(&queue->lock);
 	for (i = 0; i < (int) queue->count; i++)
 	{
 		uint32		idx = (queue->head + i) % SSD_ADMIT_QUEUE_MAX;
 
-		if (queue->state[idx] != ITEM_ABANDONED)
-			tags[n++] = queue->tags[idx];
+		if (queue->state[idx] == ITEM_FILLING || queue->state[idx] == ITEM_READY)
+			out[n++] = queue->tags[idx];
 	}
 	SpinLockRelease(&queue->lock);
-
-	for (i = 0; i < n; i++)
-	{
-		BufferTag  *copy = palloc(sizeof(BufferTag));
-
-		*copy = tags[i];
-		result = lappend(result, copy);
-	}
-	return result;
+	return n;
 }
 
 bool
@@ -199,7 +226,7 @@ ssd_cache_admit_has_relation(RelFileNode rnode)
 	{
 		uint32		idx = (queue->head + i) % SSD_ADMIT_QUEUE_MAX;
 
-		found = queue->state[idx] != ITEM_ABANDONED &&
+		found = (queue->state[idx] == ITEM_FILLING || queue->state[idx] == ITEM_READY) &&
 			RelFileNodeEquals(queue->tags[idx].rnode, rnode);
 	}
 	SpinLockRelease(&queue->lock);
@@ -237,52 +264,56 @@ ssd_cache_admit_main(Datum arg)
 		{
 			BufferTag	tags[SSD_CACHE_WRITE_BATCH];
 			char	   *pages[SSD_CACHE_WRITE_BATCH];
-			int			nitems = 0,
-						nbatch = 0;
+			uint32		items[SSD_CACHE_WRITE_BATCH];
+			int			nbatch = 0,
+						kept = 0,
+						i;
 
-			/* The ready items at the head of the queue, up to a batch. */
+			/*
+			 * Up to a batch of ready items, wherever they are: an item still
+			 * being filled (its disk read in progress) holds up no other.
+			 */
 			SpinLockAcquire(&queue->lock);
-			while (nitems < (int) queue->count && nitems < SSD_CACHE_WRITE_BATCH)
+			for (i = 0; i < (int) queue->count && nbatch < SSD_CACHE_WRITE_BATCH; i++)
 			{
-				uint32		idx = (queue->head + nitems) % SSD_ADMIT_QUEUE_MAX;
+				uint32		idx = (queue->head + i) % SSD_ADMIT_QUEUE_MAX;
 
-				if (queue->state[idx] == ITEM_FILLING)
-					break;		/* the offering backend is still copying */
 				if (queue->state[idx] == ITEM_READY)
 				{
+					items[nbatch] = idx;
 					tags[nbatch] = queue->tags[idx];
 					pages[nbatch++] = queue->pages + (Size) idx * BLCKSZ;
 				}
-				nitems++;
 			}
 			SpinLockRelease(&queue->lock);
-			if (nitems == 0)
+			if (nbatch == 0)
 				break;
 
 			/* Unlogged relations' pages are dropped here. */
+			for (i = 0; i < nbatch; i++)
 			{
-				int			i,
-							kept = 0;
-
-				for (i = 0; i < nbatch; i++)
+				if (is_unlogged(&tags[i]))
 				{
-					if (is_unlogged(&tags[i]))
-					{
-						ssd_cache_offer_abandon(&tags[i]);
-						ssd_cache_count(SSD_REFUSALS, 1);
-						continue;
-					}
-					tags[kept] = tags[i];
-					pages[kept++] = pages[i];
+					ssd_cache_offer_abandon(&tags[i]);
+					ssd_cache_count(SSD_REFUSALS, 1);
+					continue;
 				}
-				nbatch = kept;
+				tags[kept] = tags[i];
+				pages[kept++] = pages[i];
 			}
-			if (nbatch > 0)
-				(void) ssd_cache_admit_batch(nbatch, tags, pages);
+			if (kept > 0)
+				(void) ssd_cache_admit_batch(kept, tags, pages);
 
-			/* Their entries have left PENDING: the items may go (invariant 3). */
+			/*
+			 * Their entries have left PENDING: the items may go (invariant
+			 * 3), and the queue's head moves past every finished item.
+			 */
 			SpinLockAcquire(&queue->lock);
-			while (nitems-- > 0)
+			for (i = 0; i < nbatch; i++)
+				queue->state[items[i]] = ITEM_DONE;
+			while (queue->count > 0 &&
+				   (queue->state[queue->head] == ITEM_DONE ||
+					queue->state[queue->head] == ITEM_ABANDONED))
 			{
 				queue->state[queue->head] = ITEM_FREE;
 				queue->head = (queue->head + 1) % SSD_ADMIT_QUEUE_MAX;
@@ -293,8 +324,18 @@ ssd_cache_admit_main(Datum arg)
 			CHECK_FOR_INTERRUPTS();
 		}
 
+		/* Withdrawn offers at the head free their items too. */
+		SpinLockAcquire(&queue->lock);
+		while (queue->count > 0 && queue->state[queue->head] == ITEM_ABANDONED)
+		{
+			queue->state[queue->head] = ITEM_FREE;
+			queue->head = (queue->head + 1) % SSD_ADMIT_QUEUE_MAX;
+			queue->count--;
+		}
+		SpinLockRelease(&queue->lock);
+
 		ssd_cache_age_if_due();
-		ssd_cache_refresh_admission_bar();
+		ssd_cache_idle();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100L, PG_WAIT_EXTENSION);
 		if (ConfigReloadPending)
@@ -306,5 +347,10 @@ ssd_cache_admit_main(Datum arg)
 	SpinLockAcquire(&queue->lock);
 	queue->worker_latch = NULL;
 	SpinLockRelease(&queue->lock);
-	proc_exit(0);
+
+	/*
+	 * Exit code 1: the postmaster starts a new worker unless the server is
+	 * shutting down, so a stray SIGTERM does not end admission for good.
+	 */
+	proc_exit(1);
 }

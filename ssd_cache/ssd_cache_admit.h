@@ -16,8 +16,10 @@
 extern Size ssd_cache_admit_shmem_size(void);
 extern void ssd_cache_admit_shmem_init(void);
 extern void ssd_cache_admit_register_worker(void);
-extern void ssd_cache_offer(const BufferTag *tag, const char *page);
-extern List *ssd_cache_admit_queued_tags(void);
+extern int	ssd_cache_offer_reserve(const BufferTag *tag);
+extern void ssd_cache_offer_fill(int item, const char *page);
+extern void ssd_cache_offer_withdraw(int item, const BufferTag *tag);
+extern int	ssd_cache_admit_queued_tags(BufferTag *out);
 extern bool ssd_cache_admit_has_relation(RelFileNode rnode);
 extern uint32 ssd_cache_admit_queue_length(void);
 

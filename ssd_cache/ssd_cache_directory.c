@@ -30,7 +30,20 @@
  *	   leaves PENDING; a WRITING or VALID entry's tag is in its slot.  So a
  *	   scan of the queue then the slots finds every entry of a relation.
  *	4. Lock order: partition lock, then directory-page lock, then the
- *	   relation-count lock; never the reverse.
+ *	   relation-count lock; never the reverse.  A process may hold several
+ *	   directory-page locks only without a partition lock, taken in
+ *	   ascending lock order (batched invalidation).
+ *	5. Nothing that can raise an ERROR runs while a slot is pinned: a pin
+ *	   left behind would stall the admission worker for good.
+ *
+ * Invalidation of many blocks at once (DROP, TRUNCATE, a database move)
+ * clears the entries in memory, then writes the directory pages they
+ * touched in a few large writes, and only then frees their slots; so it
+ * costs one durability point per 16384 blocks instead of one per block.
+ *
+ * After a crash the loaded contents are not read until the WAL replayed in
+ * this data directory covers them (ssd_cache_file.c, "Trust"); if it never
+ * does they are all discarded.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,14 +67,24 @@
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_fault.h"
 #include "ssd_cache_policy.h"
+#include "ssd_cache_slots.h"
 
 #define SSD_NUM_PARTITIONS	128
 #define SSD_NUM_DIR_LOCKS	128
 
-/* After this many SSD errors within a minute the cache stops serving. */
-#define SSD_ERRORS_TO_DEGRADE	8
-#define SSD_ERROR_WINDOW_SECS	60
+/* Lock tranche layout: partitions, directory pages, relation counts,
+ * the file header, then the policy's. */
+#define SSD_REL_LOCK_INDEX		(SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS)
+#define SSD_HEADER_LOCK_INDEX	(SSD_REL_LOCK_INDEX + 1)
+#define SSD_POLICY_LOCK_INDEX	(SSD_HEADER_LOCK_INDEX + 1)
+
+/* Blocks a batched invalidation clears before making them durable. */
+#define SSD_INVAL_CHUNK			16384
+
+/* Longest single write of consecutive directory pages (256 kB). */
+#define SSD_DIR_RUN_PAGES		64
 
 typedef enum SsdEntryState
 {
@@ -78,16 +101,6 @@ typedef struct SsdLookupEnt
 	uint8		state;			/* SsdEntryState */
 } SsdLookupEnt;
 
-typedef struct SsdSlot
-{
-	BufferTag	tag;			/* valid unless on the free list */
-	pg_atomic_uint32 pins;		/* readers and writers using the slot */
-	uint8		usage;			/* clock reference bit */
-	bool		in_use;
-	int32		free_next;
-	uint32		gen;			/* bumped whenever the slot changes page */
-} SsdSlot;
-
 typedef struct SsdRelEnt
 {
 	RelFileNode rnode;			/* hash key */
@@ -101,13 +114,8 @@ typedef struct SsdCacheShared
 {
 	uint64		nslots;
 	uint32		epoch;
-	pg_atomic_uint32 degraded;
-	slock_t		error_lock;
-	pg_time_t	error_window_start;
-	uint32		window_errors;
 	pg_atomic_uint64 counters[SSD_NCOUNTERS];
 	pg_atomic_uint64 used;
-	pg_atomic_uint64 clock_hand;
 	slock_t		free_lock;
 	int32		free_head;
 	double		preparation_ms;
@@ -115,6 +123,9 @@ typedef struct SsdCacheShared
 
 static SsdCacheShared *shared = NULL;
 static SsdSlot *slots = NULL;
+
+SsdSlot    *ssd_cache_slot_array = NULL;
+uint64		ssd_cache_slot_count = 0;
 static SsdCacheDirEntry *mirror = NULL;
 static HTAB *lookup_hash = NULL;
 static HTAB *rel_hash = NULL;
@@ -123,7 +134,7 @@ static char *io_buf = NULL;		/* this process's O_DIRECT buffer */
 
 #define PART_LOCK(h)	(&locks[(h) % SSD_NUM_PARTITIONS].lock)
 #define DIR_LOCK(p)		(&locks[SSD_NUM_PARTITIONS + (p) % SSD_NUM_DIR_LOCKS].lock)
-#define REL_LOCK		(&locks[SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS].lock)
+#define REL_LOCK		(&locks[SSD_REL_LOCK_INDEX].lock)
 
 static void persist_entry(int32 slot, const BufferTag *tag);
 static void remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction);
@@ -131,19 +142,53 @@ static void remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_evict
 int
 ssd_cache_directory_lwlocks(void)
 {
-	return SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS + 1 + SSD_POLICY_NUM_PARTITIONS;
+	return SSD_POLICY_LOCK_INDEX + SSD_POLICY_NUM_PARTITIONS;
 }
 
+/* Is the cache running (possibly in pass-through or still verifying)? */
 bool
 ssd_cache_enabled(void)
 {
 	return shared != NULL;
 }
 
-bool
-ssd_cache_degraded(void)
+/* May slots be written (admissions, overwrites)? */
+static bool
+cache_writable(void)
 {
-	return shared != NULL && pg_atomic_read_u32(&shared->degraded) != 0;
+	return shared != NULL && !ssd_cache_bypassed();
+}
+
+static void discard_everything(void);
+
+/*
+ * May the cache be read?  After a crash, only once WAL replay covers its
+ * contents; if recovery ended without that, this call discards them.
+ */
+static bool
+cache_readable(void)
+{
+	if (!cache_writable())
+		return false;
+	switch (ssd_cache_file_verification())
+	{
+		case SSD_VERIFIED:
+			return true;
+		case SSD_VERIFY_PENDING:
+			return false;
+		case SSD_VERIFY_REFUTED:
+			discard_everything();
+			ssd_cache_file_end_discard();
+			return cache_writable();
+	}
+	return false;
+}
+
+/* For the views: is the cache still waiting for WAL replay? */
+bool
+ssd_cache_verifying(void)
+{
+	return cache_writable() && ssd_cache_file_verification() != SSD_VERIFIED;
 }
 
 void
@@ -197,6 +242,7 @@ ssd_cache_reset_counters(void)
 		return;
 	for (i = 0; i < SSD_NCOUNTERS; i++)
 		pg_atomic_write_u64(&shared->counters[i], 0);
+	ssd_cache_reset_error_count();
 	LWLockAcquire(REL_LOCK, LW_SHARED);
 	hash_seq_init(&seq, rel_hash);
 	while ((re = hash_seq_search(&seq)) != NULL)
@@ -210,46 +256,12 @@ ssd_cache_reset_counters(void)
 static char *
 process_io_buffer(void)
 {
+	/* Static, not palloc'd: this runs in critical sections too. */
+	static char raw[BLCKSZ * 2];
+
 	if (io_buf == NULL)
-	{
-		char	   *raw = MemoryContextAlloc(TopMemoryContext, BLCKSZ * 2);
-
 		io_buf = (char *) TYPEALIGN(BLCKSZ, raw);
-	}
 	return io_buf;
-}
-
-/*
- * An SSD read or write failed: log it, count it, and after repeated
- * failures (SSD_ERRORS_TO_DEGRADE within SSD_ERROR_WINDOW_SECS, whatever
- * succeeds in between) stop using the cache (pass-through).
- */
-void
-ssd_cache_note_error(const char *what, const BufferTag *tag)
-{
-	uint32		n;
-	pg_time_t	now = (pg_time_t) time(NULL);
-
-	ssd_cache_count(SSD_ERRORS, 1);
-	SpinLockAcquire(&shared->error_lock);
-	if (now - shared->error_window_start > SSD_ERROR_WINDOW_SECS)
-	{
-		shared->error_window_start = now;
-		shared->window_errors = 0;
-	}
-	n = ++shared->window_errors;
-	SpinLockRelease(&shared->error_lock);
-	ereport(LOG,
-			(errcode_for_file_access(),
-			 errmsg("ssd_cache: %s of block %u of relation %u/%u/%u failed: %m; using the disk copy",
-					what, tag->blockNum, tag->rnode.spcNode, tag->rnode.dbNode,
-					tag->rnode.relNode)));
-	if (n >= SSD_ERRORS_TO_DEGRADE &&
-		pg_atomic_exchange_u32(&shared->degraded, 1) == 0)
-		ereport(WARNING,
-				(errmsg("ssd_cache: %u SSD errors within %d seconds; the cache is now in pass-through mode",
-						n, SSD_ERROR_WINDOW_SECS),
-				 errhint("Check the SSD; the cache is used again after a restart.")));
 }
 
 static void
@@ -300,6 +312,29 @@ ssd_cache_relation_cached(RelFileNode rnode)
 }
 
 /*
+ * A directory write failed: the persistent directory may now call a slot
+ * valid that is not.  Stop using the cache; disowning the file makes sure
+ * the next start does not trust it either.
+ */
+static void
+give_up_header(void)
+{
+	char		why[256];
+
+	snprintf(why, sizeof(why), "the cache file header could not be written: %s", strerror(errno));
+	ssd_cache_give_up(why);
+}
+
+static void
+give_up_directory(void)
+{
+	char		why[256];
+
+	snprintf(why, sizeof(why), "the cache directory could not be updated: %s", strerror(errno));
+	ssd_cache_give_up(why);
+}
+
+/*
  * Durably record the entries of n slots (tags[i], or free if NULL) on the
  * SSD, one write per directory page.  The caller holds the partition locks
  * of all the tags concerned (invariant 2).  If a write fails the persistent
@@ -309,7 +344,6 @@ ssd_cache_relation_cached(RelFileNode rnode)
 static void
 persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags)
 {
-	char	   *buf = process_io_buffer();
 	bool		done[SSD_CACHE_WRITE_BATCH];
 	int			i,
 				j;
@@ -345,17 +379,14 @@ persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags)
 				ssd_cache_dir_entry_seal(e);
 			}
 		}
-		memcpy(buf, &mirror[dirpage * SSD_DIR_ENTRIES_PER_PAGE], SSD_DIR_PAGE_SIZE);
-		ok = ssd_cache_file_write_dir_page(dirpage, buf);
+		ok = ssd_cache_bypassed() ||
+			ssd_cache_file_write_dir_pages(dirpage, 1,
+										   (char *) &mirror[dirpage * SSD_DIR_ENTRIES_PER_PAGE]);
 		LWLockRelease(DIR_LOCK(dirpage));
 
 		ssd_cache_count(SSD_DIR_WRITES, 1);
 		if (!ok)
-		{
-			pg_atomic_write_u32(&shared->degraded, 1);
-			ssd_cache_count(SSD_ERRORS, 1);
-			ssd_cache_file_forget(errno);
-		}
+			give_up_directory();
 	}
 }
 
@@ -440,9 +471,11 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	char	   *buf;
 	bool		ok;
 
-	if (!shared || ssd_cache_degraded())
+	if (!cache_readable())
 		return false;
 
+	/* Everything that can fail comes before the pin (invariant 5). */
+	buf = process_io_buffer();
 	slot = find_valid(tag, -1, true, NULL);
 	if (slot < 0)
 	{
@@ -452,7 +485,6 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	}
 	slots[slot].usage = 1;
 
-	buf = process_io_buffer();
 	ok = ssd_cache_file_read_slot(slot, buf);
 	if (ok && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
 		pg_checksum_page(buf, tag->blockNum) != ((PageHeader) buf)->pd_checksum)
@@ -465,7 +497,7 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 
 	if (!ok)
 	{
-		ssd_cache_note_error("SSD read", tag);
+		ssd_cache_io_error("SSD read", tag);
 		ssd_cache_invalidate_block(tag);
 		ssd_cache_count(SSD_MISSES, 1);
 		return false;
@@ -487,19 +519,18 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 {
 	int32		slot;
 	bool		present;
-	bool		degraded;
 	bool		ok;
 	char	   *buf;
 
-	if (!shared)
+	if (!shared || ssd_cache_bypassed())
 		return;
-	degraded = ssd_cache_degraded();
-	slot = find_valid(tag, -1, !degraded, &present);
+	buf = process_io_buffer();
+	slot = find_valid(tag, -1, true, &present);
 	if (!present)
 		return;
-	if (slot < 0 || degraded)
+	if (slot < 0)
 	{
-		/* Not readable (or not to be updated): forget it; nothing is pinned. */
+		/* Not readable yet: forget it; nothing is pinned. */
 		ssd_cache_invalidate_block(tag);
 		return;
 	}
@@ -507,9 +538,15 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 	/*
 	 * The buffer manager never writes a block while another process reads or
 	 * writes the same block, so nobody else touches this slot's contents.
+	 * The header must cover the WAL this image depends on before it lands.
 	 */
-	buf = process_io_buffer();
 	memcpy(buf, buffer, BLCKSZ);
+	if (!ssd_cache_file_cover_wal())
+	{
+		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+		give_up_header();
+		return;
+	}
 	ok = ssd_cache_file_write_slot(slot, buf);
 	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 	if (ok)
@@ -519,7 +556,7 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 	}
 	else
 	{
-		ssd_cache_note_error("SSD write", tag);
+		ssd_cache_io_error("SSD write", tag);
 		ssd_cache_invalidate_block(tag);
 	}
 }
@@ -528,7 +565,7 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 bool
 ssd_cache_contains(const BufferTag *tag)
 {
-	if (!shared || ssd_cache_degraded())
+	if (!cache_readable())
 		return false;
 	return find_valid(tag, -1, false, NULL) >= 0;
 }
@@ -558,36 +595,184 @@ ssd_cache_invalidate_block(const BufferTag *tag)
 /* Does a cached or queued tag belong to the set being invalidated? */
 typedef bool (*TagFilter) (const BufferTag *tag, const void *arg);
 
+static int
+compare_uint32(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a,
+				y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Write the directory pages marked in "dirty" (a bitmap over directory
+ * pages), consecutive pages in one write, each page under its lock so no
+ * older copy of it can overtake a newer one.
+ */
+static void
+write_dirty_dir_pages(uint8 *dirty, uint64 npages)
+{
+	uint64		p = 0;
+
+	while (p < npages)
+	{
+		uint64		first,
+					n,
+					i;
+		bool		ok;
+		uint32		lockno[SSD_DIR_RUN_PAGES];
+		int			nlocks = 0;
+
+		if (!(dirty[p / 8] & (1 << (p % 8))))
+		{
+			p++;
+			continue;
+		}
+		first = p;
+		while (p < npages && p - first < SSD_DIR_RUN_PAGES &&
+			   (dirty[p / 8] & (1 << (p % 8))))
+		{
+			dirty[p / 8] &= ~(1 << (p % 8));
+			p++;
+		}
+		n = p - first;
+
+		/* A run of at most 64 pages maps to distinct locks; ascending order. */
+		for (i = 0; i < n; i++)
+			lockno[nlocks++] = (first + i) % SSD_NUM_DIR_LOCKS;
+		qsort(lockno, nlocks, sizeof(uint32), compare_uint32);
+		for (i = 0; i < nlocks; i++)
+			LWLockAcquire(&locks[SSD_NUM_PARTITIONS + lockno[i]].lock, LW_EXCLUSIVE);
+		ok = ssd_cache_bypassed() ||
+			ssd_cache_file_write_dir_pages(first, n,
+										   (char *) &mirror[first * SSD_DIR_ENTRIES_PER_PAGE]);
+		for (i = nlocks; i-- > 0;)
+			LWLockRelease(&locks[SSD_NUM_PARTITIONS + lockno[i]].lock);
+		ssd_cache_count(SSD_DIR_WRITES, 1);
+		if (!ok)
+			give_up_directory();
+	}
+}
+
+/*
+ * A batch of invalidated slots: their entries are gone from the hash and
+ * cleared in the mirror, but the slots stay in use (so nothing reuses
+ * them) until the directory pages are durable.
+ */
+typedef struct InvalBatch
+{
+	int			n;
+	int32		slot[SSD_INVAL_CHUNK];
+	uint8	   *dirty;			/* bitmap over directory pages, or NULL */
+} InvalBatch;
+
+static void
+inval_batch_flush(InvalBatch *b)
+{
+	int			i;
+
+	if (b->dirty)
+		write_dirty_dir_pages(b->dirty, (shared->nslots + SSD_DIR_ENTRIES_PER_PAGE - 1) /
+							  SSD_DIR_ENTRIES_PER_PAGE);
+	for (i = 0; i < b->n; i++)
+	{
+		rel_count_add(slots[b->slot[i]].tag.rnode, -1);
+		free_slot(b->slot[i]);
+	}
+	ssd_cache_count(SSD_INVALIDATIONS, b->n);
+	b->n = 0;
+}
+
+/*
+ * Forget the block in slot s if its tag passes the filter, as part of a
+ * batch.  An entry that is not readable yet is cancelled (the admission
+ * worker drops it).
+ */
+static void
+inval_batch_add(InvalBatch *b, uint64 s, TagFilter filter, const void *arg)
+{
+	BufferTag	tag = slots[s].tag; /* a racy copy; re-checked under the lock */
+	uint32		hash;
+	SsdLookupEnt *ent;
+	bool		take = false;
+
+	if (!filter(&tag, arg))
+		return;
+	hash = get_hash_value(lookup_hash, &tag);
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
+	if (ent != NULL && ent->slot == (int32) s)
+	{
+		if (ent->state == ENT_PENDING || ent->state == ENT_WRITING)
+			ent->state = ENT_CANCELLED;
+		else if (ent->state == ENT_VALID)
+		{
+			if (b->dirty == NULL)
+				persist_entry((int32) s, NULL);
+			else
+			{
+				uint64		p = s / SSD_DIR_ENTRIES_PER_PAGE;
+
+				LWLockAcquire(DIR_LOCK(p), LW_EXCLUSIVE);
+				memset(&mirror[s], 0, sizeof(SsdCacheDirEntry));
+				LWLockRelease(DIR_LOCK(p));
+				b->dirty[p / 8] |= 1 << (p % 8);
+			}
+			hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
+			take = true;
+		}
+	}
+	LWLockRelease(PART_LOCK(hash));
+	if (take)
+	{
+		b->slot[b->n++] = (int32) s;
+		if (b->n == SSD_INVAL_CHUNK)
+			inval_batch_flush(b);
+	}
+}
+
 /*
  * Invalidate every entry whose tag passes the filter: first those queued for
- * admission, then those in slots (invariant 3).
+ * admission, then those in slots (invariant 3).  Nothing here allocates or
+ * raises an error: it runs inside 15.x's truncation critical section.
  */
 static void
 invalidate_matching(TagFilter filter, const void *arg)
 {
+	static InvalBatch batch;	/* 64 kB: not on the stack */
+	static uint8 *dirty = NULL;
+	BufferTag	queued[SSD_ADMIT_QUEUE_MAX];
+	int			nqueued,
+				i;
 	uint64		s;
-	List	   *queued = ssd_cache_admit_queued_tags();
-	ListCell   *lc;
 
-	foreach(lc, queued)
-	{
-		BufferTag  *tag = lfirst(lc);
+	nqueued = ssd_cache_admit_queued_tags(queued);
+	for (i = 0; i < nqueued; i++)
+		if (filter(&queued[i], arg))
+			ssd_cache_invalidate_block(&queued[i]);
 
-		if (filter(tag, arg))
-			ssd_cache_invalidate_block(tag);
-	}
-	list_free_deep(queued);
-
+	/* malloc, not palloc: no error in a critical section; NULL is fine. */
+	if (dirty == NULL)
+		dirty = calloc((shared->nslots / SSD_DIR_ENTRIES_PER_PAGE) / 8 + 1, 1);
+	batch.n = 0;
+	batch.dirty = dirty;
 	for (s = 0; s < shared->nslots; s++)
-	{
-		BufferTag	tag;
+		if (slots[s].in_use)
+			inval_batch_add(&batch, s, filter, arg);
+	inval_batch_flush(&batch);
+}
 
-		if (!slots[s].in_use)
-			continue;
-		tag = slots[s].tag;		/* a racy copy; invalidate_block re-checks */
-		if (filter(&tag, arg))
-			ssd_cache_invalidate_block(&tag);
-	}
+static bool
+everything(const BufferTag *tag, const void *arg)
+{
+	return true;
+}
+
+/* After a crash, the WAL refuted the cache: forget every page. */
+static void
+discard_everything(void)
+{
+	invalidate_matching(everything, NULL);
 }
 
 typedef struct RelRange
@@ -682,10 +867,17 @@ evict_slot(uint64 s)
 	return true;
 }
 
+/*
+ * A slot from the free list, or -1.  A reader that looked the slot up just
+ * before it was invalidated may still be reading it, which takes
+ * microseconds; a slot still pinned after that is put back for later
+ * rather than waited for (a wait here would hold up shutdown).
+ */
 static int32
 take_free_slot(void)
 {
 	int32		slot;
+	int			waits;
 
 	SpinLockAcquire(&shared->free_lock);
 	slot = shared->free_head;
@@ -695,206 +887,22 @@ take_free_slot(void)
 	if (slot < 0)
 		return -1;
 
-	/*
-	 * A reader that looked the slot up just before it was invalidated may
-	 * still be reading it; that takes microseconds.  Only the admission
-	 * worker allocates, so waiting blocks no one else.
-	 */
-	while (pg_atomic_read_u32(&slots[slot].pins) != 0)
+	for (waits = 0; pg_atomic_read_u32(&slots[slot].pins) != 0; waits++)
+	{
+		if (waits == 1000)
+		{
+			SpinLockAcquire(&shared->free_lock);
+			slots[slot].free_next = shared->free_head;
+			shared->free_head = slot;
+			SpinLockRelease(&shared->free_lock);
+			return -1;
+		}
 		pg_usleep(10);
+	}
 	slots[slot].in_use = true;
 	slots[slot].usage = 0;
 	pg_atomic_fetch_add_u64(&shared->used, 1);
 	return slot;
-}
-
-/* clock: the first unused, unreferenced page the hand meets. */
-static int32
-clock_victim(void)
-{
-	uint64		tries;
-
-	for (tries = 0; tries < 2 * shared->nslots; tries++)
-	{
-		uint64		s = pg_atomic_fetch_add_u64(&shared->clock_hand, 1) % shared->nslots;
-
-		if (!slots[s].in_use)
-			continue;
-		if (slots[s].usage)
-		{
-			slots[s].usage = 0;
-			continue;
-		}
-		if (evict_slot(s))
-			return (int32) s;
-	}
-	return -1;
-}
-
-/*
- * TAC's victim heap: a min-heap of cached slots keyed by their region's
- * temperature when last looked at.  It lives in the admission worker only
- * (the one process that admits and evicts); entries of slots that changed
- * page since (gen) are dropped when they surface.
- */
-typedef struct HeapItem
-{
-	double		key;
-	int32		slot;
-	uint32		gen;
-} HeapItem;
-
-static HeapItem *heap = NULL;
-static int64 heap_len = 0;
-static bool heap_built = false;
-
-static void
-heap_sift_down(int64 i)
-{
-	for (;;)
-	{
-		int64		l = 2 * i + 1,
-					m = i;
-		HeapItem	tmp;
-
-		if (l < heap_len && heap[l].key < heap[m].key)
-			m = l;
-		if (l + 1 < heap_len && heap[l + 1].key < heap[m].key)
-			m = l + 1;
-		if (m == i)
-			return;
-		tmp = heap[i];
-		heap[i] = heap[m];
-		heap[m] = tmp;
-		i = m;
-	}
-}
-
-static void heap_build(void);
-
-static void
-heap_push(double key, int32 slot)
-{
-	int64		i;
-
-	if (heap == NULL)
-		heap = MemoryContextAllocHuge(TopMemoryContext, sizeof(HeapItem) * (shared->nslots + 1));
-	if (heap_len > (int64) shared->nslots)
-	{
-		/*
-		 * Full of entries of slots that changed page since: rebuild from
-		 * the live slots (this slot is among them), or new pages would
-		 * never become victims.
-		 */
-		heap_build();
-		return;
-	}
-	i = heap_len++;
-	heap[i].key = key;
-	heap[i].slot = slot;
-	heap[i].gen = slots[slot].gen;
-	while (i > 0 && heap[(i - 1) / 2].key > heap[i].key)
-	{
-		HeapItem	tmp = heap[i];
-
-		heap[i] = heap[(i - 1) / 2];
-		heap[(i - 1) / 2] = tmp;
-		i = (i - 1) / 2;
-	}
-}
-
-static void
-heap_pop(void)
-{
-	heap[0] = heap[--heap_len];
-	heap_sift_down(0);
-}
-
-/* Drop entries of slots that changed page or were freed. */
-static void
-heap_drop_stale_top(void)
-{
-	while (heap_len > 0 &&
-		   (!slots[heap[0].slot].in_use || slots[heap[0].slot].gen != heap[0].gen))
-		heap_pop();
-}
-
-/* After a restart or a switch from clock: every cached slot, current keys. */
-static void
-heap_build(void)
-{
-	uint64		s;
-
-	if (heap == NULL)
-		heap = MemoryContextAllocHuge(TopMemoryContext, sizeof(HeapItem) * (shared->nslots + 1));
-	heap_len = 0;
-	for (s = 0; s < shared->nslots; s++)
-		if (slots[s].in_use)
-			heap_push(ssd_cache_region_temperature(&slots[s].tag), (int32) s);
-	heap_built = true;
-}
-
-/* Refresh up to 5 stale keys at the top of the heap (the paper's rule). */
-static void
-heap_refresh_top(void)
-{
-	int			step;
-
-	if (!heap_built)
-		heap_build();
-	for (step = 0; step < SSD_TAC_REFRESH_STEPS; step++)
-	{
-		double		current;
-
-		heap_drop_stale_top();
-		if (heap_len == 0)
-			return;
-		current = ssd_cache_region_temperature(&slots[heap[0].slot].tag);
-		if (current == heap[0].key)
-			break;
-		heap[0].key = current;
-		heap_sift_down(0);
-	}
-	heap_drop_stale_top();
-}
-
-/*
- * The admission worker, idle with a full cache: publish the bar from the
- * current coldest page, so that a bar set before temperatures changed
- * cannot keep refusing pages that would now pass.
- */
-void
-ssd_cache_refresh_admission_bar(void)
-{
-	if (!shared || ssd_cache_policy != SSD_POLICY_TAC || !ssd_cache_full())
-		return;
-	heap_refresh_top();
-	if (heap_len > 0)
-		ssd_cache_publish_threshold(heap[0].key * SSD_TAC_MARGIN);
-}
-
-/*
- * TAC: the coldest cached page after refreshing up to 5 stale keys, if the
- * newcomer is at least 1% warmer; evicted.  Otherwise -1, and the bar is
- * published for the backends.
- */
-static int32
-tac_victim(double t_new)
-{
-	heap_refresh_top();
-	while (heap_len > 0)
-	{
-		HeapItem	top = heap[0];
-
-		ssd_cache_publish_threshold(top.key * SSD_TAC_MARGIN);
-		if (t_new < top.key * SSD_TAC_MARGIN)
-			return -1;
-		heap_pop();
-		if (evict_slot(top.slot))
-			return top.slot;
-		heap_drop_stale_top();
-	}
-	return -1;
 }
 
 /*
@@ -906,15 +914,30 @@ static int32
 allocate_slot(double t_new)
 {
 	int32		slot = take_free_slot();
+	int			tries;
 
-	if (slot >= 0)
+	if (slot >= 0 || pg_atomic_read_u64(&shared->used) < shared->nslots)
 		return slot;
-	if (ssd_cache_policy == SSD_POLICY_CLOCK)
+	for (tries = 0; tries < 64; tries++)
 	{
-		heap_built = false;		/* rebuilt if TAC comes back */
-		return clock_victim();
+		slot = ssd_cache_next_victim(t_new);
+		if (slot < 0)
+			return -1;
+		if (evict_slot(slot))
+			return slot;
 	}
-	return tac_victim(t_new);
+	return -1;
+}
+
+/* The admission worker, idle: see ssd_cache_refresh_admission_bar. */
+void
+ssd_cache_idle(void)
+{
+	if (cache_writable())
+	{
+		(void) cache_readable();	/* settles verification after a crash */
+		ssd_cache_refresh_admission_bar(ssd_cache_full());
+	}
 }
 
 /*
@@ -956,15 +979,6 @@ ssd_cache_offer_abandon(const BufferTag *tag)
 	LWLockRelease(PART_LOCK(hash));
 }
 
-static int
-compare_uint32(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a,
-				y = *(const uint32 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Admission worker: write a batch of queued pages (O_DIRECT-aligned, in the
  * queue) into slots and validate them.  The slot writes are in flight
@@ -990,7 +1004,7 @@ ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
 				failed_errno;
 
 	Assert(n <= SSD_CACHE_WRITE_BATCH);
-	if (ssd_cache_degraded())
+	if (!cache_writable())
 	{
 		for (i = 0; i < n; i++)
 			ssd_cache_offer_abandon(&tags[i]);
@@ -1030,14 +1044,25 @@ ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
 	if (nlocks == 0)
 		return 0;
 
-	/* 2. All slot writes in flight together. */
-	ssd_cache_file_write_slots(n, slotno, pages, ok, &failed_errno);
-	for (i = 0; i < n; i++)
-		if (slotno[i] >= 0 && !ok[i])
-		{
-			errno = failed_errno;
-			ssd_cache_note_error("SSD admission write", &tags[i]);
-		}
+	/*
+	 * 2. All slot writes in flight together, once the header covers the WAL
+	 * these images may depend on.
+	 */
+	if (!ssd_cache_file_cover_wal())
+	{
+		give_up_header();
+		memset(ok, 0, sizeof(ok));
+	}
+	else
+	{
+		ssd_cache_file_write_slots(n, slotno, pages, ok, &failed_errno);
+		for (i = 0; i < n; i++)
+			if (slotno[i] >= 0 && !ok[i])
+			{
+				errno = failed_errno;
+				ssd_cache_io_error("SSD admission write", &tags[i]);
+			}
+	}
 
 	/* 3. WRITING -> VALID, durably, unless cancelled meanwhile. */
 	qsort(lockno, nlocks, sizeof(uint32), compare_uint32);
@@ -1079,8 +1104,7 @@ ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
 			continue;
 		if (ok[i])
 		{
-			if (ssd_cache_policy == SSD_POLICY_TAC && heap_built)
-				heap_push(temp[i], slotno[i]);
+			ssd_cache_victim_admitted(slotno[i], temp[i]);
 			admitted++;
 		}
 		else
@@ -1108,36 +1132,37 @@ ssd_cache_verify(int64 *checked, int64 *mismatched)
 	char	   *disk = palloc(BLCKSZ);
 
 	*checked = *mismatched = 0;
-	if (!shared)
+	if (!cache_readable())
 		return;
 	for (s = 0; s < shared->nslots; s++)
 	{
 		BufferTag	tag;
 		SMgrRelation reln;
-		char	   *buf;
+		char	   *buf = process_io_buffer();
 		const char *problem = NULL;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!slots[s].in_use)
 			continue;
 		tag = slots[s].tag;		/* a racy copy; find_valid re-checks */
-		if (find_valid(&tag, (int32) s, true, NULL) < 0)
+		if (find_valid(&tag, (int32) s, false, NULL) < 0)
 			continue;
 
-		buf = process_io_buffer();
+		/* The disk first: md.c may raise errors, which a pin must not see. */
 		reln = smgropen(tag.rnode, InvalidBackendId);
-		if (!ssd_cache_file_read_slot(s, buf))
-			problem = "the slot could not be read";
-		else if (!mdexists(reln, tag.forkNum))
+		if (!mdexists(reln, tag.forkNum))
 			problem = "the relation file does not exist";
 		else if (tag.blockNum >= mdnblocks(reln, tag.forkNum))
 			problem = "the block is beyond the end of the relation";
 		else
-		{
 			mdread(reln, tag.forkNum, tag.blockNum, disk);
-			if (memcmp(buf, disk, BLCKSZ) != 0)
-				problem = "the cached page differs from the disk";
-		}
+
+		if (find_valid(&tag, (int32) s, true, NULL) < 0)
+			continue;
+		if (!ssd_cache_file_read_slot(s, buf))
+			problem = "the slot could not be read";
+		else if (problem == NULL && memcmp(buf, disk, BLCKSZ) != 0)
+			problem = "the cached page differs from the disk";
 		pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
 
 		(*checked)++;
@@ -1209,7 +1234,8 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	bool		found;
 	SsdCacheLayout layout;
 	uint32		epoch;
-	char	   *why_empty;
+	char	   *reason;
+	SsdCacheTrust trust;
 	bool		trusted;
 	instr_time	start,
 				duration;
@@ -1229,7 +1255,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	mirror_bytes = (char *) TYPEALIGN(SSD_DIR_PAGE_SIZE, raw);
 	mirror = (SsdCacheDirEntry *) mirror_bytes;
 	locks = GetNamedLWLockTranche("ssd_cache");
-	ssd_cache_policy_shmem_init(nslots, &locks[SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS + 1]);
+	ssd_cache_policy_shmem_init(nslots, &locks[SSD_POLICY_LOCK_INDEX]);
 
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(BufferTag);
@@ -1250,30 +1276,47 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	for (s = 0; s < SSD_NCOUNTERS; s++)
 		pg_atomic_init_u64(&shared->counters[s], 0);
 	pg_atomic_init_u64(&shared->used, 0);
-	pg_atomic_init_u64(&shared->clock_hand, 0);
-	pg_atomic_init_u32(&shared->degraded, 0);
-	SpinLockInit(&shared->error_lock);
 
 	ssd_cache_layout(nslots, &layout);
-	trusted = ssd_cache_file_startup(path, &layout, &epoch, &why_empty);
+	trust = ssd_cache_file_startup(path, &layout, &locks[SSD_HEADER_LOCK_INDEX].lock,
+								   &epoch, &reason);
+	if (trust == SSD_TRUST_OFF)
+	{
+		/* Every process forked from here on sees no cache. */
+		shared = NULL;
+		ssd_cache_set_off(reason);
+		return;
+	}
 	shared->epoch = epoch;
+	ssd_cache_slot_array = slots;
+	ssd_cache_slot_count = nslots;
 
 	/* Load the persistent directory into the mirror. */
 	memset(mirror, 0, TYPEALIGN(SSD_DIR_ENTRIES_PER_PAGE, nslots) * sizeof(SsdCacheDirEntry));
+	trusted = trust == SSD_TRUST_FULL || trust == SSD_TRUST_AFTER_REPLAY;
 	if (trusted && !ssd_cache_file_read_dir(0, layout.dir_pages, mirror_bytes))
-		ereport(FATAL,
+	{
+		/* Nothing is served from an unreadable directory. */
+		ereport(WARNING,
 				(errcode_for_file_access(),
-				 errmsg("could not read the ssd_cache directory from \"%s\": %m", path),
-				 errhint("Remove the cache file to start with an empty cache.")));
+				 errmsg("ssd_cache: could not read the cache directory from \"%s\": %m", path)));
+		memset(mirror, 0, TYPEALIGN(SSD_DIR_ENTRIES_PER_PAGE, nslots) * sizeof(SsdCacheDirEntry));
+		ssd_cache_give_up("the cache directory could not be read at startup");
+		trusted = false;
+	}
 
 	shared->free_head = -1;
+	for (s = 0; s < nslots; s++)
+	{
+		pg_atomic_init_u32(&slots[s].pins, 0);
+		slots[s].usage = 0;
+		slots[s].gen = 0;
+		slots[s].in_use = false;
+	}
 	for (s = nslots; s-- > 0;)
 	{
 		SsdCacheDirEntry *e = &mirror[s];
 
-		pg_atomic_init_u32(&slots[s].pins, 0);
-		slots[s].usage = 0;
-		slots[s].gen = 0;
 		if (trusted && ssd_cache_dir_entry_ok(e, epoch))
 		{
 			BufferTag	tag;
@@ -1292,16 +1335,29 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 				ent->state = ENT_VALID;
 				slots[s].tag = tag;
 				slots[s].in_use = true;
-				pg_atomic_fetch_add_u64(&shared->used, 1);
-				rel_count_add(tag.rnode, 1);
-				loaded++;
 				continue;
 			}
-			/* Two slots claim one page: trust neither. */
-			dropped++;
+
+			/*
+			 * Two slots claim one page (a crash between an invalidation and
+			 * its durable write, then a new admission): trust neither.
+			 */
+			memset(&mirror[ent->slot], 0, sizeof(SsdCacheDirEntry));
+			slots[ent->slot].in_use = false;
+			hash_search(lookup_hash, &tag, HASH_REMOVE, NULL);
+			dropped += 2;
 		}
 		memset(e, 0, sizeof(*e));
-		slots[s].in_use = false;
+	}
+	for (s = nslots; s-- > 0;)
+	{
+		if (slots[s].in_use)
+		{
+			pg_atomic_fetch_add_u64(&shared->used, 1);
+			rel_count_add(slots[s].tag.rnode, 1);
+			loaded++;
+			continue;
+		}
 		slots[s].free_next = shared->free_head;
 		shared->free_head = (int32) s;
 	}
@@ -1309,13 +1365,15 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 	shared->preparation_ms = INSTR_TIME_GET_MILLISEC(duration);
-	if (why_empty)
+	if (trust == SSD_TRUST_EMPTY)
 		ereport(LOG,
 				(errmsg("ssd_cache: starting with an empty cache in \"%s\" because %s",
-						path, why_empty)));
+						path, reason)));
 	ereport(LOG,
 			(errmsg("ssd_cache: preparation phase loaded " UINT64_FORMAT " of " UINT64_FORMAT
-					" cached pages in %.1f ms" "%s",
+					" cached pages in %.1f ms%s%s",
 					loaded, nslots, shared->preparation_ms,
-					dropped ? " (dropped duplicate entries)" : "")));
+					dropped ? " (dropped duplicate entries)" : "",
+					trust == SSD_TRUST_AFTER_REPLAY ?
+					"; after a crash they are served once WAL replay covers them" : "")));
 }

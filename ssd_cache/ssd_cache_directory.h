@@ -29,7 +29,6 @@ typedef enum SsdCacheCounter
 	SSD_DISK_READS,
 	SSD_DISK_WRITES,
 	SSD_DIR_WRITES,
-	SSD_ERRORS,
 	SSD_NCOUNTERS
 } SsdCacheCounter;
 
@@ -37,9 +36,8 @@ extern int	ssd_cache_directory_lwlocks(void);
 extern Size ssd_cache_directory_shmem_size(uint64 nslots);
 extern void ssd_cache_directory_shmem_init(const char *path, uint64 nslots);
 extern bool ssd_cache_enabled(void);
-extern bool ssd_cache_degraded(void);
+extern bool ssd_cache_verifying(void);
 extern void ssd_cache_count(SsdCacheCounter c, int64 n);
-extern void ssd_cache_note_error(const char *what, const BufferTag *tag);
 
 /* Read path. */
 extern bool ssd_cache_read(const BufferTag *tag, char *buffer);
@@ -56,7 +54,7 @@ extern bool ssd_cache_relation_cached(RelFileNode rnode);
 
 /* Admission (the worker's side). */
 extern int	ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages);
-extern void ssd_cache_refresh_admission_bar(void);
+extern void ssd_cache_idle(void);
 
 /* For the views. */
 typedef struct SsdCacheRelCount

@@ -17,34 +17,54 @@
  * segment itself, and the cache would never hear of it.)
  *
  * Trust.  The directory survives restarts and crashes, but a cache file
- * whose pages may be older than the data directory must never be used.  At
- * startup the contents are trusted only if all of these hold:
- *	- the header is intact, of this format, BLCKSZ and size, and of this
- *	  cluster (system identifier);
- *	- there is no backup_label (a restored base backup is older than the
- *	  cache);
- *	- pg_control's latest checkpoint is one this cache saw happen: its redo
- *	  pointer and timeline match one recorded in the header.  The
- *	  checkpointer records each checkpoint's redo pointer during the
- *	  checkpoint's sync phase, before the checkpoint can complete, and the
- *	  postmaster records the shutdown checkpoint at a clean shutdown.  If
- *	  the server ran without ssd_cache and completed a checkpoint, writes
- *	  the cache did not see are older than that checkpoint and WAL replay
- *	  cannot repair them, so the cache starts empty.  Changes after the last
- *	  checkpoint it saw are repaired by WAL replay, which reads through the
- *	  cache.
+ * must serve only the data directory state it was written against: not a
+ * copy, a restore, a snapshot or a rewound directory, and not while another
+ * server uses it.  So:
+ *	- The postmaster holds an exclusive flock() on the file while the server
+ *	  runs; a second server (a same-host standby made with pg_basebackup,
+ *	  whose postgresql.conf names the same file) runs without the cache.
+ *	- Every start writes a new random token into both the header and the
+ *	  data directory (ssd_cache.token).  A data directory copied or restored
+ *	  from before that start carries another token.
+ *	- The header must be intact, of this format, BLCKSZ, size and cluster
+ *	  (system identifier); there is no backup_label; and pg_control's
+ *	  latest checkpoint is one this cache saw happen (its redo pointer and
+ *	  timeline are in the header), or else the server ran and checkpointed
+ *	  without the cache, whose pages may then be older than the disk's.
+ *	- After a clean shutdown (header state CLEAN) pg_control must name the
+ *	  very shutdown checkpoint recorded then.
+ *	- After a crash (header state RUNNING) the data directory may be the
+ *	  crashed one, or a crash-consistent copy of it taken during that run
+ *	  (a filesystem snapshot): the token and checkpoint match either way.
+ *	  What tells them apart is the WAL.  Before any slot is written the
+ *	  header records wal_bound, a WAL position no cached page depends on
+ *	  anything past (the WAL flush pointer, or the replay pointer in
+ *	  recovery: pages on disk and the commits behind their hint bits are
+ *	  never ahead of it).  The crashed directory's WAL reaches wal_bound; an
+ *	  older copy's does not.  So the contents are loaded but not served
+ *	  until WAL replay has reached wal_bound on the same timeline history;
+ *	  if recovery ends short of it they are discarded.  Reads meanwhile go
+ *	  to the disk, which alone is complete in write-through mode.
  * Otherwise the cache starts empty: a new epoch and a zeroed directory, so
  * no old entry can ever be mistaken for a valid one, and a LOG line says
  * why.
+ *
+ * Failure.  No failure of the cache file takes the server down.  At
+ * startup it means running without the cache (SSD_TRUST_OFF); later the
+ * caller gives up on the cache and disowns the file (ssd_cache_file_disown),
+ * which removes the data directory's token, so the next start cannot trust
+ * the file even if the SSD refuses every write.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/timeline.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "catalog/pg_control.h"
@@ -61,33 +81,44 @@
 #include "ssd_cache_file.h"
 #include "ssdkit_uring.h"
 
-/* The header as it is on the SSD; written by one process at a time (the
- * postmaster before and after the server runs, the checkpointer while it
- * runs). */
+/* The data directory's half of the pairing (see "Trust"). */
+#define SSD_CACHE_TOKEN_FILE	"ssd_cache.token"
+
+/*
+ * The header as it is on the SSD.  The postmaster writes it before and
+ * after the server runs; while it runs, writers hold header_lock.
+ */
 typedef struct SsdCacheFileShared
 {
 	SsdCacheHeader header;
 	char		path[MAXPGPATH];
 	SsdCacheLayout layout;
-	bool		disowned;		/* the header was destroyed on purpose: never
-								 * write a valid one again in this run */
+	LWLock	   *header_lock;
+	pg_atomic_uint64 wal_bound; /* header.wal_bound as it is on the SSD */
+	pg_atomic_uint32 verification;	/* SsdCacheVerification */
+	XLogRecPtr	verify_bound;	/* after a crash: what replay must reach */
+	TimeLineID	verify_tli;
+	XLogRecPtr	startup_checkpoint; /* pg_control's at startup, for a start
+									 * that replays nothing */
+	TimeLineID	startup_tli;
+	pg_atomic_uint32 disowned;	/* never write a valid header again */
+	pg_atomic_uint32 synchronous_admission; /* io_uring was refused */
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
 static int	cache_fd = -1;
 
-static void write_header(int fd, SsdCacheHeader *h);
+/* The postmaster's descriptor holding the flock; inherited by children. */
+static int	lock_fd = -1;
 
-/* A BLCKSZ buffer aligned for O_DIRECT, from malloc (free() it). */
+/* A BLCKSZ buffer aligned for O_DIRECT, from malloc (free() it), or NULL. */
 static char *
 aligned_block(void)
 {
 	void	   *p;
 
 	if (posix_memalign(&p, BLCKSZ, BLCKSZ) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
+		return NULL;
 	return p;
 }
 
@@ -133,35 +164,87 @@ seal_header(SsdCacheHeader *h)
 	FIN_CRC32C(h->crc);
 }
 
-/* Write the header block; FATAL on failure (only at startup/shutdown or in
- * the checkpointer, where a cache that cannot record state must stop). */
-static void
+/*
+ * Write the header block durably (the file is O_DSYNC).  Returns false with
+ * errno set on failure; the caller decides what that means.
+ */
+static bool
 write_header(int fd, SsdCacheHeader *h)
 {
-	char	   *block = aligned_block();
+	char	   *block;
+	bool		ok;
 
+	if (fd < 0)
+		return false;
+	if (ssd_cache_fault_enabled("header_write_error"))
+	{
+		errno = EIO;
+		return false;
+	}
+	block = aligned_block();
+	if (block == NULL)
+	{
+		errno = ENOMEM;
+		return false;
+	}
 	seal_header(h);
 	memset(block, 0, BLCKSZ);
 	memcpy(block, h, sizeof(SsdCacheHeader));
-	if (pg_pwrite(fd, block, BLCKSZ, 0) != BLCKSZ)
-		ereport(PANIC,
-				(errcode_for_file_access(),
-				 errmsg("could not write the ssd_cache header of \"%s\": %m",
-						file_shared->path)));
+	ok = pg_pwrite(fd, block, BLCKSZ, 0) == BLCKSZ;
+	if (!ok && errno == 0)
+		errno = EIO;
 	free(block);
+	return ok;
+}
+
+/* The data directory's token, or 0 if it has none. */
+static uint64
+read_token_file(void)
+{
+	FILE	   *f = AllocateFile(SSD_CACHE_TOKEN_FILE, "r");
+	unsigned long long token = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llx", &token) != 1)
+		token = 0;
+	FreeFile(f);
+	return (uint64) token;
+}
+
+/* Durably replace the data directory's token; false on failure. */
+static bool
+write_token_file(uint64 token)
+{
+	const char *tmp = SSD_CACHE_TOKEN_FILE ".tmp";
+	FILE	   *f = AllocateFile(tmp, "w");
+	bool		ok;
+
+	if (f == NULL)
+		return false;
+	ok = fprintf(f, "%016llx\n", (unsigned long long) token) > 0;
+	ok = ok && fflush(f) == 0 && pg_fsync(fileno(f)) == 0;
+	ok = FreeFile(f) == 0 && ok;
+	return ok && durable_rename(tmp, SSD_CACHE_TOKEN_FILE, LOG) == 0;
 }
 
 /*
- * Decide whether a header read from disk describes contents this server may
- * use.  Returns NULL if so, else the reason (for the LOG line).
+ * Decide whether a header read from disk describes contents this data
+ * directory may use.  Returns NULL if so, else the reason (for the LOG
+ * line).  *after_crash says whether the server using it did not stop
+ * cleanly, so trust must wait for WAL replay.
  */
 static char *
 header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
-					   const ControlFileData *control)
+					   const ControlFileData *control, bool *after_crash)
 {
 	pg_crc32c	crc;
 	struct stat st;
+	uint64		token;
+	bool		shut_down = control->state == DB_SHUTDOWNED ||
+		control->state == DB_SHUTDOWNED_IN_RECOVERY;
 
+	*after_crash = false;
 	if (memcmp(h->magic, SSD_CACHE_MAGIC, sizeof(h->magic)) != 0)
 		return "the file has no ssd_cache header";
 	INIT_CRC32C(crc);
@@ -179,6 +262,10 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 	if (h->nslots != layout->nslots)
 		return psprintf("its size changed (" UINT64_FORMAT " slots, now " UINT64_FORMAT ")",
 						h->nslots, layout->nslots);
+	token = read_token_file();
+	if (token == 0 || token != h->token)
+		return "it was last used with another data directory, or with this one "
+			"before it was copied or restored (" SSD_CACHE_TOKEN_FILE " differs)";
 	if (stat(BACKUP_LABEL_FILE, &st) == 0)
 		return "the data directory was restored from a base backup (backup_label exists)";
 	if (h->timeline != control->checkPointCopy.ThisTimeLineID ||
@@ -187,121 +274,179 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 		return psprintf("the latest checkpoint (redo %X/%X, timeline %u) happened without ssd_cache",
 						LSN_FORMAT_ARGS(control->checkPointCopy.redo),
 						control->checkPointCopy.ThisTimeLineID);
+	if (h->state == SSD_HEADER_CLEAN)
+	{
+		if (!shut_down || h->redo_seen[0] != control->checkPointCopy.redo)
+			return "the data directory is not the one that was shut down cleanly with it";
+		return NULL;
+	}
+	*after_crash = true;
 	return NULL;
+}
+
+/* Take the postmaster's exclusive lock on the file; false if another has it. */
+static bool
+lock_cache_file(const char *path, char **reason)
+{
+	if (lock_fd >= 0)
+		return true;			/* a crash-restart cycle of this postmaster */
+	lock_fd = open(path, O_RDWR | O_CREAT | PG_BINARY, S_IRUSR | S_IWUSR);
+	if (lock_fd < 0)
+	{
+		*reason = psprintf("the cache file \"%s\" could not be opened: %m", path);
+		return false;
+	}
+	if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
+	{
+		*reason = errno == EWOULDBLOCK ?
+			psprintf("the cache file \"%s\" is in use by another server", path) :
+			psprintf("the cache file \"%s\" could not be locked: %m", path);
+		close(lock_fd);
+		lock_fd = -1;
+		return false;
+	}
+	return true;
 }
 
 /*
  * Open or create the cache file, size it, and decide whether its directory
  * may be trusted.  Runs in the postmaster before any other process starts
- * (so before WAL redo reads a page).  Bad configuration is FATAL; an
- * untrustworthy file is reset and reported through *why_empty.  Returns
- * whether the directory may be loaded; *epoch is the current epoch.
+ * (so before WAL redo reads a page).  Never raises an error for the cache's
+ * sake: SSD_TRUST_OFF with *reason means "run without the cache".  An
+ * untrustworthy file is reset (SSD_TRUST_EMPTY, with *reason).  *epoch is
+ * the current epoch.
  */
-bool
+SsdCacheTrust
 ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
-					   uint32 *epoch, char **why_empty)
+					   LWLock *header_lock, uint32 *epoch, char **reason)
 {
 	bool		found;
 	int			fd;
 	bool		created = false;
+	bool		after_crash = false;
 	struct stat st;
 	ControlFileData *control;
 	bool		crc_ok;
 	char	   *block;
 	SsdCacheHeader h = {{0}};
-	char	   *reason = NULL;
+	char	   *why = NULL;
 	int			rc;
+	uint64		token;
+	SsdCacheTrust trust;
 
+	*reason = NULL;
 	file_shared = ShmemInitStruct("ssd_cache file", sizeof(SsdCacheFileShared), &found);
-	file_shared->disowned = false;
+	memset(file_shared, 0, sizeof(SsdCacheFileShared));
 	strlcpy(file_shared->path, path, MAXPGPATH);
 	file_shared->layout = *layout;
+	file_shared->header_lock = header_lock;
+	pg_atomic_init_u64(&file_shared->wal_bound, 0);
+	pg_atomic_init_u32(&file_shared->verification, SSD_VERIFIED);
+	pg_atomic_init_u32(&file_shared->disowned, 0);
+	pg_atomic_init_u32(&file_shared->synchronous_admission, 0);
 
 	if (stat(path, &st) != 0)
 	{
 		if (errno != ENOENT)
-			ereport(FATAL,
-					(errcode_for_file_access(),
-					 errmsg("could not stat ssd_cache.path \"%s\": %m", path)));
+		{
+			*reason = psprintf("ssd_cache.path \"%s\" cannot be examined: %m", path);
+			return SSD_TRUST_OFF;
+		}
 		created = true;
 	}
-	else if (S_ISREG(st.st_mode) && (uint64) st.st_size < layout->file_size)
+	else if (!S_ISREG(st.st_mode))
+	{
+		*reason = psprintf("ssd_cache.path \"%s\" is not a regular file", path);
+		return SSD_TRUST_OFF;
+	}
+	else if ((uint64) st.st_size < layout->file_size)
 	{
 		/*
 		 * Shorter than its layout: slots past the end would read back as
 		 * zeros after the file is extended below, and an all-zero page is a
 		 * valid (empty) page to PostgreSQL.  Never trust such a file.
 		 */
-		reason = psprintf("it is shorter than a cache of this size (%lld of %llu bytes)",
-						  (long long) st.st_size, (unsigned long long) layout->file_size);
+		why = psprintf("it is shorter than a cache of this size (%lld of %llu bytes)",
+					   (long long) st.st_size, (unsigned long long) layout->file_size);
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_DSYNC | PG_BINARY, S_IRUSR | S_IWUSR);
+	if (!lock_cache_file(path, reason))
+		return SSD_TRUST_OFF;
+
+	fd = open(path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
 	if (fd < 0)
 	{
-		int			save_errno = errno;
-
-		errno = save_errno;
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not open ssd_cache.path \"%s\": %m", path),
-				 save_errno == EINVAL ?
-				 errdetail("The file system does not support O_DIRECT (tmpfs, for one, does not).") : 0,
-				 errhint("Set ssd_cache.path to a file on a local SSD file system the server can write, "
-						 "or remove ssd_cache from shared_preload_libraries.")));
+		*reason = errno == EINVAL ?
+			psprintf("ssd_cache.path \"%s\" is on a file system without O_DIRECT (tmpfs, for one)", path) :
+			psprintf("ssd_cache.path \"%s\" could not be opened: %m", path);
+		return SSD_TRUST_OFF;
 	}
 
-	/* Reserve the whole file now, so a full disk is a clear error here. */
+	/* Reserve the whole file now, so a full disk is a clear message here. */
 	rc = posix_fallocate(fd, 0, layout->file_size);
 	if (rc != 0)
 	{
 		errno = rc;
-		ereport(FATAL,
-				(errcode(rc == ENOSPC ? ERRCODE_DISK_FULL : ERRCODE_IO_ERROR),
-				 errmsg("could not allocate %llu MB for ssd_cache.path \"%s\": %m",
-						(unsigned long long) (layout->file_size >> 20), path),
-				 errhint("Free space on that file system or lower ssd_cache.size.")));
+		*reason = psprintf("%llu MB could not be allocated for \"%s\": %m",
+						   (unsigned long long) (layout->file_size >> 20), path);
+		close(fd);
+		return SSD_TRUST_OFF;
 	}
 
 	control = get_controlfile(DataDir, &crc_ok);
 	if (!crc_ok)
-		ereport(FATAL,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("ssd_cache: pg_control has an incorrect checksum")));
+	{
+		*reason = pstrdup("pg_control has an incorrect checksum");
+		close(fd);
+		return SSD_TRUST_OFF;
+	}
+	file_shared->startup_checkpoint = control->checkPoint;
+	file_shared->startup_tli = control->checkPointCopy.ThisTimeLineID;
 
 	block = aligned_block();
+	if (block == NULL)
+	{
+		*reason = pstrdup("out of memory");
+		close(fd);
+		return SSD_TRUST_OFF;
+	}
 	if (created)
-		reason = "the cache file did not exist";
-	else if (reason != NULL)
+		why = "the cache file did not exist";
+	else if (why != NULL)
 	{
 		/* Decided above (truncated file); keep the old epoch for the new one. */
 		if (pg_pread(fd, block, BLCKSZ, 0) == BLCKSZ)
 			memcpy(&h, block, sizeof(h));
 	}
-	else if (pg_pread(fd, block, BLCKSZ, 0) != BLCKSZ)
-		reason = psprintf("its header could not be read: %m");
+	else if (ssd_cache_fault_enabled("dir_read_error") || pg_pread(fd, block, BLCKSZ, 0) != BLCKSZ)
+		why = psprintf("its header could not be read: %m");
 	else
 	{
 		memcpy(&h, block, sizeof(h));
-		reason = header_distrust_reason(&h, layout, control);
+		why = header_distrust_reason(&h, layout, control, &after_crash);
 	}
 
-	if (reason == NULL)
+	if (why == NULL)
 	{
 		file_shared->header = h;
-		*why_empty = NULL;
+		trust = after_crash ? SSD_TRUST_AFTER_REPLAY : SSD_TRUST_FULL;
 	}
 	else
 	{
 		uint64		p;
 		uint32		old_epoch = created ? 0 : h.epoch;
+		bool		ok = true;
 
 		/* A zeroed directory and a new epoch: nothing old can look valid. */
 		memset(block, 0, BLCKSZ);
-		for (p = 0; p < layout->slots_offset - layout->dir_offset; p += BLCKSZ)
-			if (pg_pwrite(fd, block, BLCKSZ, layout->dir_offset + p) != BLCKSZ)
-				ereport(FATAL,
-						(errcode_for_file_access(),
-						 errmsg("could not initialize the ssd_cache directory in \"%s\": %m", path)));
+		for (p = 0; ok && p < layout->slots_offset - layout->dir_offset; p += BLCKSZ)
+			ok = pg_pwrite(fd, block, BLCKSZ, layout->dir_offset + p) == BLCKSZ;
+		if (!ok)
+		{
+			*reason = psprintf("its directory could not be initialized: %m");
+			free(block);
+			close(fd);
+			return SSD_TRUST_OFF;
+		}
 		memset(&h, 0, sizeof(h));
 		memcpy(h.magic, SSD_CACHE_MAGIC, sizeof(h.magic));
 		h.format = SSD_CACHE_FORMAT;
@@ -314,48 +459,99 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 		h.timeline = control->checkPointCopy.ThisTimeLineID;
 		h.redo_seen[0] = control->checkPointCopy.redo;
 		h.redo_seen[1] = InvalidXLogRecPtr;
+		h.wal_bound = InvalidXLogRecPtr;
 		file_shared->header = h;
-		*why_empty = reason;
+		*reason = why;
+		trust = SSD_TRUST_EMPTY;
 	}
+	free(block);
+
+	if (trust == SSD_TRUST_AFTER_REPLAY)
+	{
+		file_shared->verify_bound = h.wal_bound;
+		file_shared->verify_tli = h.wal_bound_tli;
+		pg_atomic_write_u32(&file_shared->verification, SSD_VERIFY_PENDING);
+	}
+
 	/* Record the checkpoint recovery will start from as one we saw. */
 	if (file_shared->header.redo_seen[0] != control->checkPointCopy.redo)
 	{
 		file_shared->header.redo_seen[1] = file_shared->header.redo_seen[0];
 		file_shared->header.redo_seen[0] = control->checkPointCopy.redo;
 	}
-	write_header(fd, &file_shared->header);
-	free(block);
 	pfree(control);
+
+	/*
+	 * Pair the file with this data directory for this run: a new token in
+	 * both, and the header says RUNNING until a clean shutdown.  Header
+	 * first: a crash between the two writes leaves them different, which
+	 * only costs the cache's contents.
+	 */
+	do
+	{
+		if (!pg_strong_random(&token, sizeof(token)))
+			token = (uint64) random() << 32 | (uint64) random();
+	} while (token == 0);
+	file_shared->header.token = token;
+	file_shared->header.state = SSD_HEADER_RUNNING;
+	if (!write_header(fd, &file_shared->header) || !write_token_file(token))
+	{
+		*reason = psprintf("its header or %s could not be written: %m", SSD_CACHE_TOKEN_FILE);
+		close(fd);
+		return SSD_TRUST_OFF;
+	}
+	pg_atomic_write_u64(&file_shared->wal_bound, file_shared->header.wal_bound);
 	close(fd);
 
 	*epoch = file_shared->header.epoch;
-	return reason == NULL;
+	return trust;
+}
+
+/* Write the header from a running server; false (errno set) on failure. */
+static bool
+write_header_locked(void)
+{
+	Assert(LWLockHeldByMeInMode(file_shared->header_lock, LW_EXCLUSIVE));
+	if (pg_atomic_read_u32(&file_shared->disowned))
+		return true;			/* nothing may make the file valid again */
+	return write_header(ssd_cache_file_fd(), &file_shared->header);
 }
 
 /*
  * Called by the checkpointer during a checkpoint's sync phase, before the
  * checkpoint can complete: remember its redo pointer as one the cache saw.
+ * Returns false if the header could not be written; the caller gives up on
+ * the cache (the next start would not trust it anyway: it never heard of
+ * this checkpoint).
  */
-void
+bool
 ssd_cache_file_note_checkpoint(XLogRecPtr redo)
 {
 	SsdCacheHeader *h = &file_shared->header;
+	bool		ok = true;
 
-	if (file_shared->disowned || redo == InvalidXLogRecPtr || redo == h->redo_seen[0])
-		return;
-	h->redo_seen[1] = h->redo_seen[0];
-	h->redo_seen[0] = redo;
-	/* Restartpoints happen on the replay timeline, checkpoints on ours. */
-	if (RecoveryInProgress())
-		(void) GetXLogReplayRecPtr(&h->timeline);
-	else
-		h->timeline = GetWALInsertionTimeLine();
-	write_header(ssd_cache_file_fd(), h);
+	if (redo == InvalidXLogRecPtr)
+		return true;
+	LWLockAcquire(file_shared->header_lock, LW_EXCLUSIVE);
+	if (redo != h->redo_seen[0])
+	{
+		h->redo_seen[1] = h->redo_seen[0];
+		h->redo_seen[0] = redo;
+		/* Restartpoints happen on the replay timeline, checkpoints on ours. */
+		if (RecoveryInProgress())
+			(void) GetXLogReplayRecPtr(&h->timeline);
+		else
+			h->timeline = GetWALInsertionTimeLine();
+		ok = write_header_locked();
+	}
+	LWLockRelease(file_shared->header_lock);
+	return ok;
 }
 
 /*
  * Called in the postmaster as it exits: after a clean shutdown, record the
- * shutdown checkpoint so the next start trusts the cache.
+ * shutdown checkpoint and the CLEAN state, so the next start trusts the
+ * cache at once.
  */
 void
 ssd_cache_file_note_shutdown(void)
@@ -363,8 +559,9 @@ ssd_cache_file_note_shutdown(void)
 	ControlFileData *control;
 	bool		crc_ok;
 	SsdCacheHeader *h = &file_shared->header;
+	int			fd;
 
-	if (file_shared->disowned)
+	if (pg_atomic_read_u32(&file_shared->disowned))
 		return;
 	control = get_controlfile(DataDir, &crc_ok);
 	if (!crc_ok || (control->state != DB_SHUTDOWNED &&
@@ -376,20 +573,207 @@ ssd_cache_file_note_shutdown(void)
 		h->redo_seen[1] = h->redo_seen[0];
 		h->redo_seen[0] = control->checkPointCopy.redo;
 	}
-	write_header(ssd_cache_file_fd(), h);
+	h->state = SSD_HEADER_CLEAN;
+	fd = open(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
+	if (!write_header(fd, h))
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("ssd_cache: could not record the clean shutdown in \"%s\": %m",
+						file_shared->path),
+				 errdetail("The cache will be verified against the WAL at the next start.")));
+	if (fd >= 0)
+		close(fd);
 }
 
-/* This process's descriptor of the cache file, opened on first use. */
+/*
+ * Before a slot is written: make sure the header's wal_bound covers the WAL
+ * the page may depend on (see "Trust").  One header write covers every slot
+ * write that comes while the WAL does not move.  Returns false if the
+ * header could not be written: the slot must not be written.
+ */
+bool
+ssd_cache_file_cover_wal(void)
+{
+	TimeLineID	tli;
+	XLogRecPtr	ptr;
+	bool		ok = true;
+
+	ptr = RecoveryInProgress() ? GetXLogReplayRecPtr(&tli) : GetFlushRecPtr(&tli);
+	if (ptr <= pg_atomic_read_u64(&file_shared->wal_bound))
+		return true;
+	LWLockAcquire(file_shared->header_lock, LW_EXCLUSIVE);
+	if (ptr > file_shared->header.wal_bound)
+	{
+		/* Cover the newest position: later writers need no header write. */
+		ptr = RecoveryInProgress() ? GetXLogReplayRecPtr(&tli) : GetFlushRecPtr(&tli);
+		file_shared->header.wal_bound = ptr;
+		file_shared->header.wal_bound_tli = tli;
+		ok = write_header_locked();
+		if (ok)
+			pg_atomic_write_u64(&file_shared->wal_bound, ptr);
+	}
+	LWLockRelease(file_shared->header_lock);
+	return ok;
+}
+
+/* Is "ptr" of timeline "tli" part of the history of timeline "current"? */
+static bool
+in_history(XLogRecPtr ptr, TimeLineID tli, TimeLineID current)
+{
+	List	   *history;
+	bool		result;
+
+	if (tli == current)
+		return true;
+	history = readTimeLineHistory(current);
+	result = tliOfPointInHistory(ptr, history) == tli;
+	list_free_deep(history);
+	return result;
+}
+
+/*
+ * After a crash: may the loaded contents be served yet?  They may once the
+ * WAL replayed in this data directory has reached the header's wal_bound on
+ * the same timeline history.  If recovery is over (or went down another
+ * timeline) without that, they never may: SSD_VERIFY_REFUTED, once, to the
+ * caller that must then discard them (see ssd_cache_file_begin_discard).
+ */
+SsdCacheVerification
+ssd_cache_file_verification(void)
+{
+	uint32		state = pg_atomic_read_u32(&file_shared->verification);
+	TimeLineID	tli;
+	XLogRecPtr	end;
+	bool		recovering;
+
+	if (state != SSD_VERIFY_PENDING)
+		return state == SSD_VERIFIED ? SSD_VERIFIED : SSD_VERIFY_PENDING;
+
+	recovering = RecoveryInProgress();
+	end = GetXLogReplayRecPtr(&tli);
+	if (end == InvalidXLogRecPtr)
+	{
+		/* Nothing was replayed: the WAL ends with the startup checkpoint. */
+		end = file_shared->startup_checkpoint;
+		tli = file_shared->startup_tli;
+	}
+	if (end >= file_shared->verify_bound)
+	{
+		if (in_history(file_shared->verify_bound, file_shared->verify_tli, tli))
+		{
+			pg_atomic_write_u32(&file_shared->verification, SSD_VERIFIED);
+			ereport(LOG,
+					(errmsg("ssd_cache: WAL replay reached %X/%X, the newest WAL the cache depends on; serving the cache",
+							LSN_FORMAT_ARGS(file_shared->verify_bound))));
+			return SSD_VERIFIED;
+		}
+	}
+	else if (recovering)
+		return SSD_VERIFY_PENDING;
+
+	/* Decided against: exactly one caller gets to discard. */
+	if (pg_atomic_compare_exchange_u32(&file_shared->verification, &state,
+									   SSD_VERIFY_REFUTED))
+	{
+		ereport(WARNING,
+				(errmsg("ssd_cache: emptying the cache: the WAL of this data directory ends at %X/%X on timeline %u, "
+						"before %X/%X on timeline %u, the newest WAL the cached pages depend on",
+						LSN_FORMAT_ARGS(end), tli,
+						LSN_FORMAT_ARGS(file_shared->verify_bound), file_shared->verify_tli),
+				 errdetail("The data directory was restored, copied or rewound while the cache file was kept.")));
+		return SSD_VERIFY_REFUTED;
+	}
+	return SSD_VERIFY_PENDING;
+}
+
+/*
+ * The caller discarded every cached page after SSD_VERIFY_REFUTED: the
+ * bound must now describe this data directory's WAL, or the next crash
+ * would refute again.
+ */
+void
+ssd_cache_file_end_discard(void)
+{
+	TimeLineID	tli;
+	XLogRecPtr	ptr = RecoveryInProgress() ? GetXLogReplayRecPtr(&tli) : GetFlushRecPtr(&tli);
+
+	LWLockAcquire(file_shared->header_lock, LW_EXCLUSIVE);
+	file_shared->header.wal_bound = ptr;
+	file_shared->header.wal_bound_tli = tli;
+	if (write_header_locked())
+		pg_atomic_write_u64(&file_shared->wal_bound, ptr);
+	LWLockRelease(file_shared->header_lock);
+	pg_atomic_write_u32(&file_shared->verification, SSD_VERIFIED);
+}
+
+/* Is verification under way (for the views)? */
+bool
+ssd_cache_file_verifying(void)
+{
+	return pg_atomic_read_u32(&file_shared->verification) != SSD_VERIFIED;
+}
+
+/*
+ * Give up on the file for good: no later start may trust it.  Remove the
+ * data directory's token (the data directory is on healthy storage, so this
+ * works even when the SSD refuses every write) and destroy the header too,
+ * if the SSD lets us.  Never raises an error: this runs inside critical
+ * sections (15.x truncates relations in one).
+ */
+void
+ssd_cache_file_disown(void)
+{
+	char	   *block;
+	int			fd;
+	bool		header_gone = false;
+	bool		token_gone;
+
+	if (file_shared == NULL || pg_atomic_exchange_u32(&file_shared->disowned, 1) != 0)
+		return;
+	token_gone = unlink(SSD_CACHE_TOKEN_FILE) == 0 || errno == ENOENT;
+	if (token_gone)
+		token_gone = fsync_fname_ext(".", true, false, LOG) == 0;
+	fd = ssd_cache_file_fd();
+	block = aligned_block();
+	if (fd >= 0 && block != NULL && !ssd_cache_fault_enabled("header_write_error"))
+	{
+		memset(block, 0, BLCKSZ);
+		header_gone = pg_pwrite(fd, block, BLCKSZ, 0) == BLCKSZ;
+	}
+	if (block)
+		free(block);
+	if (!token_gone && !header_gone)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("ssd_cache could neither remove %s nor destroy the header of \"%s\": %m",
+						SSD_CACHE_TOKEN_FILE, file_shared->path),
+				 errhint("Delete the cache file before the next start of the server.")));
+}
+
+const char *
+ssd_cache_file_path(void)
+{
+	return file_shared ? file_shared->path : NULL;
+}
+
+/*
+ * This process's descriptor of the cache file, opened on first use; -1
+ * with errno set if it cannot be opened (the caller treats that as an SSD
+ * error: never an ERROR, which could strand a pinned slot).
+ */
 int
 ssd_cache_file_fd(void)
 {
 	if (cache_fd < 0)
 	{
+		if (ssd_cache_fault_enabled("cache_open_error"))
+		{
+			errno = EIO;
+			return -1;
+		}
 		cache_fd = BasicOpenFile(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
 		if (cache_fd < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not open ssd_cache file \"%s\": %m", file_shared->path)));
+			return -1;
 		ReserveExternalFD();
 	}
 	return cache_fd;
@@ -413,6 +797,8 @@ cache_io(bool is_write, char *buf, Size len, uint64 offset, uint32 wait_event,
 		return false;
 	}
 	fd = ssd_cache_file_fd();
+	if (fd < 0)
+		return false;
 	pgstat_report_wait_start(wait_event);
 	n = is_write ? pg_pwrite(fd, buf, len, offset) : pg_pread(fd, buf, len, offset);
 	pgstat_report_wait_end();
@@ -447,99 +833,156 @@ ssd_cache_file_read_dir(uint64 first_page, uint64 npages, char *aligned_buf)
 					WAIT_EVENT_DATA_FILE_READ, "dir_read_error");
 }
 
+/* Write npages consecutive directory pages in one durable write. */
 bool
-ssd_cache_file_write_dir_page(uint64 dirpage, const char *aligned_buf)
+ssd_cache_file_write_dir_pages(uint64 first_page, uint64 npages, const char *aligned_buf)
 {
-	return cache_io(true, unconstify(char *, aligned_buf), SSD_DIR_PAGE_SIZE,
-					file_shared->layout.dir_offset + dirpage * SSD_DIR_PAGE_SIZE,
+	return cache_io(true, unconstify(char *, aligned_buf), npages * SSD_DIR_PAGE_SIZE,
+					file_shared->layout.dir_offset + first_page * SSD_DIR_PAGE_SIZE,
 					WAIT_EVENT_DATA_FILE_WRITE, "dir_write_error");
 }
 
-/*
- * A directory write failed, so the persistent directory may still call a
- * slot valid that no longer is.  Make sure the next start does not trust
- * it: overwrite the header.  If even that fails, nothing guarantees that a
- * stale page will not be served after a restart, so stop the server.
- */
-void
-ssd_cache_file_forget(int failed_errno)
+/* How admissions write: "io_uring", "synchronous", or NULL before any. */
+const char *
+ssd_cache_file_admission_io(void)
 {
-	char	   *block = aligned_block();
-	bool		ok;
+	if (file_shared == NULL)
+		return NULL;
+	switch (pg_atomic_read_u32(&file_shared->synchronous_admission))
+	{
+		case 1:
+			return "io_uring";
+		case 2:
+			return "synchronous";
+		default:
+			return NULL;
+	}
+}
 
-	/* From now on nothing may write a valid header (checkpoints, shutdown). */
-	file_shared->disowned = true;
-	pg_memory_barrier();
-	memset(block, 0, BLCKSZ);
-	ok = pg_pwrite(ssd_cache_file_fd(), block, BLCKSZ, 0) == BLCKSZ;
-	free(block);
-	errno = failed_errno;
-	if (!ok)
-		ereport(PANIC,
-				(errcode_for_file_access(),
-				 errmsg("ssd_cache could neither update its directory nor disable the cache file \"%s\": %m",
-						file_shared->path),
-				 errhint("Remove the cache file or ssd_cache from shared_preload_libraries before restarting.")));
-	ereport(WARNING,
-			(errcode_for_file_access(),
-			 errmsg("ssd_cache could not update its directory in \"%s\": %m", file_shared->path),
-			 errdetail("The cache is in pass-through mode and will start empty after a restart.")));
+/* The admission worker's ring, or NULL when io_uring is unavailable. */
+static SsdkitUring *
+admission_ring(void)
+{
+	static SsdkitUring *ring = NULL;
+	static bool refused = false;
+	MemoryContext old = CurrentMemoryContext;
+
+	if (ring != NULL || refused)
+		return ring;
+	PG_TRY();
+	{
+		if (ssd_cache_fault_enabled("io_uring_unavailable"))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("io_uring is unavailable (fault injection)")));
+		MemoryContextSwitchTo(TopMemoryContext);
+		ring = ssdkit_uring_create(SSD_CACHE_WRITE_BATCH);
+		MemoryContextSwitchTo(old);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(old);
+		edata = CopyErrorData();
+		FlushErrorState();
+		refused = true;
+		ereport(WARNING,
+				(errmsg("ssd_cache: admission writes pages one at a time: %s", edata->message),
+				 errhint("Allow io_uring (kernel.io_uring_disabled, the container's seccomp profile) "
+						 "for faster admission.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	pg_atomic_write_u32(&file_shared->synchronous_admission, ring ? 1 : 2);
+	return ring;
 }
 
 /*
  * Write several slots at once, all in flight together (the admission
- * worker's batches).  ok[i] says whether slot i was written; failures leave
- * errno in failed_errno.
+ * worker's batches), or one after the other where io_uring is refused.
+ * ok[i] says whether slot i was written; failures leave errno in
+ * failed_errno.
  */
 void
 ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *ok,
 						   int *failed_errno)
 {
-	static SsdkitUring *ring = NULL;
+	SsdkitUring *ring;
 	SsdkitUringCompletion done[SSD_CACHE_WRITE_BATCH];
 	int			i,
 				pending = 0;
+	int			fd;
 
 	Assert(n <= SSD_CACHE_WRITE_BATCH);
 	*failed_errno = 0;
+	for (i = 0; i < n; i++)
+		ok[i] = false;
 	if (ssd_cache_fault_enabled("slot_write_error"))
 	{
-		for (i = 0; i < n; i++)
-			ok[i] = false;
 		*failed_errno = EIO;
 		return;
 	}
-	if (ring == NULL)
+	fd = ssd_cache_file_fd();
+	if (fd < 0)
 	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		*failed_errno = errno;
+		return;
+	}
+	ring = admission_ring();
+	if (ring != NULL)
+	{
+		MemoryContext old = CurrentMemoryContext;
+		volatile bool written = false;
 
-		ring = ssdkit_uring_create(SSD_CACHE_WRITE_BATCH);
-		MemoryContextSwitchTo(old);
+		/*
+		 * The ring's own errors (a submission the kernel refuses) must not
+		 * strand the batch's slots: write them one at a time instead.
+		 */
+		PG_TRY();
+		{
+			for (i = 0; i < n; i++)
+			{
+				if (slots[i] < 0)
+					continue;
+				if (!ssdkit_uring_queue_write(ring, fd, bufs[i], BLCKSZ,
+											  file_shared->layout.slots_offset + (uint64) slots[i] * BLCKSZ,
+											  (uint64) i))
+					elog(ERROR, "ssd_cache: io_uring refused a write with room for it");
+				pending++;
+			}
+			ssdkit_uring_submit(ring);
+			while (pending > 0)
+			{
+				int			got = ssdkit_uring_reap(ring, done, SSD_CACHE_WRITE_BATCH, true);
+
+				for (i = 0; i < got; i++)
+				{
+					int			k = (int) done[i].tag;
+
+					ok[k] = done[i].res == BLCKSZ;
+					if (!ok[k])
+						*failed_errno = done[i].res < 0 ? -done[i].res : EIO;
+				}
+				pending -= got;
+			}
+			written = true;
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			EmitErrorReport();
+			FlushErrorState();
+		}
+		PG_END_TRY();
+		if (written)
+			return;
 	}
 	for (i = 0; i < n; i++)
-	{
-		ok[i] = false;
-		if (slots[i] < 0)
-			continue;
-		if (!ssdkit_uring_queue_write(ring, ssd_cache_file_fd(), bufs[i], BLCKSZ,
-									  file_shared->layout.slots_offset + (uint64) slots[i] * BLCKSZ,
-									  (uint64) i))
-			elog(ERROR, "ssd_cache: io_uring refused a write with room for it");
-		pending++;
-	}
-	ssdkit_uring_submit(ring);
-	while (pending > 0)
-	{
-		int			got = ssdkit_uring_reap(ring, done, SSD_CACHE_WRITE_BATCH, true);
-
-		for (i = 0; i < got; i++)
+		if (slots[i] >= 0)
 		{
-			int			k = (int) done[i].tag;
-
-			ok[k] = done[i].res == BLCKSZ;
-			if (!ok[k])
-				*failed_errno = done[i].res < 0 ? -done[i].res : EIO;
+			ok[i] = ssd_cache_file_write_slot(slots[i], bufs[i]);
+			if (!ok[i])
+				*failed_errno = errno;
 		}
-		pending -= got;
-	}
 }

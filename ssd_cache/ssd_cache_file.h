@@ -10,10 +10,11 @@
 
 #include "access/xlogdefs.h"
 #include "port/pg_crc32c.h"
+#include "storage/lwlock.h"
 #include "storage/relfilenode.h"
 
 #define SSD_CACHE_MAGIC			"SSDCACHE"
-#define SSD_CACHE_FORMAT		1
+#define SSD_CACHE_FORMAT		2
 
 /*
  * Directory entries are written a directory page at a time.  4 kB covers
@@ -47,6 +48,10 @@ typedef struct SsdCacheDirEntry
 StaticAssertDecl(sizeof(SsdCacheDirEntry) == SSD_DIR_ENTRY_SIZE,
 				 "directory entries must be 32 bytes");
 
+/* Header states: whether the server using the file stopped cleanly. */
+#define SSD_HEADER_RUNNING		1
+#define SSD_HEADER_CLEAN		2
+
 /* Block 0 of the cache file. */
 typedef struct SsdCacheHeader
 {
@@ -58,9 +63,14 @@ typedef struct SsdCacheHeader
 	uint64		dir_offset;
 	uint64		slots_offset;
 	uint32		epoch;			/* entries of another epoch are invalid */
+	uint32		state;			/* SSD_HEADER_RUNNING or SSD_HEADER_CLEAN */
+	uint64		token;			/* equals the data directory's
+								 * ssd_cache.token while they belong together */
 	TimeLineID	timeline;		/* timeline of the redo pointers below */
+	TimeLineID	wal_bound_tli;	/* timeline of wal_bound */
 	XLogRecPtr	redo_seen[2];	/* newest checkpoint redo pointers observed
 								 * while the cache was active */
+	XLogRecPtr	wal_bound;		/* no cached page depends on WAL past this */
 	pg_crc32c	crc;
 } SsdCacheHeader;
 
@@ -74,12 +84,36 @@ typedef struct SsdCacheLayout
 	uint64		file_size;
 } SsdCacheLayout;
 
+/* What startup decided about the file's contents. */
+typedef enum SsdCacheTrust
+{
+	SSD_TRUST_OFF,				/* the file cannot be used: run without it */
+	SSD_TRUST_EMPTY,			/* usable, contents discarded */
+	SSD_TRUST_FULL,				/* clean shutdown of this very data directory */
+	SSD_TRUST_AFTER_REPLAY		/* a crash: trusted once the WAL this data
+								 * directory replays covers wal_bound */
+} SsdCacheTrust;
+
+/* Where verification after a crash stands (ssd_cache_file_verification). */
+typedef enum SsdCacheVerification
+{
+	SSD_VERIFIED,				/* the contents may be served */
+	SSD_VERIFY_PENDING,			/* replay has not yet reached wal_bound */
+	SSD_VERIFY_REFUTED			/* the WAL ends before wal_bound: discard */
+} SsdCacheVerification;
+
 extern void ssd_cache_layout(uint64 nslots, SsdCacheLayout *layout);
-extern bool ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
-								   uint32 *epoch, char **why_empty);
-extern void ssd_cache_file_note_checkpoint(XLogRecPtr redo);
+extern SsdCacheTrust ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
+											LWLock *header_lock, uint32 *epoch,
+											char **reason);
+extern bool ssd_cache_file_note_checkpoint(XLogRecPtr redo);
 extern void ssd_cache_file_note_shutdown(void);
-extern void ssd_cache_file_forget(int failed_errno);
+extern bool ssd_cache_file_cover_wal(void);
+extern SsdCacheVerification ssd_cache_file_verification(void);
+extern void ssd_cache_file_end_discard(void);
+extern bool ssd_cache_file_verifying(void);
+extern void ssd_cache_file_disown(void);
+extern const char *ssd_cache_file_path(void);
 
 extern int	ssd_cache_file_fd(void);
 extern bool ssd_cache_file_read_slot(uint64 slot, char *aligned_buf);
@@ -90,7 +124,9 @@ extern bool ssd_cache_file_write_slot(uint64 slot, const char *aligned_buf);
 extern void ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs,
 									   bool *ok, int *failed_errno);
 extern bool ssd_cache_file_read_dir(uint64 first_page, uint64 npages, char *aligned_buf);
-extern bool ssd_cache_file_write_dir_page(uint64 dirpage, const char *aligned_buf);
+extern bool ssd_cache_file_write_dir_pages(uint64 first_page, uint64 npages,
+										   const char *aligned_buf);
+extern const char *ssd_cache_file_admission_io(void);
 
 extern void ssd_cache_dir_entry_seal(SsdCacheDirEntry *e);
 extern bool ssd_cache_dir_entry_ok(const SsdCacheDirEntry *e, uint32 epoch);

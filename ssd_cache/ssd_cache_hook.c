@@ -14,9 +14,21 @@
  * takes to store our wrappers, and protect it again.  Every process forked
  * afterwards inherits the wrapped tables.
  *
- * Fail closed: unless each table is found exactly once with exactly the
- * PostgreSQL 15 layout, the server refuses to start with a FATAL saying why
- * and how to start without ssd_cache.  There is no half-hooked mode.
+ * Fail safe: unless the server is a release whose storage-manager
+ * signatures were verified (below) and each table is found exactly once
+ * with exactly the PostgreSQL 15 layout, nothing is hooked and the server
+ * runs without the cache, with a WARNING saying why.  There is no
+ * half-hooked mode.
+ *
+ * Releases.  15.11 changed mdtruncate() (and f_smgr's smgr_truncate) to
+ * take the relation's old size as well.  The wrappers for both signatures
+ * are built, and the one matching the running server is chosen at load
+ * time from server_version_num, for the releases whose layout was checked:
+ * 15.0-15.10 (three arguments; the official binaries of each call
+ * mdnblocks() inside mdtruncate) and 15.12-15.20 (four; the 15.18 source,
+ * the 15.20 headers, the binaries of the others).  15.11 and releases
+ * after 15.20 were not checked: the cache stays off there.  The other md.c
+ * signatures are the same in every 15.x release.
  *
  * Audit of calls that bypass the tables (objdump -d of Debian's postgres
  * 15.20, every direct call or jump to an md* function, checked against
@@ -66,6 +78,9 @@
 #include "access/commit_ts.h"
 #include "access/multixact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xlogreader.h"
+#include "commands/dbcommands_xlog.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "postmaster/interrupt.h"
@@ -79,6 +94,8 @@
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_fault.h"
+#include "ssd_cache_file.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_policy.h"
 
@@ -111,13 +128,7 @@ typedef struct SsdSmgrOps
 	void		(*smgr_writeback) (SMgrRelation reln, ForkNumber forknum,
 								   BlockNumber blocknum, BlockNumber nblocks);
 	BlockNumber (*smgr_nblocks) (SMgrRelation reln, ForkNumber forknum);
-#ifdef SSD_CACHE_MDTRUNCATE_OLD_BLOCKS
-	void		(*smgr_truncate) (SMgrRelation reln, ForkNumber forknum,
-								  BlockNumber old_blocks, BlockNumber nblocks);
-#else
-	void		(*smgr_truncate) (SMgrRelation reln, ForkNumber forknum,
-								  BlockNumber nblocks);
-#endif
+	void		(*smgr_truncate) (void);	/* signature depends on the release */
 	void		(*smgr_immedsync) (SMgrRelation reln, ForkNumber forknum);
 } SsdSmgrOps;
 
@@ -144,7 +155,7 @@ static const SsdSmgrOps expected_smgrsw[] = {
 		.smgr_write = mdwrite,
 		.smgr_writeback = mdwriteback,
 		.smgr_nblocks = mdnblocks,
-		.smgr_truncate = mdtruncate,
+		.smgr_truncate = (void (*) (void)) mdtruncate,
 		.smgr_immedsync = mdimmedsync,
 	}
 };
@@ -223,8 +234,17 @@ static void
 ssd_smgr_create(SMgrRelation reln, ForkNumber forknum, bool isRedo)
 {
 	hook_count(HOOK_SMGR_CREATE);
-	/* A reused relfilenode must not find its predecessor's pages. */
-	if (cacheable(reln, forknum))
+
+	/*
+	 * A reused relfilenode must not find its predecessor's pages.  WAL redo
+	 * calls this for every block it reads (XLogReadBufferExtended), where
+	 * the file almost always exists already: only a file that does not is
+	 * new.  (Invalidating on every redo read emptied the cache during
+	 * recovery, one durable directory write per cached block.)
+	 */
+	if (cacheable(reln, forknum) &&
+		(!isRedo ||
+		 (reln->md_num_open_segs[forknum] == 0 && !mdexists(reln, forknum))))
 		ssd_cache_invalidate_from(reln->smgr_rnode.node, forknum, 0);
 	mdcreate(reln, forknum, isRedo);
 }
@@ -273,38 +293,59 @@ ssd_smgr_prefetch(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum)
 	return mdprefetch(reln, forknum, blocknum);
 }
 
+/*
+ * A read that misses the cache reserves its admission before it reads the
+ * disk, so a write of the block racing with the read cancels it (see
+ * ssd_cache_admit.c).
+ */
 static void
 ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 			  char *buffer)
 {
 	BufferTag	tag;
-	bool		cached = cacheable(reln, forknum);
+	bool		sequential;
+	double		temperature;
+	int			item = -1;
 
 	hook_count(HOOK_SMGR_READ);
-	if (cached)
+	if (!cacheable(reln, forknum))
 	{
-		bool		sequential;
-		double		temperature;
-
-		INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
-		if (ssd_cache_read(&tag, buffer))
-		{
-			/* A hit heats its region too: it is I/O the SSD saved. */
-			(void) ssd_cache_heat(&tag, &sequential);
-			return;
-		}
 		mdread(reln, forknum, blocknum, buffer);
-		ssd_cache_count(SSD_DISK_READS, 1);
-		temperature = ssd_cache_heat(&tag, &sequential);
-		if (sequential)
-			ssd_cache_count(SSD_SEQUENTIAL, 1);
-		else if (ssd_cache_should_offer(temperature, sequential, ssd_cache_full()))
-			ssd_cache_offer(&tag, buffer);
-		else
-			ssd_cache_count(SSD_REFUSALS, 1);
 		return;
 	}
-	mdread(reln, forknum, blocknum, buffer);
+
+	INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
+	if (ssd_cache_read(&tag, buffer))
+	{
+		/* A hit heats its region too: it is I/O the SSD saved. */
+		(void) ssd_cache_heat(&tag, &sequential);
+		return;
+	}
+	temperature = ssd_cache_heat(&tag, &sequential);
+	if (sequential)
+		ssd_cache_count(SSD_SEQUENTIAL, 1);
+	else if (ssd_cache_should_offer(temperature, sequential, ssd_cache_full()))
+		item = ssd_cache_offer_reserve(&tag);
+	else
+		ssd_cache_count(SSD_REFUSALS, 1);
+
+	if (item < 0)
+		mdread(reln, forknum, blocknum, buffer);
+	else
+	{
+		PG_TRY();
+		{
+			mdread(reln, forknum, blocknum, buffer);
+		}
+		PG_CATCH();
+		{
+			ssd_cache_offer_withdraw(item, &tag);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		ssd_cache_offer_fill(item, buffer);
+	}
+	ssd_cache_count(SSD_DISK_READS, 1);
 }
 
 static void
@@ -344,26 +385,37 @@ ssd_smgr_writeback(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	mdwriteback(reln, forknum, blocknum, nblocks);
 }
 
-#ifdef SSD_CACHE_MDTRUNCATE_OLD_BLOCKS
+/* mdtruncate as 15.0-15.10 and 15.11+ declare it (see "Releases"). */
+typedef void (*MdTruncate3) (SMgrRelation reln, ForkNumber forknum,
+							 BlockNumber nblocks);
+typedef void (*MdTruncate4) (SMgrRelation reln, ForkNumber forknum,
+							 BlockNumber old_blocks, BlockNumber nblocks);
+
+/* mdtruncate as found in smgrsw[], called with the verified signature. */
+static void (*md_truncate) (void) = NULL;
+
 static void
-ssd_smgr_truncate(SMgrRelation reln, ForkNumber forknum, BlockNumber old_blocks,
-				  BlockNumber nblocks)
+ssd_smgr_truncate3(SMgrRelation reln, ForkNumber forknum, BlockNumber nblocks)
 {
 	hook_count(HOOK_SMGR_TRUNCATE);
 	if (cacheable(reln, forknum))
 		ssd_cache_invalidate_from(reln->smgr_rnode.node, forknum, nblocks);
-	mdtruncate(reln, forknum, old_blocks, nblocks);
+	((MdTruncate3) md_truncate) (reln, forknum, nblocks);
 }
-#else
+
+/*
+ * 15.11+ calls this inside a critical section (RelationTruncate): the
+ * invalidation must not raise an error, and does not (ssd_cache_fault.c).
+ */
 static void
-ssd_smgr_truncate(SMgrRelation reln, ForkNumber forknum, BlockNumber nblocks)
+ssd_smgr_truncate4(SMgrRelation reln, ForkNumber forknum, BlockNumber old_blocks,
+				   BlockNumber nblocks)
 {
 	hook_count(HOOK_SMGR_TRUNCATE);
 	if (cacheable(reln, forknum))
 		ssd_cache_invalidate_from(reln->smgr_rnode.node, forknum, nblocks);
-	mdtruncate(reln, forknum, nblocks);
+	((MdTruncate4) md_truncate) (reln, forknum, old_blocks, nblocks);
 }
-#endif
 
 static int
 ssd_sync_syncfiletag(const FileTag *ftag, char *path)
@@ -373,10 +425,18 @@ ssd_sync_syncfiletag(const FileTag *ftag, char *path)
 	/*
 	 * The checkpointer syncs data files before the checkpoint can complete:
 	 * record the checkpoint as one the cache has seen (see
-	 * ssd_cache_file.c, "Trust").
+	 * ssd_cache_file.c, "Trust").  If that fails the next start cannot
+	 * trust the cache, so stop using it now.
 	 */
-	if (MyBackendType == B_CHECKPOINTER && ssd_cache_enabled())
-		ssd_cache_file_note_checkpoint(GetRedoRecPtr());
+	if (MyBackendType == B_CHECKPOINTER && ssd_cache_enabled() && !ssd_cache_bypassed() &&
+		!ssd_cache_file_note_checkpoint(GetRedoRecPtr()))
+	{
+		char		why[256];
+
+		snprintf(why, sizeof(why), "the cache file header could not be written at a checkpoint: %s",
+				 strerror(errno));
+		ssd_cache_give_up(why);
+	}
 	return mdsyncfiletag(ftag, path);
 }
 
@@ -385,6 +445,33 @@ ssd_sync_unlinkfiletag(const FileTag *ftag, char *path)
 {
 	hook_count(HOOK_SYNC_UNLINKFILETAG);
 	return mdunlinkfiletag(ftag, path);
+}
+
+/*
+ * WAL redo of database creation and removal copies and removes whole
+ * directories without smgr (a standby replaying ALTER DATABASE ... SET
+ * TABLESPACE, CREATE DATABASE with FILE_COPY, DROP DATABASE).  The SQL-level
+ * hooks of ssd_cache_lifecycle.c do not run there, so the redo function of
+ * the database resource manager is wrapped: the database's pages are
+ * forgotten, durably, before its files are replaced or removed.
+ */
+static void (*prev_dbase_redo) (XLogReaderState *record) = NULL;
+
+static void
+ssd_dbase_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	Oid			dboid = InvalidOid;
+
+	if (info == XLOG_DBASE_CREATE_FILE_COPY)
+		dboid = ((xl_dbase_create_file_copy_rec *) XLogRecGetData(record))->db_id;
+	else if (info == XLOG_DBASE_CREATE_WAL_LOG)
+		dboid = ((xl_dbase_create_wal_log_rec *) XLogRecGetData(record))->db_id;
+	else if (info == XLOG_DBASE_DROP)
+		dboid = ((xl_dbase_drop_rec *) XLogRecGetData(record))->db_id;
+	if (OidIsValid(dboid))
+		ssd_cache_invalidate_database(dboid);
+	prev_dbase_redo(record);
 }
 
 /* A byte image to find in the executable's RELRO segment. */
@@ -435,24 +522,38 @@ search_relro(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Make [addr, addr + len) writable (or read-only again). */
-static void
+/* Make [addr, addr + len) writable (or read-only again); false on failure. */
+static bool
 protect_range(void *addr, Size len, int prot)
 {
 	long		pagesize = sysconf(_SC_PAGESIZE);
 	uintptr_t	first = (uintptr_t) addr & ~(pagesize - 1);
 	uintptr_t	last = ((uintptr_t) addr + len + pagesize - 1) & ~(pagesize - 1);
 
-	if (mprotect((void *) first, last - first, prot) != 0)
-		ereport(FATAL,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("ssd_cache could not change the protection of the storage manager's dispatch table: %m"),
-				 errhint("Remove ssd_cache from shared_preload_libraries to start the server without it.")));
+	return mprotect((void *) first, last - first, prot) == 0;
+}
+
+/* Why the hook is not installed (shown by ssd_cache_stats). */
+static char *not_hooked_reason = NULL;
+
+/* Which smgr_truncate signature a verified release has: 3, 4, or 0. */
+static int
+truncate_arity(int server_version)
+{
+	if (ssd_cache_fault_enabled("server_release"))
+		return 0;
+	if (server_version >= 150000 && server_version <= 150010)
+		return 3;
+	if (server_version >= 150012 && server_version <= 150020)
+		return 4;
+	return 0;
 }
 
 /*
  * Find, verify and wrap both tables.  Called from _PG_init in the postmaster
- * (shared_preload_libraries); FATAL on any mismatch.
+ * (shared_preload_libraries).  On a server it cannot verify it wraps
+ * nothing: ssd_cache_hook_active() is false, the cache stays off and
+ * ssd_cache_hook_problem() says why.
  */
 void
 ssd_cache_hook_install(void)
@@ -465,27 +566,21 @@ ssd_cache_hook_install(void)
 	SsdSmgrOps *smgrsw;
 	SsdSyncOps *syncsw;
 	int			server_version;
+	int			arity;
 
 	Assert(process_shared_preload_libraries_in_progress);
 	if (hook_installed)
 		return;
 
-	/*
-	 * The wrappers have the md.c signatures of the headers we were built
-	 * with, and those change within the 15 series (mdtruncate gained an
-	 * argument).  A wrapper called with another signature would corrupt
-	 * data, so the server must be exactly the release we were built for.
-	 */
 	server_version = atoi(GetConfigOption("server_version_num", false, false));
-	if (server_version != PG_VERSION_NUM)
-		ereport(FATAL,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ssd_cache was built for PostgreSQL %d.%d but this server is %d.%d",
-						PG_VERSION_NUM / 10000, PG_VERSION_NUM % 100,
-						server_version / 10000, server_version % 100),
-				 errdetail("The storage-manager functions ssd_cache wraps change signature between minor releases."),
-				 errhint("Rebuild and reinstall ssd_cache against this server's headers, "
-						 "or remove ssd_cache from shared_preload_libraries to start without it.")));
+	arity = truncate_arity(server_version);
+	if (arity == 0)
+	{
+		not_hooked_reason = psprintf("PostgreSQL %d.%d is not a release whose storage-manager "
+									 "functions this ssd_cache has verified",
+									 server_version / 10000, server_version % 100);
+		return;
+	}
 
 	dl_iterate_phdr(search_relro, searches);
 
@@ -494,19 +589,24 @@ ssd_cache_hook_install(void)
 		searches[0].matches = 0;
 
 	if (searches[0].matches != 1 || searches[1].matches != 1)
-		ereport(FATAL,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ssd_cache cannot hook the storage manager of this server"),
-				 errdetail("Found %d copies of the storage manager table and %d of the sync handler table "
-						   "with the PostgreSQL 15 layout in the postgres executable; exactly one of each is required.",
-						   searches[0].matches, searches[1].matches),
-				 errhint("Remove ssd_cache from shared_preload_libraries to start the server without it, "
-						 "and install an ssd_cache built for this server's version.")));
+	{
+		not_hooked_reason = psprintf("found %d copies of the storage manager table and %d of the "
+									 "sync handler table with the PostgreSQL 15 layout in the "
+									 "postgres executable; exactly one of each is required",
+									 searches[0].matches, searches[1].matches);
+		return;
+	}
 
 	smgrsw = (SsdSmgrOps *) searches[0].found;
 	syncsw = (SsdSyncOps *) searches[1].found;
 
-	protect_range(smgrsw, sizeof(expected_smgrsw), PROT_READ | PROT_WRITE);
+	if (!protect_range(smgrsw, sizeof(expected_smgrsw), PROT_READ | PROT_WRITE) ||
+		!protect_range(syncsw, sizeof(expected_syncsw), PROT_READ | PROT_WRITE))
+	{
+		not_hooked_reason = psprintf("the dispatch tables could not be made writable: %m");
+		return;
+	}
+	md_truncate = smgrsw[0].smgr_truncate;
 	smgrsw[0].smgr_create = ssd_smgr_create;
 	smgrsw[0].smgr_unlink = ssd_smgr_unlink;
 	smgrsw[0].smgr_extend = ssd_smgr_extend;
@@ -514,18 +614,29 @@ ssd_cache_hook_install(void)
 	smgrsw[0].smgr_read = ssd_smgr_read;
 	smgrsw[0].smgr_write = ssd_smgr_write;
 	smgrsw[0].smgr_writeback = ssd_smgr_writeback;
-	smgrsw[0].smgr_truncate = ssd_smgr_truncate;
-	protect_range(smgrsw, sizeof(expected_smgrsw), PROT_READ);
-
-	protect_range(syncsw, sizeof(expected_syncsw), PROT_READ | PROT_WRITE);
+	smgrsw[0].smgr_truncate = arity == 3 ?
+		(void (*) (void)) ssd_smgr_truncate3 : (void (*) (void)) ssd_smgr_truncate4;
 	syncsw[SYNC_HANDLER_MD].sync_syncfiletag = ssd_sync_syncfiletag;
 	syncsw[SYNC_HANDLER_MD].sync_unlinkfiletag = ssd_sync_unlinkfiletag;
-	protect_range(syncsw, sizeof(expected_syncsw), PROT_READ);
+	/* Read-only again; a failure here leaves the tables writable, not wrong. */
+	(void) protect_range(smgrsw, sizeof(expected_smgrsw), PROT_READ);
+	(void) protect_range(syncsw, sizeof(expected_syncsw), PROT_READ);
+
+	/* RmgrTable is writable data in 15 (custom resource managers). */
+	prev_dbase_redo = RmgrTable[RM_DBASE_ID].rm_redo;
+	RmgrTable[RM_DBASE_ID].rm_redo = ssd_dbase_redo;
 
 	hook_installed = true;
 	ereport(LOG,
-			(errmsg("ssd_cache: storage manager hooked (%d smgr and 2 sync handler functions wrapped)",
-					SSD_CACHE_HOOK_NSLOTS - 2)));
+			(errmsg("ssd_cache: storage manager hooked (%d smgr and 2 sync handler functions wrapped, "
+					"%d-argument mdtruncate)",
+					SSD_CACHE_HOOK_NSLOTS - 2, arity)));
+}
+
+const char *
+ssd_cache_hook_problem(void)
+{
+	return not_hooked_reason;
 }
 
 bool

@@ -29,6 +29,7 @@ typedef enum SsdCacheHookSlot
 
 extern void ssd_cache_hook_install(void);
 extern bool ssd_cache_hook_active(void);
+extern const char *ssd_cache_hook_problem(void);
 extern Size ssd_cache_hook_shmem_size(void);
 extern void ssd_cache_hook_shmem_init(void);
 

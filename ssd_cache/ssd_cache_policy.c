@@ -29,6 +29,13 @@
  * stale keys, and admits only pages at least 1% warmer than it.  The worker
  * publishes that bar, so backends do not queue pages that cannot pass.
  *
+ * Replacement.  The policy only names candidates (ssd_cache_next_victim);
+ * the directory evicts them, or asks again when a candidate is in use.  TAC
+ * keeps a min-heap of cached slots keyed by their region's temperature when
+ * last looked at ("coldest first"), local to the admission worker, the one
+ * process that evicts; clock sweeps a shared hand over the slots' reference
+ * bits.
+ *
  * Shared state owned here: the region temperatures (a partitioned hash),
  * the access count that drives aging, and the published bar.  Temperatures
  * are not persistent: after a restart the cache is warm but its
@@ -43,8 +50,10 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "ssd_cache_policy.h"
+#include "ssd_cache_slots.h"
 
 typedef struct SsdRegionKey
 {
@@ -65,6 +74,7 @@ typedef struct SsdPolicyShared
 	pg_atomic_uint64 next_aging;
 	pg_atomic_uint64 agings;
 	pg_atomic_uint64 threshold_bits;	/* double: the bar while full */
+	pg_atomic_uint64 clock_hand;
 	uint64		aging_interval;
 } SsdPolicyShared;
 
@@ -109,6 +119,7 @@ ssd_cache_policy_shmem_init(uint64 nslots, LWLockPadded *locks)
 	pg_atomic_init_u64(&policy->accesses, 0);
 	pg_atomic_init_u64(&policy->agings, 0);
 	pg_atomic_init_u64(&policy->threshold_bits, 0);
+	pg_atomic_init_u64(&policy->clock_hand, 0);
 	policy->aging_interval = Max(nslots, 1024);
 	pg_atomic_init_u64(&policy->next_aging, policy->aging_interval);
 
@@ -311,4 +322,210 @@ ssd_cache_age_if_due(void)
 		ssd_cache_publish_threshold(bar / 2);
 	}
 	pg_atomic_fetch_add_u64(&policy->agings, 1);
+}
+
+/*
+ * Clock: the next slot in use whose reference bit is clear, clearing the
+ * bits the hand passes.
+ */
+static int32
+clock_candidate(void)
+{
+	uint64		tries;
+
+	for (tries = 0; tries < 2 * ssd_cache_slot_count; tries++)
+	{
+		uint64		s = pg_atomic_fetch_add_u64(&policy->clock_hand, 1) % ssd_cache_slot_count;
+		SsdSlot    *slot = &ssd_cache_slot_array[s];
+
+		if (!slot->in_use)
+			continue;
+		if (slot->usage)
+		{
+			slot->usage = 0;
+			continue;
+		}
+		return (int32) s;
+	}
+	return -1;
+}
+
+/*
+ * TAC's coldest-first queue: a binary min-heap of (temperature, slot,
+ * generation), in the admission worker's memory.  Items of slots that
+ * changed page since they were pushed (gen) are dropped when they surface.
+ */
+typedef struct ColdItem
+{
+	double		temperature;
+	int32		slot;
+	uint32		gen;
+} ColdItem;
+
+static ColdItem *coldest = NULL;
+static int64 ncold = 0;
+static bool cold_built = false;
+
+static void cold_rebuild(void);
+
+static void
+cold_sift_down(int64 i)
+{
+	for (;;)
+	{
+		int64		l = 2 * i + 1,
+					m = i;
+		ColdItem	tmp;
+
+		if (l < ncold && coldest[l].temperature < coldest[m].temperature)
+			m = l;
+		if (l + 1 < ncold && coldest[l + 1].temperature < coldest[m].temperature)
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = coldest[i];
+		coldest[i] = coldest[m];
+		coldest[m] = tmp;
+		i = m;
+	}
+}
+
+static void
+cold_push(double temperature, int32 slot)
+{
+	int64		i;
+
+	if (coldest == NULL)
+		coldest = MemoryContextAllocHuge(TopMemoryContext,
+										 sizeof(ColdItem) * (ssd_cache_slot_count + 1));
+	if (ncold > (int64) ssd_cache_slot_count)
+	{
+		/*
+		 * Full of items of slots that changed page since: rebuild from the
+		 * live slots (this slot is among them), or new pages would never
+		 * become victims.
+		 */
+		cold_rebuild();
+		return;
+	}
+	i = ncold++;
+	coldest[i].temperature = temperature;
+	coldest[i].slot = slot;
+	coldest[i].gen = ssd_cache_slot_array[slot].gen;
+	while (i > 0 && coldest[(i - 1) / 2].temperature > coldest[i].temperature)
+	{
+		ColdItem	tmp = coldest[i];
+
+		coldest[i] = coldest[(i - 1) / 2];
+		coldest[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+}
+
+static void
+cold_pop(void)
+{
+	coldest[0] = coldest[--ncold];
+	cold_sift_down(0);
+}
+
+/* Drop items of slots that changed page or were freed. */
+static void
+cold_drop_stale_top(void)
+{
+	while (ncold > 0 &&
+		   (!ssd_cache_slot_array[coldest[0].slot].in_use ||
+			ssd_cache_slot_array[coldest[0].slot].gen != coldest[0].gen))
+		cold_pop();
+}
+
+/* After a restart or a switch from clock: every cached slot, current keys. */
+static void
+cold_rebuild(void)
+{
+	uint64		s;
+
+	if (coldest == NULL)
+		coldest = MemoryContextAllocHuge(TopMemoryContext,
+										 sizeof(ColdItem) * (ssd_cache_slot_count + 1));
+	ncold = 0;
+	for (s = 0; s < ssd_cache_slot_count; s++)
+		if (ssd_cache_slot_array[s].in_use)
+			cold_push(ssd_cache_region_temperature(&ssd_cache_slot_array[s].tag), (int32) s);
+	cold_built = true;
+}
+
+/* Refresh up to 5 stale keys at the top of the heap (the paper's rule). */
+static void
+cold_refresh_top(void)
+{
+	int			step;
+
+	if (!cold_built)
+		cold_rebuild();
+	for (step = 0; step < SSD_TAC_REFRESH_STEPS; step++)
+	{
+		double		current;
+
+		cold_drop_stale_top();
+		if (ncold == 0)
+			return;
+		current = ssd_cache_region_temperature(&ssd_cache_slot_array[coldest[0].slot].tag);
+		if (current == coldest[0].temperature)
+			break;
+		coldest[0].temperature = current;
+		cold_sift_down(0);
+	}
+	cold_drop_stale_top();
+}
+
+/*
+ * A candidate for eviction to make room for a page whose region has
+ * temperature t_new, or -1 if the policy refuses the page.  TAC names the
+ * coldest cached page, after refreshing up to 5 stale keys, if the
+ * newcomer is at least 1% warmer, and publishes that bar for the backends.
+ * A candidate the directory cannot evict leads to another call.
+ */
+int32
+ssd_cache_next_victim(double t_new)
+{
+	ColdItem	top;
+
+	if (ssd_cache_policy == SSD_POLICY_CLOCK)
+	{
+		cold_built = false;		/* rebuilt if TAC comes back */
+		return clock_candidate();
+	}
+	cold_refresh_top();
+	if (ncold == 0)
+		return -1;
+	top = coldest[0];
+	ssd_cache_publish_threshold(top.temperature * SSD_TAC_MARGIN);
+	if (t_new < top.temperature * SSD_TAC_MARGIN)
+		return -1;
+	cold_pop();
+	return top.slot;
+}
+
+/* A page was admitted into slot: TAC queues it by its temperature. */
+void
+ssd_cache_victim_admitted(int32 slot, double temperature)
+{
+	if (ssd_cache_policy == SSD_POLICY_TAC && cold_built)
+		cold_push(temperature, slot);
+}
+
+/*
+ * The admission worker, idle with a full cache: publish the bar from the
+ * current coldest page, so that a bar set before temperatures changed
+ * cannot keep refusing pages that would now pass.
+ */
+void
+ssd_cache_refresh_admission_bar(bool full)
+{
+	if (ssd_cache_policy != SSD_POLICY_TAC || !full)
+		return;
+	cold_refresh_top();
+	if (ncold > 0)
+		ssd_cache_publish_threshold(coldest[0].temperature * SSD_TAC_MARGIN);
 }

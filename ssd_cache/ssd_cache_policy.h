@@ -53,4 +53,9 @@ extern double ssd_cache_delta_random(void);
 extern double ssd_cache_delta_seq(void);
 extern uint64 ssd_cache_agings(void);
 
+/* Replacement (the admission worker's): candidates for eviction. */
+extern int32 ssd_cache_next_victim(double t_new);
+extern void ssd_cache_victim_admitted(int32 slot, double temperature);
+extern void ssd_cache_refresh_admission_bar(bool full);
+
 #endif							/* SSD_CACHE_POLICY_H */

@@ -19,6 +19,8 @@
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_fault.h"
+#include "ssd_cache_file.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_policy.h"
 
@@ -34,11 +36,14 @@ Datum
 ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[10 + SSD_NCOUNTERS];
-	bool		nulls[10 + SSD_NCOUNTERS];
+	Datum		values[13 + SSD_NCOUNTERS];
+	bool		nulls[13 + SSD_NCOUNTERS];
 	int64		counters[SSD_NCOUNTERS];
 	const char *path = ssd_cache_configured_path();
 	const char *mode;
+	const char *admission_io = NULL;
+	char		problem[512];
+	bool		has_problem;
 	int			i,
 				n = 0;
 
@@ -46,14 +51,33 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	memset(nulls, 0, sizeof(nulls));
 
-	if (!ssd_cache_enabled())
+	has_problem = ssd_cache_problem(problem, sizeof(problem));
+	if (path == NULL)
 		mode = "disabled";
-	else if (ssd_cache_degraded())
+	else if (!ssd_cache_enabled())
+		mode = "off";
+	else if (ssd_cache_bypassed())
 		mode = "pass-through";
+	else if (ssd_cache_verifying())
+	{
+		mode = "verifying";
+		if (!has_problem)
+		{
+			strlcpy(problem, "after a crash, the cache is served once WAL replay covers its pages",
+					sizeof(problem));
+			has_problem = true;
+		}
+	}
 	else
 		mode = "write-through";
+	if (ssd_cache_enabled())
+		admission_io = ssd_cache_file_admission_io();
 
 	values[n++] = CStringGetTextDatum(mode);
+	if (has_problem)
+		values[n++] = CStringGetTextDatum(problem);
+	else
+		nulls[n++] = true;
 	values[n++] = CStringGetTextDatum(ssd_cache_policy == SSD_POLICY_TAC ? "tac" : "clock");
 	values[n++] = BoolGetDatum(ssd_cache_hook_active());
 	if (path)
@@ -65,9 +89,14 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	values[n++] = Int64GetDatum((int64) ssd_cache_used_slots());
 	values[n++] = Int64GetDatum((int64) ssd_cache_admit_queue_length());
 	values[n++] = Float8GetDatum(ssd_cache_preparation_ms());
+	if (admission_io)
+		values[n++] = CStringGetTextDatum(admission_io);
+	else
+		nulls[n++] = true;
 	ssd_cache_read_counters(counters);
 	for (i = 0; i < SSD_NCOUNTERS; i++)
 		values[n++] = Int64GetDatum(counters[i]);
+	values[n++] = Int64GetDatum(ssd_cache_error_count());
 	values[n++] = Int64GetDatum((int64) ssd_cache_agings());
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
