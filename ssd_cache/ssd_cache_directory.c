@@ -188,7 +188,7 @@ cache_readable(void)
 bool
 ssd_cache_verifying(void)
 {
-	return cache_writable() && ssd_cache_file_verification() != SSD_VERIFIED;
+	return cache_writable() && !cache_readable();
 }
 
 void

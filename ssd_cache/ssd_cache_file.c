@@ -262,6 +262,8 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 	if (h->nslots != layout->nslots)
 		return psprintf("its size changed (" UINT64_FORMAT " slots, now " UINT64_FORMAT ")",
 						h->nslots, layout->nslots);
+	if (h->data_checksum_version != control->data_checksum_version)
+		return "data checksums were enabled or disabled since it was written (pg_checksums rewrites every page)";
 	token = read_token_file();
 	if (token == 0 || token != h->token)
 		return "it was last used with another data directory, or with this one "
@@ -456,6 +458,7 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 		h.dir_offset = layout->dir_offset;
 		h.slots_offset = layout->slots_offset;
 		h.epoch = old_epoch + 1;
+		h.data_checksum_version = control->data_checksum_version;
 		h.timeline = control->checkPointCopy.ThisTimeLineID;
 		h.redo_seen[0] = control->checkPointCopy.redo;
 		h.redo_seen[1] = InvalidXLogRecPtr;

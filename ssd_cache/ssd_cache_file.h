@@ -64,6 +64,9 @@ typedef struct SsdCacheHeader
 	uint64		slots_offset;
 	uint32		epoch;			/* entries of another epoch are invalid */
 	uint32		state;			/* SSD_HEADER_RUNNING or SSD_HEADER_CLEAN */
+	uint32		data_checksum_version;	/* pg_control's: offline pg_checksums
+										 * rewrites every page */
+	uint32		reserved;
 	uint64		token;			/* equals the data directory's
 								 * ssd_cache.token while they belong together */
 	TimeLineID	timeline;		/* timeline of the redo pointers below */
