@@ -1362,6 +1362,8 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 		shared->free_head = (int32) s;
 	}
 
+	ssd_cache_file_close();
+
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 	shared->preparation_ms = INSTR_TIME_GET_MILLISEC(duration);

@@ -264,6 +264,9 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 						h->nslots, layout->nslots);
 	if (h->data_checksum_version != control->data_checksum_version)
 		return "data checksums were enabled or disabled since it was written (pg_checksums rewrites every page)";
+	if (stat(".", &st) != 0 || (uint64) st.st_dev != h->datadir_dev ||
+		(uint64) st.st_ino != h->datadir_ino)
+		return "it was last used with another data directory (a copy of this one, or one moved here)";
 	token = read_token_file();
 	if (token == 0 || token != h->token)
 		return "it was last used with another data directory, or with this one "
@@ -372,7 +375,15 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 					   (long long) st.st_size, (unsigned long long) layout->file_size);
 	}
 	if (!lock_cache_file(path, reason))
+	{
+		/*
+		 * Another server uses the file.  If this data directory is a copy of
+		 * that server's, its token came along: drop it, so that a later start
+		 * that gets the file cannot pair with it.
+		 */
+		(void) durable_unlink(SSD_CACHE_TOKEN_FILE, DEBUG1);
 		return SSD_TRUST_OFF;
+	}
 
 	fd = open(path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
 	if (fd < 0)
@@ -497,6 +508,11 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	} while (token == 0);
 	file_shared->header.token = token;
 	file_shared->header.state = SSD_HEADER_RUNNING;
+	if (stat(".", &st) == 0)
+	{
+		file_shared->header.datadir_dev = (uint64) st.st_dev;
+		file_shared->header.datadir_ino = (uint64) st.st_ino;
+	}
 	if (!write_header(fd, &file_shared->header) || !write_token_file(token))
 	{
 		*reason = psprintf("its header or %s could not be written: %m", SSD_CACHE_TOKEN_FILE);
@@ -780,6 +796,22 @@ ssd_cache_file_fd(void)
 		ReserveExternalFD();
 	}
 	return cache_fd;
+}
+
+/*
+ * Close this process's descriptor.  The postmaster does so after reading
+ * the directory, so that every child opens its own (and a failure to open
+ * is each process's own, as the fault point cache_open_error tests).
+ */
+void
+ssd_cache_file_close(void)
+{
+	if (cache_fd >= 0)
+	{
+		close(cache_fd);
+		ReleaseExternalFD();
+		cache_fd = -1;
+	}
 }
 
 /*

@@ -67,6 +67,8 @@ typedef struct SsdCacheHeader
 	uint32		data_checksum_version;	/* pg_control's: offline pg_checksums
 										 * rewrites every page */
 	uint32		reserved;
+	uint64		datadir_dev;	/* the data directory it was used with: a */
+	uint64		datadir_ino;	/* copy (pg_basebackup) is another inode */
 	uint64		token;			/* equals the data directory's
 								 * ssd_cache.token while they belong together */
 	TimeLineID	timeline;		/* timeline of the redo pointers below */
@@ -119,6 +121,7 @@ extern void ssd_cache_file_disown(void);
 extern const char *ssd_cache_file_path(void);
 
 extern int	ssd_cache_file_fd(void);
+extern void ssd_cache_file_close(void);
 extern bool ssd_cache_file_read_slot(uint64 slot, char *aligned_buf);
 extern bool ssd_cache_file_write_slot(uint64 slot, const char *aligned_buf);
 
