@@ -65,6 +65,7 @@ CREATE FUNCTION ssd_cache_stats_internal(
 	OUT disk_reads bigint,
 	OUT disk_writes bigint,
 	OUT directory_writes bigint,
+	OUT header_writes bigint,
 	OUT errors bigint,
 	OUT agings bigint)
 RETURNS record
@@ -88,7 +89,7 @@ SELECT mode, problem, policy, hook_active, path, size_bytes, slots, used_slots, 
 	   disk_reads, disk_writes,
 	   disk_reads * current_setting('block_size')::bigint AS disk_read_bytes,
 	   disk_writes * current_setting('block_size')::bigint AS disk_write_bytes,
-	   directory_writes, errors, agings
+	   directory_writes, header_writes, errors, agings
 FROM ssd_cache_stats_internal();
 
 CREATE FUNCTION ssd_cache_relation_blocks(

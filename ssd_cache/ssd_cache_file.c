@@ -103,6 +103,7 @@ typedef struct SsdCacheFileShared
 	TimeLineID	startup_tli;
 	pg_atomic_uint32 disowned;	/* never write a valid header again */
 	pg_atomic_uint32 synchronous_admission; /* io_uring was refused */
+	pg_atomic_uint64 header_writes; /* while running, for the views */
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
@@ -349,6 +350,7 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	pg_atomic_init_u32(&file_shared->verification, SSD_VERIFIED);
 	pg_atomic_init_u32(&file_shared->disowned, 0);
 	pg_atomic_init_u32(&file_shared->synchronous_admission, 0);
+	pg_atomic_init_u64(&file_shared->header_writes, 0);
 
 	if (stat(path, &st) != 0)
 	{
@@ -533,7 +535,15 @@ write_header_locked(void)
 	Assert(LWLockHeldByMeInMode(file_shared->header_lock, LW_EXCLUSIVE));
 	if (pg_atomic_read_u32(&file_shared->disowned))
 		return true;			/* nothing may make the file valid again */
+	pg_atomic_fetch_add_u64(&file_shared->header_writes, 1);
 	return write_header(ssd_cache_file_fd(), &file_shared->header);
+}
+
+/* Header writes since the server started (checkpoints, wal_bound). */
+int64
+ssd_cache_file_header_writes(void)
+{
+	return file_shared ? (int64) pg_atomic_read_u64(&file_shared->header_writes) : 0;
 }
 
 /*

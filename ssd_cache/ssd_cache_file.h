@@ -119,6 +119,7 @@ extern void ssd_cache_file_end_discard(void);
 extern bool ssd_cache_file_verifying(void);
 extern void ssd_cache_file_disown(void);
 extern const char *ssd_cache_file_path(void);
+extern int64 ssd_cache_file_header_writes(void);
 
 extern int	ssd_cache_file_fd(void);
 extern void ssd_cache_file_close(void);

@@ -36,8 +36,8 @@ Datum
 ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[13 + SSD_NCOUNTERS];
-	bool		nulls[13 + SSD_NCOUNTERS];
+	Datum		values[14 + SSD_NCOUNTERS];
+	bool		nulls[14 + SSD_NCOUNTERS];
 	int64		counters[SSD_NCOUNTERS];
 	const char *path = ssd_cache_configured_path();
 	const char *mode;
@@ -96,6 +96,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	ssd_cache_read_counters(counters);
 	for (i = 0; i < SSD_NCOUNTERS; i++)
 		values[n++] = Int64GetDatum(counters[i]);
+	values[n++] = Int64GetDatum(ssd_cache_enabled() ? ssd_cache_file_header_writes() : 0);
 	values[n++] = Int64GetDatum(ssd_cache_error_count());
 	values[n++] = Int64GetDatum((int64) ssd_cache_agings());
 
