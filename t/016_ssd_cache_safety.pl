@@ -27,6 +27,16 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use SSDKitTest;
 
+# Shared with the other ssd_cache suites (SSDKitTest.pm).
+*query = \&SSDKitTest::query;
+*poll_until = \&SSDKitTest::poll_until;
+*wait_write_through = \&SSDKitTest::wait_write_through;
+*verify_ok = \&SSDKitTest::verify_ok;
+*nblocks = \&SSDKitTest::nblocks;
+*cached_blocks = \&SSDKitTest::cached_blocks;
+*warm = \&SSDKitTest::warm;
+*expected = \&SSDKitTest::expected;
+
 # Sequential detection off: these tests warm caches with scans (see t/011).
 # No timed checkpoints: the restore tests need to know which checkpoints the
 # cache saw.
@@ -34,92 +44,16 @@ my $conf = "shared_buffers = 16MB\nssd_cache.sequential_detection = none\n"
   . "autovacuum = off\nfsync = on\ncheckpoint_timeout = '1h'\n";
 my $rowsum = 'SELECT count(*), sum(id), sum(hashtext(pad)) FROM';
 
-# Output of a query, or "ERROR: ..." (a missing column or a failed query
-# fails one check instead of ending the file).
-sub query
-{
-	my ($node, $sql, $db) = @_;
-	my ($rc, $out, $err) = $node->psql($db // 'postgres', $sql);
-	return $rc == 0 ? $out : "ERROR: $err";
-}
-
 sub stat_of
 {
 	my ($node, $column) = @_;
 	return query($node, "SELECT $column FROM ssd_cache_stats");
 }
 
-# Poll a boolean query for at most $secs seconds.
-sub poll_until
-{
-	my ($node, $sql, $secs) = @_;
-	my $deadline = time + $secs;
-	while (time < $deadline)
-	{
-		return 1 if query($node, $sql) eq 't';
-		sleep 0.1;
-	}
-	return 0;
-}
-
-# After a start the cache may be verifying for a moment (after a crash:
-# until WAL replay has covered its newest page).
-sub wait_write_through
-{
-	my ($node) = @_;
-	return poll_until($node, "SELECT mode = 'write-through' FROM ssd_cache_stats", 60);
-}
-
 sub drain_within
 {
 	my ($node, $secs) = @_;
 	return poll_until($node, 'SELECT admission_queue = 0 FROM ssd_cache_stats', $secs);
-}
-
-sub verify_ok
-{
-	my ($node, $label) = @_;
-	is(query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
-		"$label: every cached page equals its disk copy");
-	return;
-}
-
-sub nblocks
-{
-	my ($node, $rel, $db) = @_;
-	return $node->safe_psql($db // 'postgres', "SELECT pg_relation_size('$rel') / 8192");
-}
-
-sub cached_blocks
-{
-	my ($node, $rel, $db) = @_;
-	return query($node,
-		"SELECT coalesce(sum(cached_blocks), 0) FROM ssd_cache_relations WHERE relation = '$rel'::regclass",
-		$db);
-}
-
-# Restart (empties shared_buffers), then read every block of each relation
-# ('name' or [db, 'name']) through shared_buffers in chunks the admission
-# queue (512 pages) can hold, waiting for the worker after each chunk.
-sub warm
-{
-	my ($node, @rels) = @_;
-	$node->restart;
-	wait_write_through($node);
-	for my $r (@rels)
-	{
-		my ($db, $rel) = ref $r ? @$r : ('postgres', $r);
-		my $n = nblocks($node, $rel, $db);
-		for (my $first = 0; $first < $n; $first += 400)
-		{
-			my $last = $first + 399 < $n - 1 ? $first + 399 : $n - 1;
-			$node->safe_psql($db, "SELECT pg_prewarm('$rel', 'buffer', 'main', $first, $last)");
-			SSDKitTest::cache_drain($node);
-		}
-		my $c = cached_blocks($node, $rel, $db);
-		cmp_ok($c, '>=', 0.9 * $n, $node->name . ": $rel is cached ($c of $n blocks)");
-	}
-	return;
 }
 
 # Sequential scan: a table over shared_buffers / 4 is read through a small
@@ -129,24 +63,6 @@ sub scan
 	my ($node, $table) = @_;
 	$node->safe_psql('postgres', "SELECT sum(length(pad)) FROM $table");
 	return;
-}
-
-# What (count, sum(id), sum(hashtext(pad))) must be for a table made as
-# (id 1..$n, pad repeat($letter, 300)) and then changed by @changes, in
-# order: [condition on g (the id), new pad] for an UPDATE, [condition, undef]
-# for a DELETE.  Computed from generate_series, never read from a table.
-sub expected
-{
-	my ($node, $n, $letter, @changes) = @_;
-	my $pad = "repeat('$letter', 300)";
-	my @updates = reverse grep { defined $_->[1] } @changes;
-	my @deletes = map { "($_->[0])" } grep { !defined $_->[1] } @changes;
-	my $p = @updates
-	  ? 'CASE ' . join(' ', map { "WHEN $_->[0] THEN $_->[1]" } @updates) . " ELSE $pad END"
-	  : $pad;
-	my $where = @deletes ? 'WHERE NOT (' . join(' OR ', @deletes) . ')' : '';
-	return $node->safe_psql('postgres',
-		"SELECT count(*), sum(g), sum(hashtext($p)) FROM generate_series(1, $n) g $where");
 }
 
 # The table's rows by a heap scan and, with index => 1, through its primary

@@ -21,7 +21,7 @@ use warnings;
 
 use File::Temp qw(tempdir);
 use IPC::Run ();
-use Time::HiRes qw(sleep);
+use Time::HiRes qw(sleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -223,6 +223,107 @@ sub checksums_ok
 		($label // 'checksums') . ': pg_checksums --check passes');
 	$node->start;
 	return;
+}
+
+# --- Helpers of the ssd_cache safety suites (t/016, t/017). ---
+
+# Output of a query, or "ERROR: ..." (a failed query fails one check
+# instead of ending the file).
+sub query
+{
+	my ($node, $sql, $db) = @_;
+	my ($rc, $out, $err) = $node->psql($db // 'postgres', $sql);
+	return $rc == 0 ? $out : "ERROR: $err";
+}
+
+sub poll_until
+{
+	my ($node, $sql, $secs) = @_;
+	my $deadline = time + $secs;
+	while (time < $deadline)
+	{
+		return 1 if query($node, $sql) eq 't';
+		sleep 0.1;
+	}
+	return 0;
+}
+
+# After a start the cache may be verifying for a moment (until WAL replay
+# has covered its newest page).
+sub wait_write_through
+{
+	my ($node) = @_;
+	return poll_until($node, "SELECT mode = 'write-through' FROM ssd_cache_stats", 60);
+}
+
+sub verify_ok
+{
+	my ($node, $label) = @_;
+	is(query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+		"$label: every page cached on the " . $node->name . ' equals its disk copy');
+	return;
+}
+
+sub nblocks
+{
+	my ($node, $rel, $db) = @_;
+	return $node->safe_psql($db // 'postgres', "SELECT pg_relation_size('$rel') / 8192");
+}
+
+sub cached_blocks
+{
+	my ($node, $rel, $db) = @_;
+	return query($node,
+		"SELECT coalesce(sum(cached_blocks), 0) FROM ssd_cache_relations WHERE relation = '$rel'::regclass",
+		$db);
+}
+
+# Restart (empties shared_buffers), then read every block of each relation
+# ('name' or [db, 'name']) through shared_buffers in chunks the admission
+# queue (512 pages) can hold, waiting for the worker after each chunk.
+sub warm
+{
+	my ($node, @rels) = @_;
+	$node->restart;
+	wait_write_through($node);
+	for my $r (@rels)
+	{
+		my ($db, $rel) = ref $r ? @$r : ('postgres', $r);
+		my $n = nblocks($node, $rel, $db);
+		for (my $first = 0; $first < $n; $first += 400)
+		{
+			my $last = $first + 399 < $n - 1 ? $first + 399 : $n - 1;
+			$node->safe_psql($db, "SELECT pg_prewarm('$rel', 'buffer', 'main', $first, $last)");
+			cache_drain($node);
+		}
+		my $c = cached_blocks($node, $rel, $db);
+		cmp_ok($c, '>=', 0.9 * $n, $node->name . ": $db.$rel is cached ($c of $n blocks)");
+	}
+	return;
+}
+
+# (count, sum(id), sum(hashtext(pad))) of the rows (g, pad) a query makes.
+sub expected_rows
+{
+	my ($node, $rows) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*), sum(g), sum(hashtext(p)) FROM ($rows) s(g, p)");
+}
+
+# (count, sum(id), sum(hashtext(pad))) for a table made as (id 1..$n, pad repeat($letter, 300)) and
+# then changed by @changes, in order: [condition on g (the id), new pad] for
+# an UPDATE, [condition, undef] for a DELETE.
+sub expected
+{
+	my ($node, $n, $letter, @changes) = @_;
+	my $pad = "repeat('$letter', 300)";
+	my @updates = reverse grep { defined $_->[1] } @changes;
+	my @deletes = map { "($_->[0])" } grep { !defined $_->[1] } @changes;
+	my $p = @updates
+	  ? 'CASE ' . join(' ', map { "WHEN $_->[0] THEN $_->[1]" } @updates) . " ELSE $pad END"
+	  : $pad;
+	my $where = @deletes ? 'WHERE NOT (' . join(' OR ', @deletes) . ')' : '';
+	return expected_rows($node, "SELECT g, $p FROM generate_series(1, $n) g $where");
 }
 
 1;
