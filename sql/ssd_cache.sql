@@ -45,3 +45,12 @@ DROP VIEW v;
 -- Installing twice is an ordinary error, and dropping works.
 CREATE EXTENSION ssd_cache;
 DROP EXTENSION ssd_cache;
+
+-- Upgrade from 0.1: its ssd_cache_stats works with this library until the
+-- update, and the update brings the 0.2 columns.
+CREATE EXTENSION ssd_cache VERSION '0.1';
+SELECT mode, policy, used_slots FROM ssd_cache_stats;
+ALTER EXTENSION ssd_cache UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'ssd_cache';
+SELECT mode, problem, admission_io, header_writes, used_slots FROM ssd_cache_stats;
+DROP EXTENSION ssd_cache;

@@ -31,13 +31,52 @@ PG_FUNCTION_INFO_V1(ssd_cache_evict);
 PG_FUNCTION_INFO_V1(ssd_cache_verify_sql);
 PG_FUNCTION_INFO_V1(ssd_cache_lookup_cost);
 
-/* One row: configuration, state and every counter. */
+/* Names of the counters, as ssd_cache_stats_internal's columns. */
+static const char *const counter_names[SSD_NCOUNTERS] = {
+	[SSD_HITS] = "hits",
+	[SSD_MISSES] = "misses",
+	[SSD_ADMISSIONS] = "admissions",
+	[SSD_SEQUENTIAL] = "sequential_reads",
+	[SSD_REFUSALS] = "refusals",
+	[SSD_EVICTIONS] = "evictions",
+	[SSD_INVALIDATIONS] = "invalidations",
+	[SSD_OVERWRITES] = "overwrites",
+	[SSD_SSD_READS] = "ssd_reads",
+	[SSD_SSD_WRITES] = "ssd_writes",
+	[SSD_DISK_READS] = "disk_reads",
+	[SSD_DISK_WRITES] = "disk_writes",
+	[SSD_DIR_WRITES] = "directory_writes",
+};
+
+/* One output column by name: its value, or NULL if there is none. */
+typedef struct StatColumn
+{
+	const char *name;
+	Datum		value;
+	bool		isnull;
+} StatColumn;
+
+static void
+stat_put(StatColumn *cols, int *n, const char *name, Datum value, bool isnull)
+{
+	cols[*n].name = name;
+	cols[*n].value = value;
+	cols[*n].isnull = isnull;
+	(*n)++;
+}
+
+/*
+ * One row: configuration, state and every counter.  Columns are filled by
+ * name, so this library serves the SQL definitions of every extension
+ * version (0.1 had fewer columns) until ALTER EXTENSION ... UPDATE.
+ */
 Datum
 ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[14 + SSD_NCOUNTERS];
-	bool		nulls[14 + SSD_NCOUNTERS];
+	StatColumn	cols[32 + SSD_NCOUNTERS];
+	Datum	   *values;
+	bool	   *nulls;
 	int64		counters[SSD_NCOUNTERS];
 	const char *path = ssd_cache_configured_path();
 	const char *mode;
@@ -45,11 +84,11 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	char		problem[512];
 	bool		has_problem;
 	int			i,
+				j,
 				n = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	memset(nulls, 0, sizeof(nulls));
 
 	has_problem = ssd_cache_problem(problem, sizeof(problem));
 	if (path == NULL)
@@ -73,33 +112,42 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	if (ssd_cache_enabled())
 		admission_io = ssd_cache_file_admission_io();
 
-	values[n++] = CStringGetTextDatum(mode);
-	if (has_problem)
-		values[n++] = CStringGetTextDatum(problem);
-	else
-		nulls[n++] = true;
-	values[n++] = CStringGetTextDatum(ssd_cache_policy == SSD_POLICY_TAC ? "tac" : "clock");
-	values[n++] = BoolGetDatum(ssd_cache_hook_active());
-	if (path)
-		values[n++] = CStringGetTextDatum(path);
-	else
-		nulls[n++] = true;
-	values[n++] = Int64GetDatum((int64) ssd_cache_nslots() * BLCKSZ);
-	values[n++] = Int64GetDatum((int64) ssd_cache_nslots());
-	values[n++] = Int64GetDatum((int64) ssd_cache_used_slots());
-	values[n++] = Int64GetDatum((int64) ssd_cache_admit_queue_length());
-	values[n++] = Float8GetDatum(ssd_cache_preparation_ms());
-	if (admission_io)
-		values[n++] = CStringGetTextDatum(admission_io);
-	else
-		nulls[n++] = true;
+	stat_put(cols, &n, "mode", CStringGetTextDatum(mode), false);
+	stat_put(cols, &n, "problem", has_problem ? CStringGetTextDatum(problem) : (Datum) 0, !has_problem);
+	stat_put(cols, &n, "policy",
+			 CStringGetTextDatum(ssd_cache_policy == SSD_POLICY_TAC ? "tac" : "clock"), false);
+	stat_put(cols, &n, "hook_active", BoolGetDatum(ssd_cache_hook_active()), false);
+	stat_put(cols, &n, "path", path ? CStringGetTextDatum(path) : (Datum) 0, path == NULL);
+	stat_put(cols, &n, "size_bytes", Int64GetDatum((int64) ssd_cache_nslots() * BLCKSZ), false);
+	stat_put(cols, &n, "slots", Int64GetDatum((int64) ssd_cache_nslots()), false);
+	stat_put(cols, &n, "used_slots", Int64GetDatum((int64) ssd_cache_used_slots()), false);
+	stat_put(cols, &n, "admission_queue", Int64GetDatum((int64) ssd_cache_admit_queue_length()), false);
+	stat_put(cols, &n, "preparation_ms", Float8GetDatum(ssd_cache_preparation_ms()), false);
+	stat_put(cols, &n, "admission_io",
+			 admission_io ? CStringGetTextDatum(admission_io) : (Datum) 0, admission_io == NULL);
 	ssd_cache_read_counters(counters);
 	for (i = 0; i < SSD_NCOUNTERS; i++)
-		values[n++] = Int64GetDatum(counters[i]);
-	values[n++] = Int64GetDatum(ssd_cache_enabled() ? ssd_cache_file_header_writes() : 0);
-	values[n++] = Int64GetDatum(ssd_cache_error_count());
-	values[n++] = Int64GetDatum((int64) ssd_cache_agings());
+		stat_put(cols, &n, counter_names[i], Int64GetDatum(counters[i]), false);
+	stat_put(cols, &n, "header_writes",
+			 Int64GetDatum(ssd_cache_enabled() ? ssd_cache_file_header_writes() : 0), false);
+	stat_put(cols, &n, "errors", Int64GetDatum(ssd_cache_error_count()), false);
+	stat_put(cols, &n, "agings", Int64GetDatum((int64) ssd_cache_agings()), false);
 
+	values = palloc0(sizeof(Datum) * tupdesc->natts);
+	nulls = palloc(sizeof(bool) * tupdesc->natts);
+	for (j = 0; j < tupdesc->natts; j++)
+	{
+		const char *attname = NameStr(TupleDescAttr(tupdesc, j)->attname);
+
+		nulls[j] = true;
+		for (i = 0; i < n; i++)
+			if (strcmp(cols[i].name, attname) == 0)
+			{
+				values[j] = cols[i].value;
+				nulls[j] = cols[i].isnull;
+				break;
+			}
+	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
