@@ -4,8 +4,14 @@
 #   make deps      install what a fresh Debian bookworm machine lacks (root)
 #   make           build every extension
 #   make install   install them into the PostgreSQL 15 found by PG_CONFIG
-#   make demo      deps + install + a scratch cluster and a tour (KEEP=1 keeps it)
-#   make check     deps + install + every test (pg_regress and TAP)
+#                  (builds and installs, nothing more)
+#   make installcheck  every test against what is installed
+#   make demo      deps + build + install + a scratch cluster and a tour
+#                  (KEEP=1 keeps it)
+#   make check     deps + build + install + every test (pg_regress,
+#                  isolation, TAP)
+#   make -C <extension> installcheck   that extension's pg_regress and
+#                  isolation tests against the running server
 #   make pg-regress-pax  PG15's regression/isolation suites on heap vs pax (root)
 
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
@@ -22,13 +28,14 @@ all:
 deps:
 	scripts/deps.sh
 
-install: deps
-	scripts/build.sh
+install: all
+	for d in $(EXTENSIONS); do $(MAKE) -C $$d install || exit 1; done
 
 install-test: deps
 	scripts/build.sh --test
 
-demo: install
+demo: deps
+	scripts/build.sh
 	scripts/demo.sh
 
 check: install-test

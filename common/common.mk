@@ -6,7 +6,16 @@
 # the shared modules an extension needs.
 
 SSDKIT_COMMON := $(dir $(lastword $(MAKEFILE_LIST)))
-SSDKIT_VERSION := 0.1
+SSDKIT_ROOT := $(abspath $(SSDKIT_COMMON)..)
+# The one place for the version: VERSION at the top of the tree.
+SSDKIT_VERSION := $(shell cat $(SSDKIT_ROOT)/VERSION)
+
+# Tests live at the top level (sql/, expected/, specs/); each extension's
+# Makefile names its own in REGRESS and ISOLATION, so that
+# "make -C <extension> installcheck" tests that extension against the
+# running server (which must preload it, see README.md).
+REGRESS_OPTS += --inputdir=$(SSDKIT_ROOT)
+ISOLATION_OPTS += --inputdir=$(SSDKIT_ROOT)
 
 vpath ssdkit_%.c $(SSDKIT_COMMON)
 OBJS += $(SSDKIT_COMMON_OBJS)
@@ -22,4 +31,4 @@ include $(PGXS)
 # --enable-depend): rebuild every object when a header of the extension or
 # of common/ changes, so a changed struct or constant never mixes with stale
 # objects.
-$(OBJS): $(wildcard *.h) $(wildcard $(SSDKIT_COMMON)*.h)
+$(OBJS): $(wildcard *.h) $(wildcard $(SSDKIT_COMMON)*.h) $(SSDKIT_ROOT)/VERSION
