@@ -41,8 +41,10 @@ demo: deps
 check: install-test
 	scripts/check.sh
 
-# Tests only, against what is already installed.
+# Tests only, against what is already installed (plus the test-only module
+# the ssdkit_uring test needs).
 installcheck:
+	$(MAKE) -C test/ssdkit_test install
 	scripts/check.sh
 
 # PostgreSQL 15's own regression and isolation suites run on heap, pax and pax
