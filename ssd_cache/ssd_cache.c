@@ -63,6 +63,8 @@ static const char *const known_fault_points[] = {
 	"read_pause",				/* a disk read offered for admission sleeps
 								 * 3 s before it is queued (races) */
 	"cache_open_error",			/* opening the cache file in a process fails */
+	"die_before_slot_write",	/* a process that wrote a cached page to disk
+								 * is killed before it updates the slot */
 	NULL
 };
 
@@ -224,8 +226,6 @@ ssd_cache_postmaster_exit(int code, Datum arg)
 static void
 ssd_cache_shmem_startup(void)
 {
-	static bool exit_callback_registered = false;
-
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
@@ -237,11 +237,13 @@ ssd_cache_shmem_startup(void)
 	{
 		ssd_cache_admit_shmem_init();
 		ssd_cache_directory_shmem_init(cache_path, cache_nslots());
-		if (!IsUnderPostmaster && !exit_callback_registered)
-		{
+		/*
+		 * Every shared memory initialization in the postmaster, including
+		 * after a crash-restart cycle (whose shmem_exit() ran and forgot the
+		 * callbacks registered before).
+		 */
+		if (!IsUnderPostmaster)
 			on_shmem_exit(ssd_cache_postmaster_exit, (Datum) 0);
-			exit_callback_registered = true;
-		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }

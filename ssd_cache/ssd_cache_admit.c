@@ -336,6 +336,8 @@ ssd_cache_admit_main(Datum arg)
 
 		ssd_cache_age_if_due();
 		ssd_cache_idle();
+		if (ssd_cache_enabled() && !ssd_cache_bypassed())
+			ssd_cache_file_register_marker();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100L, PG_WAIT_EXTENSION);
 		if (ConfigReloadPending)

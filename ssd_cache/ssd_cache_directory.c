@@ -49,6 +49,8 @@
  */
 #include "postgres.h"
 
+#include <signal.h>
+
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
@@ -60,7 +62,6 @@
 #include "storage/md.h"
 #include "storage/smgr.h"
 #include "storage/spin.h"
-#include "pgtime.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -137,6 +138,8 @@ static char *io_buf = NULL;		/* this process's O_DIRECT buffer */
 #define REL_LOCK		(&locks[SSD_REL_LOCK_INDEX].lock)
 
 static void persist_entry(int32 slot, const BufferTag *tag);
+static char *process_io_buffer(void);
+static int32 find_valid(const BufferTag *tag, int32 want_slot, bool pin, bool *present);
 static void remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction);
 
 int
@@ -188,7 +191,48 @@ cache_readable(void)
 bool
 ssd_cache_verifying(void)
 {
-	return cache_writable() && !cache_readable();
+	return cache_writable() && ssd_cache_file_verifying();
+}
+
+/*
+ * While the cache is being verified after a crash, a read went to the disk:
+ * if a slot holds the block, it must hold the disk's image.  A crash between
+ * a disk write and the overwrite of its slot leaves the slot older.  With
+ * full_page_writes redo rewrites such a page from its full-page image, but
+ * without them redo finds the disk's copy up to date, leaves it clean, and
+ * the slot would be served once verified.  Every such page is read by redo
+ * (its last change is after the checkpoint redo starts from), so comparing
+ * page LSNs here catches each one.
+ */
+void
+ssd_cache_recheck_after_crash(const BufferTag *tag, const char *disk_page)
+{
+	char	   *buf;
+	int32		slot;
+	bool		same;
+
+	if (!cache_writable() || !ssd_cache_file_verifying())
+		return;
+	buf = process_io_buffer();
+	slot = find_valid(tag, -1, true, NULL);
+	if (slot < 0)
+		return;
+	same = ssd_cache_file_read_slot(slot, buf) &&
+		PageGetLSN((Page) buf) == PageGetLSN((Page) disk_page);
+	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+	if (!same)
+		ssd_cache_invalidate_block(tag);
+}
+
+/* Has the block an entry, readable or not (extension past the end)? */
+bool
+ssd_cache_has_entry(const BufferTag *tag)
+{
+	bool		present = false;
+
+	if (shared)
+		(void) find_valid(tag, -1, false, &present);
+	return present;
 }
 
 void
@@ -541,6 +585,8 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 	 * The header must cover the WAL this image depends on before it lands.
 	 */
 	memcpy(buf, buffer, BLCKSZ);
+	if (ssd_cache_fault_enabled("die_before_slot_write"))
+		kill(MyProcPid, SIGKILL);	/* test only: the crash window of write-through */
 	if (!ssd_cache_file_cover_wal())
 	{
 		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);

@@ -42,6 +42,8 @@ extern void ssd_cache_count(SsdCacheCounter c, int64 n);
 /* Read path. */
 extern bool ssd_cache_read(const BufferTag *tag, char *buffer);
 extern bool ssd_cache_contains(const BufferTag *tag);
+extern bool ssd_cache_has_entry(const BufferTag *tag);
+extern void ssd_cache_recheck_after_crash(const BufferTag *tag, const char *disk_page);
 
 /* Write path: keep any cached copy identical to the disk. */
 extern void ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer);

@@ -74,6 +74,7 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "storage/sync.h"
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
@@ -102,12 +103,20 @@ typedef struct SsdCacheFileShared
 									 * that replays nothing */
 	TimeLineID	startup_tli;
 	pg_atomic_uint32 disowned;	/* never write a valid header again */
-	pg_atomic_uint32 synchronous_admission; /* io_uring was refused */
+	pg_atomic_uint32 admission_io;	/* AdmissionIo */
 	pg_atomic_uint64 header_writes; /* while running, for the views */
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
 static int	cache_fd = -1;
+
+/* How the admission worker writes slots. */
+typedef enum AdmissionIo
+{
+	ADMISSION_IO_UNKNOWN,		/* nothing admitted yet */
+	ADMISSION_IO_URING,
+	ADMISSION_IO_SYNCHRONOUS	/* io_uring was refused */
+} AdmissionIo;
 
 /* The postmaster's descriptor holding the flock; inherited by children. */
 static int	lock_fd = -1;
@@ -296,7 +305,8 @@ lock_cache_file(const char *path, char **reason)
 {
 	if (lock_fd >= 0)
 		return true;			/* a crash-restart cycle of this postmaster */
-	lock_fd = open(path, O_RDWR | O_CREAT | PG_BINARY, S_IRUSR | S_IWUSR);
+	/* Not inherited by programs the server runs (COPY TO PROGRAM, archive_command). */
+	lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | PG_BINARY, S_IRUSR | S_IWUSR);
 	if (lock_fd < 0)
 	{
 		*reason = psprintf("the cache file \"%s\" could not be opened: %m", path);
@@ -349,7 +359,7 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	pg_atomic_init_u64(&file_shared->wal_bound, 0);
 	pg_atomic_init_u32(&file_shared->verification, SSD_VERIFIED);
 	pg_atomic_init_u32(&file_shared->disowned, 0);
-	pg_atomic_init_u32(&file_shared->synchronous_admission, 0);
+	pg_atomic_init_u32(&file_shared->admission_io, ADMISSION_IO_UNKNOWN);
 	pg_atomic_init_u64(&file_shared->header_writes, 0);
 
 	if (stat(path, &st) != 0)
@@ -578,6 +588,62 @@ ssd_cache_file_note_checkpoint(XLogRecPtr redo)
 }
 
 /*
+ * Checkpoint markers.  The checkpointer reaches the MD sync handler (where
+ * ssd_cache records each checkpoint) only for files it has to fsync, so a
+ * checkpoint with nothing to sync (an idle server's, a restartpoint of an
+ * idle standby) would go unrecorded, and the next start would take it for
+ * one that happened without the cache.  So a sync request for a file that
+ * does not exist (relfilenode 0: no relation has it) is kept pending at all
+ * times: the wrapped sync handler recognizes it, records the checkpoint,
+ * syncs nothing, and registers the other of two markers for the next
+ * checkpoint (the same one would be removed as done right after).  The
+ * admission worker registers one after startup, when nothing is pending.
+ * With fsync = off the checkpointer calls no sync handler at all: then no
+ * checkpoint is recorded and a crash always starts the cache empty.
+ */
+static void
+marker_tag(FileTag *tag, uint32 which)
+{
+	memset(tag, 0, sizeof(FileTag));
+	tag->handler = SYNC_HANDLER_MD;
+	tag->forknum = MAIN_FORKNUM;
+	tag->segno = 0xFFFFFFFF - which;
+}
+
+/* Make sure a marker is pending (the admission worker, every loop). */
+void
+ssd_cache_file_register_marker(void)
+{
+	FileTag		tag;
+
+	marker_tag(&tag, 0);
+	(void) RegisterSyncRequest(&tag, SYNC_REQUEST, false);
+}
+
+/*
+ * Is ftag a marker?  If so (the checkpointer's sync phase), register the
+ * other one, for the next checkpoint.
+ */
+bool
+ssd_cache_file_is_marker(const FileTag *ftag)
+{
+	FileTag		tag;
+	uint32		which;
+
+	for (which = 0; which < 2; which++)
+	{
+		marker_tag(&tag, which);
+		if (memcmp(&tag, ftag, sizeof(FileTag)) == 0)
+		{
+			marker_tag(&tag, 1 - which);
+			(void) RegisterSyncRequest(&tag, SYNC_REQUEST, false);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Called in the postmaster as it exits: after a clean shutdown, record the
  * shutdown checkpoint and the CLEAN state, so the next start trusts the
  * cache at once.
@@ -665,7 +731,7 @@ in_history(XLogRecPtr ptr, TimeLineID tli, TimeLineID current)
  * WAL replayed in this data directory has reached the header's wal_bound on
  * the same timeline history.  If recovery is over (or went down another
  * timeline) without that, they never may: SSD_VERIFY_REFUTED, once, to the
- * caller that must then discard them (see ssd_cache_file_begin_discard).
+ * caller that must then discard them and call ssd_cache_file_end_discard.
  */
 SsdCacheVerification
 ssd_cache_file_verification(void)
@@ -716,26 +782,20 @@ ssd_cache_file_verification(void)
 }
 
 /*
- * The caller discarded every cached page after SSD_VERIFY_REFUTED: the
- * bound must now describe this data directory's WAL, or the next crash
- * would refute again.
+ * The caller discarded every cached page after SSD_VERIFY_REFUTED.  The
+ * header's wal_bound stays where the refuted contents put it: lowering it
+ * could let a slot written meanwhile (against the old bound, without a
+ * header write) depend on WAL past the new one.  Until this data
+ * directory's WAL passes the old bound, a crash empties the cache again,
+ * which costs warmth, never correctness.
  */
 void
 ssd_cache_file_end_discard(void)
 {
-	TimeLineID	tli;
-	XLogRecPtr	ptr = RecoveryInProgress() ? GetXLogReplayRecPtr(&tli) : GetFlushRecPtr(&tli);
-
-	LWLockAcquire(file_shared->header_lock, LW_EXCLUSIVE);
-	file_shared->header.wal_bound = ptr;
-	file_shared->header.wal_bound_tli = tli;
-	if (write_header_locked())
-		pg_atomic_write_u64(&file_shared->wal_bound, ptr);
-	LWLockRelease(file_shared->header_lock);
 	pg_atomic_write_u32(&file_shared->verification, SSD_VERIFIED);
 }
 
-/* Is verification under way (for the views)? */
+/* Is verification after a crash still under way?  (Decides nothing.) */
 bool
 ssd_cache_file_verifying(void)
 {
@@ -777,12 +837,6 @@ ssd_cache_file_disown(void)
 				 errmsg("ssd_cache could neither remove %s nor destroy the header of \"%s\": %m",
 						SSD_CACHE_TOKEN_FILE, file_shared->path),
 				 errhint("Delete the cache file before the next start of the server.")));
-}
-
-const char *
-ssd_cache_file_path(void)
-{
-	return file_shared ? file_shared->path : NULL;
 }
 
 /*
@@ -893,26 +947,28 @@ ssd_cache_file_admission_io(void)
 {
 	if (file_shared == NULL)
 		return NULL;
-	switch (pg_atomic_read_u32(&file_shared->synchronous_admission))
+	switch ((AdmissionIo) pg_atomic_read_u32(&file_shared->admission_io))
 	{
-		case 1:
+		case ADMISSION_IO_URING:
 			return "io_uring";
-		case 2:
+		case ADMISSION_IO_SYNCHRONOUS:
 			return "synchronous";
-		default:
-			return NULL;
+		case ADMISSION_IO_UNKNOWN:
+			break;
 	}
+	return NULL;
 }
 
 /* The admission worker's ring, or NULL when io_uring is unavailable. */
+static SsdkitUring *ring = NULL;
+static bool ring_refused = false;
+
 static SsdkitUring *
 admission_ring(void)
 {
-	static SsdkitUring *ring = NULL;
-	static bool refused = false;
 	MemoryContext old = CurrentMemoryContext;
 
-	if (ring != NULL || refused)
+	if (ring != NULL || ring_refused)
 		return ring;
 	PG_TRY();
 	{
@@ -931,7 +987,7 @@ admission_ring(void)
 		MemoryContextSwitchTo(old);
 		edata = CopyErrorData();
 		FlushErrorState();
-		refused = true;
+		ring_refused = true;
 		ereport(WARNING,
 				(errmsg("ssd_cache: admission writes pages one at a time: %s", edata->message),
 				 errhint("Allow io_uring (kernel.io_uring_disabled, the container's seccomp profile) "
@@ -939,7 +995,8 @@ admission_ring(void)
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
-	pg_atomic_write_u32(&file_shared->synchronous_admission, ring ? 1 : 2);
+	pg_atomic_write_u32(&file_shared->admission_io,
+						ring ? ADMISSION_IO_URING : ADMISSION_IO_SYNCHRONOUS);
 	return ring;
 }
 
@@ -953,7 +1010,6 @@ void
 ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *ok,
 						   int *failed_errno)
 {
-	SsdkitUring *ring;
 	SsdkitUringCompletion done[SSD_CACHE_WRITE_BATCH];
 	int			i,
 				pending = 0;
@@ -974,8 +1030,7 @@ ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *o
 		*failed_errno = errno;
 		return;
 	}
-	ring = admission_ring();
-	if (ring != NULL)
+	if (admission_ring() != NULL)
 	{
 		MemoryContext old = CurrentMemoryContext;
 		volatile bool written = false;
@@ -1022,6 +1077,16 @@ ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *o
 		PG_END_TRY();
 		if (written)
 			return;
+
+		/*
+		 * The ring failed mid-batch: drop it (its memory context waits for
+		 * what is in flight), so no completion of this batch can be taken for
+		 * one of the next, and write synchronously from now on.
+		 */
+		ssdkit_uring_destroy(ring);
+		ring = NULL;
+		ring_refused = true;
+		pg_atomic_write_u32(&file_shared->admission_io, ADMISSION_IO_SYNCHRONOUS);
 	}
 	for (i = 0; i < n; i++)
 		if (slots[i] >= 0)

@@ -12,6 +12,7 @@
 #include "port/pg_crc32c.h"
 #include "storage/lwlock.h"
 #include "storage/relfilenode.h"
+#include "storage/sync.h"
 
 #define SSD_CACHE_MAGIC			"SSDCACHE"
 #define SSD_CACHE_FORMAT		2
@@ -112,13 +113,14 @@ extern SsdCacheTrust ssd_cache_file_startup(const char *path, const SsdCacheLayo
 											LWLock *header_lock, uint32 *epoch,
 											char **reason);
 extern bool ssd_cache_file_note_checkpoint(XLogRecPtr redo);
+extern void ssd_cache_file_register_marker(void);
+extern bool ssd_cache_file_is_marker(const FileTag *ftag);
 extern void ssd_cache_file_note_shutdown(void);
 extern bool ssd_cache_file_cover_wal(void);
 extern SsdCacheVerification ssd_cache_file_verification(void);
 extern void ssd_cache_file_end_discard(void);
 extern bool ssd_cache_file_verifying(void);
 extern void ssd_cache_file_disown(void);
-extern const char *ssd_cache_file_path(void);
 extern int64 ssd_cache_file_header_writes(void);
 
 extern int	ssd_cache_file_fd(void);

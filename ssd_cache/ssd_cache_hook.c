@@ -270,7 +270,7 @@ ssd_smgr_extend(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 
 		/* Nothing should be cached past the end; make sure. */
 		INIT_BUFFERTAG(tag, reln->smgr_rnode.node, forknum, blocknum);
-		if (ssd_cache_contains(&tag))
+		if (ssd_cache_has_entry(&tag))
 			ssd_cache_invalidate_block(&tag);
 		ssd_cache_count(SSD_DISK_WRITES, 1);
 	}
@@ -330,7 +330,10 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 		ssd_cache_count(SSD_REFUSALS, 1);
 
 	if (item < 0)
+	{
 		mdread(reln, forknum, blocknum, buffer);
+		ssd_cache_recheck_after_crash(&tag, buffer);
+	}
 	else
 	{
 		PG_TRY();
@@ -437,6 +440,8 @@ ssd_sync_syncfiletag(const FileTag *ftag, char *path)
 				 strerror(errno));
 		ssd_cache_give_up(why);
 	}
+	if (ssd_cache_file_is_marker(ftag))
+		return 0;				/* only there to get the checkpoint recorded */
 	return mdsyncfiletag(ftag, path);
 }
 
