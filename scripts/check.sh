@@ -3,7 +3,9 @@
 #   1. pg_regress over sql/ (schedule: test/schedule) on a scratch cluster
 #      made with initdb --data-checksums and all extensions preloaded;
 #   2. pg_isolation_regress over specs/ (schedule: test/isolation_schedule);
-#   3. the TAP suite t/*.pl through prove.
+#   3. the TAP suite t/*.pl through prove;
+#   4. as root, the Debian packages: built, installed, and every extension's
+#      installcheck on a fresh cluster (scripts/package.sh).
 # Servers run as "postgres"; test inputs are copied to a scratch directory
 # that user can read, and regression.diffs is copied back on failure.
 set -uo pipefail
@@ -80,4 +82,13 @@ as_server_user=()
 
 tiers_down
 trap - EXIT
+
+echo "== packages =="
+# The Debian packages (debian/): built, installed with dpkg, and every
+# extension's installcheck run on a fresh cluster (scripts/package.sh).
+if [ "$(id -u)" -eq 0 ]; then
+	"$root/scripts/package.sh" || status=1
+else
+	echo "skipped: scripts/package.sh needs root (dpkg -i)"
+fi
 exit $status

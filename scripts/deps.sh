@@ -16,6 +16,8 @@ PACKAGES=(
 	build-essential pkg-config
 	python3 python3-matplotlib python3-venv
 	util-linux e2fsprogs
+	# scripts/package.sh: the Debian packages (debian/) with pg_buildext
+	debhelper dpkg-dev postgresql-server-dev-all
 )
 
 missing=()
