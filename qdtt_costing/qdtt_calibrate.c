@@ -232,10 +232,11 @@ prepare_file(Calibration *c, Oid spcoid, int file_size_mb)
 /*
  * Read the freshly written file once, in large direct reads, and discard
  * the result.  A virtual disk (and a drive's write cache) may still be
- * writing the data back when fdatasync() returns; on this project's disk
- * 8 kB streams over a file written a second before read at a quarter of
- * their speed, which would price the first points (queue depth 1) far too
- * high.  The pass also pages in the device's own mapping of the file.
+ * writing the data back when fdatasync() returns, and reads of data still
+ * being written back can run at a fraction of their speed (a quarter has
+ * been seen on cloud block devices, see bench/results), which would price
+ * the first points (queue depth 1) far too high.  The pass also pages in
+ * the device's own mapping of the file.
  */
 static void
 settle_file(Calibration *c)
@@ -572,10 +573,11 @@ measure_point(Calibration *c, int64 band, int qd)
 
 	/*
 	 * Sequential runs too: they are long (a pass over the file) but not immune.
-	 * On this project's virtual disk the first 8 kB stream after random
-	 * reads runs at a third of its speed for over 100 MB (a plain C loop
-	 * shows it too), so a sequential point always gets a second run, even
-	 * where the first was slow enough to count as a slow device's one run.
+	 * Devices that detect streams (virtual disks, drives with read-ahead
+	 * heuristics) can serve the first 8 kB stream after random reads at a
+	 * fraction of its speed for 100 MB and more, so a sequential point
+	 * always gets a second run, even where the first was slow enough to
+	 * count as a slow device's one run.
 	 */
 	trials = POINT_TRIALS;
 	min_trials = (band == 1) ? 2 : 1;
@@ -851,9 +853,10 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 					/*
 					 * Before stopping, look at the deepest queue depth: a
 					 * device can gain little from each of a few doublings and
-					 * much from them together (this project's virtual disk:
-					 * 10-15% from 2 to 4 and from 4 to 8, half the cost at
-					 * 32), and one noisy point must not end the calibration
+					 * much from them together (10-15% from 2 to 4 and from 4
+					 * to 8, then half the cost at 32, as devices that spread
+					 * requests over many internal queues do), and one noisy
+					 * point must not end the calibration
 					 * either.  The stop stands if the deepest queue depth
 					 * does not improve on both earlier ones by the threshold.
 					 * It costs one point, measured once.

@@ -24,9 +24,9 @@
  * fetch visits every selected row, so we count two levels of cache: the
  * reads that miss shared_buffers and, of those, the ones that also miss
  * the OS page cache (effective_cache_size).  A read the OS cache serves
- * still costs a system
- * call and a copy: ssd_sort.cached_page_cost.  (Measured here: 2 million
- * such fetches took 7 s, more than sorting the whole rows.)  A device read
+ * still costs a system call and a copy: ssd_sort.cached_page_cost (at
+ * millions of fetches that adds up to more than sorting the whole rows; see
+ * bench/results/ssd-sort-grid.md).  A device read
  * costs, in order of preference: ssd_sort.fetch_page_cost when set; the
  * QDTT model of the relation's tablespace at band = relation size and queue
  * depth = prefetch depth, when qdtt_costing is loaded and calibrated; the
