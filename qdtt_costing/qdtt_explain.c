@@ -11,6 +11,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "executor/executor.h"
 #include "nodes/plannodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
@@ -162,6 +163,13 @@ qdtt_explain(PG_FUNCTION_ARGS)
 		qdtt_capturing = false;
 	}
 	PG_END_TRY();
+
+	/*
+	 * The caller must be allowed to run the query, as EXPLAIN checks when it
+	 * starts the plan: the candidates carry row estimates drawn from
+	 * statistics a role without SELECT may not see.
+	 */
+	(void) ExecCheckRTPerms(stmt->rtable, true);
 
 	scans = collect_scans(stmt->planTree, NIL);
 	foreach(sp, stmt->subplans)

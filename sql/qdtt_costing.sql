@@ -35,6 +35,18 @@ CREATE ROLE qdtt_nobody;
 SET ROLE qdtt_nobody;
 SELECT * FROM qdtt_calibrate();
 RESET ROLE;
+
+-- qdtt_explain() checks privileges as EXPLAIN does: no plan, no estimates
+-- of a table the caller may not read.
+CREATE TABLE qdtt_secret (id int);
+SET ROLE qdtt_nobody;
+SELECT count(*) FROM qdtt_explain('SELECT * FROM qdtt_secret WHERE id < 10');
+RESET ROLE;
+GRANT SELECT ON qdtt_secret TO qdtt_nobody;
+SET ROLE qdtt_nobody;
+SELECT count(*) > 0 AS planned FROM qdtt_explain('SELECT * FROM qdtt_secret WHERE id < 10');
+RESET ROLE;
+DROP TABLE qdtt_secret;
 DROP ROLE qdtt_nobody;
 
 --
