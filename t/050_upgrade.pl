@@ -88,6 +88,17 @@ is($node->safe_psql('postgres', "SELECT mode || ' ' || coalesce(problem, '-') ||
 
 $node->restart;
 still_there('after a restart');
+
+# The documented path across a pax format change: through heap and back,
+# with the index and the rows kept.
+$node->safe_psql('postgres', 'ALTER TABLE p SET ACCESS METHOD heap');
+is($node->safe_psql('postgres', "SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'p'"),
+	'heap', 'pax table rewritten as heap');
+is($node->safe_psql('postgres', $pax_q), $pax_rows, 'the rows, in heap');
+$node->safe_psql('postgres', 'ALTER TABLE p SET ACCESS METHOD pax');
+is($node->safe_psql('postgres', "SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'p'"),
+	'pax', 'and back to pax');
+still_there('after the rewrite through heap');
 SSDKitTest::amcheck_ok($node, 'upgrade');
 $node->stop;
 done_testing();
