@@ -75,6 +75,9 @@ fig.savefig(result + ".png", dpi=110)
 md = ["# ssd-cache-drop: DROP TABLE and TRUNCATE of cached tables", "",
       f"Command: `bench/run {name} " + meta.get("args", "").strip() + "`", ""]
 md += report.setup_section(meta)
+for key in ("ssd_cache_build_changed", "ssd_cache_build"):
+    if key in meta:
+        md.insert(md.index("## Setup") + 2, f"- **{key.replace('_', ' ')}**: {meta[key]}")
 md += ["", "## Results", "",
        "| size | statement | table pages | cached pages | fill passes | fill s | statement ms | wall ms "
        "| directory writes | invalidations | used slots before → after | mode after |",

@@ -26,9 +26,20 @@
 DROP_DB=bench
 DROP_OPTS="-c shared_buffers=128MB"
 
+# The installed ssd_cache.so (an install elsewhere can replace it while a
+# run goes on; every server start loads the file as it is then).
+drop_so_id() {
+	local so
+	so="$("$PG_CONFIG" --pkglibdir)/ssd_cache.so"
+	echo "md5 $(md5sum "$so" | cut -c1-12), modified $(date -u -r "$so" '+%Y-%m-%d %H:%M:%S UTC')"
+}
+
 experiment_main() {
 	local sizes="0.1 1 4" cache_mb=5120 ops="drop truncate" baseline=yes max_passes=10 min_cached=0.99
 	parse_options ssd-cache-drop "$@"
+	local so_start
+	so_start=$(drop_so_id)
+	meta ssd_cache_build "installed ssd_cache.so at the start: $so_start"
 	local pristine data conf avail_mb need_mb largest note=""
 
 	# Room on the SSD tier: the cache file, the largest table, its WAL
@@ -68,6 +79,10 @@ checkpoint_timeout = '1h'"
 	done
 	pg_stop "$data"
 	rm -rf "$data" "$BENCH_DIR/ssd/ssd_cache.dat"
+	[ "$(drop_so_id)" = "$so_start" ] || {
+		meta ssd_cache_build_changed "ssd_cache.so was replaced during the run (now $(drop_so_id)): the server restarts after it used another build"
+		log "WARNING: ssd_cache.so was replaced during the run"
+	}
 }
 
 drop_load() {
