@@ -30,6 +30,7 @@
 #include "ssd_cache_hook.h"
 #include "ssd_cache_lifecycle.h"
 #include "ssd_cache_policy.h"
+#include "ssd_cache_temperatures.h"
 #include "ssdkit_status.h"
 
 PG_MODULE_MAGIC;
@@ -237,6 +238,8 @@ ssd_cache_shmem_startup(void)
 	{
 		ssd_cache_admit_shmem_init();
 		ssd_cache_directory_shmem_init(cache_path, cache_nslots());
+		if (!IsUnderPostmaster && ssd_cache_enabled())
+			ssd_cache_load_temperatures();
 		/*
 		 * Every shared memory initialization in the postmaster, including
 		 * after a crash-restart cycle (whose shmem_exit() ran and forgot the

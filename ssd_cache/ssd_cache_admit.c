@@ -49,6 +49,7 @@
 #include "ssd_cache_fault.h"
 #include "ssd_cache_file.h"
 #include "ssd_cache_policy.h"
+#include "ssd_cache_temperatures.h"
 
 typedef enum SsdAdmitItemState
 {
@@ -338,6 +339,8 @@ ssd_cache_admit_main(Datum arg)
 		ssd_cache_idle();
 		if (ssd_cache_enabled() && !ssd_cache_bypassed())
 			ssd_cache_file_register_marker();
+		if (ssd_cache_enabled())
+			ssd_cache_save_temperatures_if_due();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100L, PG_WAIT_EXTENSION);
 		if (ConfigReloadPending)
@@ -349,6 +352,10 @@ ssd_cache_admit_main(Datum arg)
 	SpinLockAcquire(&queue->lock);
 	queue->worker_latch = NULL;
 	SpinLockRelease(&queue->lock);
+
+	/* Told to stop (a shutdown, usually): keep today's temperatures. */
+	if (ssd_cache_enabled() && ssd_cache_policy == SSD_POLICY_TAC)
+		ssd_cache_save_temperatures();
 
 	/*
 	 * Exit code 1: the postmaster starts a new worker unless the server is

@@ -318,9 +318,25 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	if (ssd_cache_read(&tag, buffer))
 	{
 		/* A hit heats its region too: it is I/O the SSD saved. */
-		(void) ssd_cache_heat(&tag, &sequential);
+		if (!AmStartupProcess())
+			(void) ssd_cache_heat(&tag, &sequential);
 		return;
 	}
+
+	/*
+	 * WAL redo reads the pages it is about to change: a write, and writes
+	 * neither heat nor admit.  Crash recovery after a write load reads
+	 * thousands of pages no query asked for; admitting them evicted as many
+	 * hot pages.
+	 */
+	if (AmStartupProcess())
+	{
+		mdread(reln, forknum, blocknum, buffer);
+		ssd_cache_recheck_after_crash(&tag, buffer);
+		ssd_cache_count(SSD_DISK_READS, 1);
+		return;
+	}
+
 	temperature = ssd_cache_heat(&tag, &sequential);
 	if (sequential)
 		ssd_cache_count(SSD_SEQUENTIAL, 1);

@@ -37,9 +37,11 @@
  * bits.
  *
  * Shared state owned here: the region temperatures (a partitioned hash),
- * the access count that drives aging, and the published bar.  Temperatures
- * are not persistent: after a restart the cache is warm but its
- * temperatures start from zero, as in the paper.
+ * the access count that drives aging, and the published bar.  The paper's
+ * temperatures start from zero after a restart; ours are saved at every
+ * checkpoint and at shutdown (ssd_cache_temperatures.c), because a warm
+ * cache whose pages all look cold admits the first pages read after the
+ * restart in place of the hot ones.
  *
  *-------------------------------------------------------------------------
  */
@@ -238,6 +240,78 @@ ssd_cache_heat(const BufferTag *tag, bool *sequential)
 	LWLockRelease(REGION_LOCK(hash));
 	pg_atomic_fetch_add_u64(&policy->accesses, 1);
 	return temperature;
+}
+
+/*
+ * A copy of every region's temperature, for saving (palloc'd in the caller's
+ * context; the hash is held shared only while copying).
+ */
+SsdSavedRegion *
+ssd_cache_copy_temperatures(uint64 *n)
+{
+	HASH_SEQ_STATUS seq;
+	SsdRegionEnt *ent;
+	SsdSavedRegion *out;
+	uint64		cap,
+				count = 0;
+	int			i;
+
+	cap = region_capacity(ssd_cache_slot_count);
+	out = MemoryContextAllocHuge(CurrentMemoryContext, Max(cap, 1) * sizeof(SsdSavedRegion));
+	for (i = 0; i < SSD_POLICY_NUM_PARTITIONS; i++)
+		LWLockAcquire(&region_locks[i].lock, LW_SHARED);
+	hash_seq_init(&seq, region_hash);
+	while ((ent = hash_seq_search(&seq)) != NULL)
+	{
+		if (count == cap)
+		{
+			hash_seq_term(&seq);
+			break;
+		}
+		memset(&out[count], 0, sizeof(SsdSavedRegion));
+		out[count].rnode = ent->key.rnode;
+		out[count].forkNum = ent->key.forkNum;
+		out[count].region = ent->key.region;
+		out[count].temperature = ent->temperature;
+		count++;
+	}
+	for (i = SSD_POLICY_NUM_PARTITIONS; i-- > 0;)
+		LWLockRelease(&region_locks[i].lock);
+	*n = count;
+	return out;
+}
+
+/*
+ * Put saved temperatures back (the postmaster, before any process reads).
+ * Returns how many fit; the rest are dropped, coldest or not, since a
+ * temperature is only a hint.
+ */
+uint64
+ssd_cache_restore_temperatures(const SsdSavedRegion *saved, uint64 n)
+{
+	uint64		i,
+				restored = 0;
+
+	for (i = 0; i < n; i++)
+	{
+		SsdRegionKey key;
+		SsdRegionEnt *ent;
+		bool		found;
+
+		if (saved[i].forkNum < 0 || saved[i].forkNum > MAX_FORKNUM ||
+			!(saved[i].temperature > 0))
+			continue;
+		memset(&key, 0, sizeof(key));
+		key.rnode = saved[i].rnode;
+		key.forkNum = (ForkNumber) saved[i].forkNum;
+		key.region = saved[i].region;
+		ent = hash_search(region_hash, &key, HASH_ENTER_NULL, &found);
+		if (ent == NULL)
+			break;
+		ent->temperature = saved[i].temperature;
+		restored++;
+	}
+	return restored;
 }
 
 /* Should a backend queue this page for admission? */

@@ -53,6 +53,23 @@ extern double ssd_cache_delta_random(void);
 extern double ssd_cache_delta_seq(void);
 extern uint64 ssd_cache_agings(void);
 
+/*
+ * A region's temperature as ssd_cache_temperatures.c saves it (32 bytes,
+ * no padding left to chance: the file is read back by the same build's
+ * layout only, checked by its format number).
+ */
+typedef struct SsdSavedRegion
+{
+	RelFileNode rnode;
+	int32		forkNum;
+	uint32		region;
+	uint32		unused;
+	double		temperature;
+} SsdSavedRegion;
+
+extern SsdSavedRegion *ssd_cache_copy_temperatures(uint64 *n);
+extern uint64 ssd_cache_restore_temperatures(const SsdSavedRegion *saved, uint64 n);
+
 /* Replacement (the admission worker's): candidates for eviction. */
 extern int32 ssd_cache_next_victim(double t_new);
 extern void ssd_cache_victim_admitted(int32 slot, double temperature);

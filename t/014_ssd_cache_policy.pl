@@ -6,15 +6,18 @@ use warnings;
 
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes ();
 use SSDKitTest;
 
 # A tiny shared_buffers so that repeated reads reach the cache; a 16 MB
-# cache (2048 slots).
+# cache (2048 slots).  fsync = on: with it off the checkpointer never calls
+# sync handlers, the cache sees no checkpoint, and a crash empties it.
 sub policy_node
 {
 	my ($name, $policy) = @_;
 	my $node = SSDKitTest::node($name, cache => '16MB',
-		conf => "shared_buffers = 2MB\nautovacuum = off\nssd_cache.policy = $policy\n");
+		conf => "shared_buffers = 2MB\nautovacuum = off\nssd_cache.policy = $policy\n"
+		  . "fsync = on\n");
 	$node->safe_psql('postgres', q{
 		CREATE EXTENSION ssd_cache;
 		-- hot: about 1000 pages read over and over at random
@@ -25,7 +28,11 @@ sub policy_node
 		ALTER TABLE c ALTER pad SET STORAGE PLAIN;
 		INSERT INTO c SELECT g, random(), repeat('c', 7000) FROM generate_series(1, 6000) g;
 		CREATE INDEX ON c (r);
-		VACUUM ANALYZE h; VACUUM ANALYZE c;
+		CREATE TABLE c2 (LIKE c);
+		ALTER TABLE c2 ALTER pad SET STORAGE PLAIN;
+		INSERT INTO c2 SELECT * FROM c;
+		CREATE INDEX ON c2 (r);
+		VACUUM ANALYZE h; VACUUM ANALYZE c; VACUUM ANALYZE c2;
 	});
 	return $node;
 }
@@ -44,13 +51,14 @@ my $hot_query = q{
 # the policy must.
 sub cold_stream
 {
-	my ($node) = @_;
+	my ($node, $table) = @_;
+	$table //= 'c';
 	for my $i (0 .. 19)
 	{
 		my ($lo, $hi) = ($i / 20, ($i + 1) / 20);
 		$node->safe_psql('postgres', qq{
 			SET enable_seqscan = off; SET enable_bitmapscan = off;
-			SELECT sum(length(pad)) FROM c WHERE r >= $lo AND r < $hi;
+			SELECT sum(length(pad)) FROM $table WHERE r >= $lo AND r < $hi;
 		});
 		SSDKitTest::cache_drain($node);
 	}
@@ -99,6 +107,88 @@ cmp_ok($refused, '>', 1000, "tac: then refused cold pages ($refused)");
 my $after = hot_hit_ratio($tac);
 cmp_ok($after, '>=', $before - 0.1, "tac keeps the hot set: hit ratio $before before, $after after");
 is($tac->safe_psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()'), '0', 'tac: cache equals disk');
+
+# 3b. Temperatures outlive a crash: the admission worker saves them after
+#     every checkpoint, the postmaster restores them, so a stream of pages
+#     never read before, right after the restart, still cannot evict the
+#     hot set (with every temperature at zero it did: the hot pages looked
+#     as cold as any).
+my $tfile = $tac->data_dir . '/ssd_cache.temperatures';
+$tac->safe_psql('postgres', $hot_query);
+SSDKitTest::cache_drain($tac);
+unlink $tfile;
+$tac->safe_psql('postgres', 'CHECKPOINT');
+my $saved = 0;
+for (1 .. 100)
+{
+	last if ($saved = -s $tfile);
+	Time::HiRes::usleep(100_000);
+}
+cmp_ok($saved, '>', 0, 'a checkpoint saves the temperatures');
+$tac->stop('immediate');
+my $logpos = -s $tac->logfile;
+$tac->start;
+my $restored = 0;
+$restored = $1 if slurp_file($tac->logfile, $logpos) =~ /restored the temperatures of (\d+) regions/;
+cmp_ok($restored, '>', 10, "the start after a crash restores them ($restored regions)");
+SSDKitTest::wait_write_through($tac);
+cmp_ok(SSDKitTest::cache_stat($tac, 'used_slots'), '==', 2048, 'the cache survives the crash');
+SSDKitTest::verify_ok($tac, 'after the crash');
+$tac->safe_psql('postgres', 'SELECT ssd_cache_reset_stats()');
+cold_stream($tac, 'c2');
+my $evicted = $tac->safe_psql('postgres', 'SELECT evictions FROM ssd_cache_stats');
+my $after_crash = hot_hit_ratio($tac);
+cmp_ok($after_crash, '>=', $before - 0.1,
+	"tac keeps the hot set through a cold stream right after a crash: hit ratio $after_crash ($evicted evictions)");
+
+# 3c. WAL redo's reads are writes to come: they neither heat nor admit
+#     (after a write load recovery read thousands of pages no query asked
+#     for, and admitting them evicted as many hot pages).  A fresh table is
+#     loaded and updated at random inside a large shared_buffers, so that
+#     no query reads its pages from disk; recovery, in 2 MB, reads them
+#     (sequential detection off, so that none is left out as sequential).
+$tac->append_conf('postgresql.conf',
+	"shared_buffers = 64MB\nssd_cache.sequential_detection = none\n");
+$tac->restart;
+$tac->safe_psql('postgres', q{
+	CREATE TABLE u (id int PRIMARY KEY, pad text);
+	INSERT INTO u SELECT g, repeat('u', 700) FROM generate_series(1, 30000) g;
+	CHECKPOINT;
+	DO $$
+	BEGIN
+		FOR i IN 1 .. 6000 LOOP
+			UPDATE u SET pad = repeat('w', 700) WHERE id = (random() * 29999)::int + 1;
+		END LOOP;
+	END $$;
+});
+my $updated = $tac->safe_psql('postgres', q{SELECT count(*) FROM u WHERE pad = repeat('w', 700)});
+$tac->stop('immediate');
+$tac->append_conf('postgresql.conf', "shared_buffers = 2MB\n");
+$tac->start;
+my ($redo_reads, $redo_offers) = split /\|/,
+  $tac->safe_psql('postgres', 'SELECT disk_reads, admissions + refusals FROM ssd_cache_stats');
+cmp_ok($redo_reads, '>', 300, "crash recovery read pages from disk at random ($redo_reads)");
+cmp_ok($redo_offers, '<', $redo_reads / 10,
+	"and offered none of them for admission ($redo_offers offers, from the test's own queries)");
+SSDKitTest::wait_write_through($tac);
+SSDKitTest::verify_ok($tac, 'after the second crash');
+is($tac->safe_psql('postgres', q{SELECT count(*) FROM u WHERE pad = repeat('w', 700)}),
+	$updated, 'the updates survive the crash');
+$tac->append_conf('postgresql.conf', "ssd_cache.sequential_detection = both\n");
+
+# A damaged file is ignored with a LOG line; the cache runs on.
+$tac->stop;
+open(my $fh, '+<', $tfile) or die "open $tfile: $!";
+binmode $fh;
+seek($fh, 40, 0);
+print $fh "garbage!";
+close $fh;
+$logpos = -s $tac->logfile;
+$tac->start;
+like(slurp_file($tac->logfile, $logpos), qr/ssd_cache: ignoring "ssd_cache.temperatures": checksum mismatch/,
+	'a damaged temperature file is ignored, with a LOG line');
+is($tac->safe_psql('postgres', "SELECT mode = 'write-through' FROM ssd_cache_stats"), 't',
+	'and the cache runs');
 $tac->stop;
 
 # The same with clock: the cold stream evicts the hot set.
