@@ -52,6 +52,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("flashscan");
 	pax_writer_init();
 	pax_ddl_init();
+	pax_bitmap_init();
 }
 
 /* flashscan_status(): library version, how it was loaded, io_uring support. */

@@ -504,6 +504,7 @@ extern void pax_forget_relation(Oid relid);
 
 /* pax_ddl.c */
 extern void pax_ddl_init(void);
+extern void pax_bitmap_init(void);
 
 /* pax_handler.c */
 extern const TableAmRoutine *pax_table_am_routine(void);

@@ -11,9 +11,9 @@
  * Visibility is decided per group (pax_group_visible()), then per row
  * (pax_visible_rows(), pax_row_visible()) for groups with a row map.
  *
- * Not supported yet: index AMs that only do bitmap scans (BRIN, GIN: a
- * feature_not_supported error at CREATE INDEX) and bitmap heap scans (the
- * planner does not offer them).
+ * Not supported yet: BRIN (a feature_not_supported error at CREATE INDEX):
+ * its block ranges are physical block ranges of the table, and pax's TID
+ * blocks are not physical blocks.
  *
  *-------------------------------------------------------------------------
  */
@@ -84,10 +84,16 @@ typedef struct PaxScanDescData
 	uint32		analyze_end;
 	PaxDeltaRowHeader *analyze_hdrs;	/* a delta group's row headers */
 	uint32		analyze_nhdrs;	/* rows the delta page holds */
+	/* TABLESAMPLE and bitmap scans: rows fetched by TID */
+	struct PaxIndexFetchData *row_fetch;
 	/* TABLESAMPLE: TID blocks of PAX_ROWS_PER_TID_BLOCK row numbers */
-	struct PaxIndexFetchData *sample_fetch;
 	BlockNumber sample_nblocks;
 	BlockNumber sample_block;	/* current one, or InvalidBlockNumber */
+	/* bitmap scans: the current TID block's candidate offsets */
+	BlockNumber bm_block;
+	int			bm_ntids;
+	int			bm_next;
+	OffsetNumber bm_offsets[PAX_ROWS_PER_TID_BLOCK];
 } PaxScanDescData;
 
 typedef PaxScanDescData *PaxScanDesc;
@@ -220,11 +226,10 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	/* pg_stat_*_tables.seq_scan, as heap counts it: at every start and rescan */
 	if (flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
+	if (flags & (SO_TYPE_SAMPLESCAN | SO_TYPE_BITMAPSCAN))
+		scan->row_fetch = (struct PaxIndexFetchData *) pax_index_fetch_begin(rel);
 	if (flags & SO_TYPE_SAMPLESCAN)
-	{
-		scan->sample_fetch = (struct PaxIndexFetchData *) pax_index_fetch_begin(rel);
 		sample_reset(scan);
-	}
 	if ((flags & SO_ALLOW_STRAT) &&
 		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))
 		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -1316,12 +1321,78 @@ pax_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 			return false;
 		}
 		ItemPointerSet(&tid, scan->sample_block, off);
-		if (fetch_row(scan->sample_fetch, &tid, sscan->rs_snapshot, slot, NULL))
+		if (fetch_row(scan->row_fetch, &tid, sscan->rs_snapshot, slot, NULL))
 		{
 			pgstat_count_heap_getnext(sscan->rs_rd);
 			return true;
 		}
 	}
+}
+
+/* ------------------------------------------------------------------------
+ * Bitmap scans
+ *
+ * A TID bitmap names rows by TID block (PAX_ROWS_PER_TID_BLOCK row numbers
+ * of one insertion run, as TABLESAMPLE sees the table): exact pages list
+ * offsets, lossy ones stand for every row number of the block.  Each
+ * candidate is fetched by TID, so a bitmap scan sees, locks (SSI) and
+ * counts rows as an index scan does; the executor rechecks the quals of
+ * lossy pages.  No update chain is followed: an updated row's new version
+ * has a TID of its own, in the bitmap if it matches (heap's HOT chains have
+ * no pax counterpart).  BitmapHeapScan's own prefetching takes TID blocks
+ * for physical ones; pax_bitmap.c turns it off for pax relations.
+ * ------------------------------------------------------------------------
+ */
+
+static bool
+pax_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+	int			i;
+
+	scan->bm_block = tbmres->blockno;
+	scan->bm_next = 0;
+	if (tbmres->ntuples >= 0)
+	{
+		scan->bm_ntids = 0;
+		for (i = 0; i < tbmres->ntuples; i++)
+			if (tbmres->offsets[i] >= FirstOffsetNumber &&
+				tbmres->offsets[i] <= PAX_ROWS_PER_TID_BLOCK)
+				scan->bm_offsets[scan->bm_ntids++] = tbmres->offsets[i];
+	}
+	else
+	{
+		for (i = 0; i < PAX_ROWS_PER_TID_BLOCK; i++)
+			scan->bm_offsets[i] = (OffsetNumber) (i + FirstOffsetNumber);
+		scan->bm_ntids = PAX_ROWS_PER_TID_BLOCK;
+	}
+	return scan->bm_ntids > 0;
+}
+
+static bool
+pax_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
+						   TupleTableSlot *slot)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+
+	while (scan->bm_next < scan->bm_ntids)
+	{
+		ItemPointerData tid;
+
+		CHECK_FOR_INTERRUPTS();
+		ItemPointerSet(&tid, scan->bm_block, scan->bm_offsets[scan->bm_next++]);
+		if (fetch_row(scan->row_fetch, &tid, sscan->rs_snapshot, slot, NULL))
+		{
+			/* SERIALIZABLE: the row read, as heap's bitmap scan locks it */
+			if (IsMVCCSnapshot(sscan->rs_snapshot))
+				PredicateLockTID(sscan->rs_rd, &tid, sscan->rs_snapshot,
+								 InvalidTransactionId);
+			pgstat_count_heap_fetch(sscan->rs_rd);
+			return true;
+		}
+	}
+	ExecClearTuple(slot);
+	return false;
 }
 
 /* ------------------------------------------------------------------------
@@ -1348,14 +1419,14 @@ pax_index_build_range_scan(Relation table_rel, Relation index_rel,
 	uint64		min_rownum = 0,
 				max_rownum = PG_UINT64_MAX;
 
-	if (index_rel->rd_indam->amgettuple == NULL)
+	if (index_rel->rd_rel->relam == BRIN_AM_OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("index access method \"%s\" is not supported on pax table \"%s\"",
 						get_am_name(index_rel->rd_rel->relam),
 						RelationGetRelationName(table_rel)),
-				 errdetail("It serves only bitmap scans, and pax tables do not take bitmap scans yet."),
-				 errhint("Use a btree, hash, GiST or SP-GiST index.")));
+				 errdetail("BRIN summarizes ranges of physical table blocks; pax rows have logical TIDs, not block positions."),
+				 errhint("Use a btree, hash, GiST, SP-GiST or GIN index; pax's own group statistics skip groups as a BRIN index would.")));
 	/* a TID block range selects row numbers (logical TIDs) */
 	if (numblocks != InvalidBlockNumber)
 	{
@@ -1599,8 +1670,8 @@ static const TableAmRoutine pax_methods = {
 
 	.relation_estimate_size = pax_relation_estimate_size,
 
-	.scan_bitmap_next_block = NULL,
-	.scan_bitmap_next_tuple = NULL,
+	.scan_bitmap_next_block = pax_scan_bitmap_next_block,
+	.scan_bitmap_next_tuple = pax_scan_bitmap_next_tuple,
 	.scan_sample_next_block = pax_scan_sample_next_block,
 	.scan_sample_next_tuple = pax_scan_sample_next_tuple,
 };
