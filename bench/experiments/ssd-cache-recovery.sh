@@ -31,6 +31,10 @@
 #          --read_clients 8 --configs "cache nocache" --stop kill
 # --stop fast replaces the crash by a fast shutdown (pg_ctl stop -m fast):
 # the control for what the write load alone does to the cache's hit ratio.
+# --rate N (transactions per second, 0 = as fast as possible) throttles the
+# write load (pgbench -R): below what the slower configuration sustains,
+# both commit the same transactions before the crash and replay the same
+# WAL, so recovery times compare at equal work.
 
 OLTP_DB=bench
 
@@ -44,7 +48,7 @@ rec_so_id() {
 
 experiment_main() {
 	local scale=30 pct=25 shared_buffers_mb=128 warmup=120 read_seconds=30 crash_after="60 180"
-	local clients=4 read_clients=8 configs="cache nocache" stop=kill
+	local clients=4 read_clients=8 configs="cache nocache" stop=kill rate=0
 	parse_options ssd-cache-recovery "$@"
 	local so_start
 	so_start=$(rec_so_id)
@@ -52,13 +56,13 @@ experiment_main() {
 	local pristine db_mb config
 	pristine=$(cache_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
-	meta workloads "pgbench scale $scale (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers): write load pgbench's TPC-B-like script (-n -c $clients -j 2); read phases and warm-up skewed select-only (bench/workloads/select-skewed.sql, -c $read_clients -j 2)"
+	meta workloads "pgbench scale $scale (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers): write load pgbench's TPC-B-like script (-n -c $clients -j 2); read phases and warm-up skewed select-only (bench/workloads/select-skewed.sql, -c $read_clients -j 2)$([ "$rate" = 0 ] || echo "; write load throttled to $rate tps (pgbench -R)")"
 	meta settings "HDD tier; shared_buffers ${shared_buffers_mb} MB, memory cap shared_buffers + max(10% of the database, 96 MB); PostgreSQL defaults otherwise (checkpoint_timeout 5min, max_wal_size 1GB, data checksums on); cache: ssd_cache tac at ${pct}% of the database on the SSD tier; no cache: stock PostgreSQL (shared_preload_libraries empty); warm-up ${warmup} s, read phases ${read_seconds} s, read phases after a clean restart (before) and after the crash recovery (after), both with cold shared_buffers and OS cache; crash T s after a CHECKPOINT for T in: ${crash_after}; crash = kill -9 of the postmaster, wait for its children, sync + drop_caches, start$([ "$stop" = kill ] || echo "; CONTROL RUN: --stop $stop, a clean pg_ctl stop -m $stop instead of the crash")"
 	echo "config,stop,crash_after_s,cache_mb,write_tps,transactions,wal_mb,recovery_s,log_recovery_s,redo_s,checkpoint_s,checkpoint_buffers,hdd_reads,hdd_writes,verify_s,mode_at_crash,used_at_crash,write_hit_ratio,used_after_recovery,recovery_hits,recovery_misses,recovery_admissions,recovery_evictions,recovery_invalidations,hit_before,hit_after,used_after_read,read_tps_before,read_tps_after,cache_log" >"$RESULT.csv"
 
 	for config in $configs; do
 		recovery_config "$pristine" "$db_mb" "$config" "$scale" "$pct" "$shared_buffers_mb" "$warmup" \
-			"$read_seconds" "$crash_after" "$clients" "$read_clients" "$stop"
+			"$read_seconds" "$crash_after" "$clients" "$read_clients" "$stop" "$rate"
 	done
 	[ "$(rec_so_id)" = "$so_start" ] || {
 		meta ssd_cache_build_changed "ssd_cache.so was replaced during the run (now $(rec_so_id)): the server starts after it used another build"
@@ -122,7 +126,7 @@ rec_log_ts() {
 
 recovery_config() {
 	local pristine=$1 db_mb=$2 config=$3 scale=$4 pct=$5 sb_mb=$6 warmup=$7 read_seconds=$8
-	local crash_after=$9 clients=${10} read_clients=${11} stop=${12} os_mb use_pct=$5 t
+	local crash_after=$9 clients=${10} read_clients=${11} stop=${12} rate=${13} os_mb use_pct=$5 t
 	[ "$config" = nocache ] && use_pct=0
 	cache_server_start "$pristine" "$db_mb" hdd tac "$use_pct" "recovery-$config"
 	# The harness sizes shared_buffers at 3% of the database: restart with
@@ -136,13 +140,13 @@ recovery_config() {
 	skewed_pgbench "$warmup" "$read_clients" "$scale" "$RUN_DIR/$config-warmup.out"
 	log "$config: warm-up done, cache: $(rec_cache_stats)"
 	for t in $crash_after; do
-		recovery_crash "$config" "$t" "$scale" "$read_seconds" "$clients" "$read_clients" "$stop"
+		recovery_crash "$config" "$t" "$scale" "$read_seconds" "$clients" "$read_clients" "$stop" "$rate"
 	done
 	cache_server_stop
 }
 
 recovery_crash() {
-	local config=$1 t=$2 scale=$3 read_seconds=$4 clients=$5 read_clients=$6 stop=$7
+	local config=$1 t=$2 scale=$3 read_seconds=$4 clients=$5 read_clients=$6 stop=$7 rate=$8
 	local tag="$config-$2s" before after h0 h1 wpid crash_stats logf dev d0 d1 s0 s1
 	local hit_w used_c mode_c recovery_s
 	logf="$RUN_DIR/$tag.log"
@@ -155,7 +159,7 @@ recovery_crash() {
 	h0=$(rec_sql "SELECT count(*) FROM pgbench_history")
 	rec_sql "CHECKPOINT" >/dev/null
 	rec_reset_stats
-	bench_pgbench -n -c "$clients" -j 2 -T $((t + 120)) -P 10 bench >"$RUN_DIR/$tag-write.out" 2>&1 &
+	bench_pgbench -n -c "$clients" -j 2 -T $((t + 120)) -P 10 $([ "$rate" = 0 ] || echo "-R $rate") bench >"$RUN_DIR/$tag-write.out" 2>&1 &
 	wpid=$!
 	sleep "$t"
 	crash_stats=$(rec_cache_stats)
