@@ -1136,6 +1136,17 @@ pax_relation_vacuum(Relation rel, VacuumParams *params,
 				dead;
 	uint64		rewritten;
 
+	/*
+	 * heap's warning for VACUUM (PARALLEL n) of a temporary table with two or
+	 * more indexes to vacuum (pax vacuums indexes in this process anyway).
+	 */
+	if (params->nworkers > 0 && RelationUsesLocalBuffers(rel) &&
+		params->index_cleanup != VACOPTVALUE_DISABLED &&
+		list_length(RelationGetIndexList(rel)) > 1)
+		ereport(WARNING,
+				(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
+						RelationGetRelationName(rel))));
+
 	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
 						  params->multixact_freeze_min_age,
 						  params->multixact_freeze_table_age,

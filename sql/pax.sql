@@ -561,4 +561,10 @@ DROP TABLE pt, ht, pt2, pt3, ptt, ptu, fk_child, fk_parent, plain_flashscan, pax
 DROP FUNCTION log_row(), log_stmt(), dml_both(text), same_dml(text);
 DROP FUNCTION same_result(text);
 DROP FUNCTION flashscan_counters(text);
+-- VACUUM (PARALLEL n) of a temporary table warns as heap's does
+CREATE TEMPORARY TABLE tmpv (a int PRIMARY KEY) USING pax;
+CREATE INDEX ON tmpv (a);
+VACUUM (PARALLEL 1) tmpv;
+VACUUM (PARALLEL 1, INDEX_CLEANUP off) tmpv;
+DROP TABLE tmpv;
 DROP EXTENSION flashscan;
