@@ -352,17 +352,45 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, double group_blocks, int natt
 	return true;
 }
 
+static int
+compare_total_cost(const ListCell *a, const ListCell *b)
+{
+	Cost		ca = ((Path *) lfirst(a))->total_cost;
+	Cost		cb = ((Path *) lfirst(b))->total_cost;
+
+	return (ca > cb) - (ca < cb);
+}
+
+/*
+ * Reprice the bitmap heap paths of a pax relation.  They were added (and
+ * compared) at the heap price, so a path they pushed out of the lists (an
+ * index scan, a parallel seq scan) is gone by now: when a price rose, the
+ * plain paths are generated again with bitmap paths disabled, which keeps
+ * those from pruning anything a second time, and the lists are sorted again
+ * (the cheapest partial path must come first for Gather).
+ */
 static void
 price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 {
-	Relation	r = relation_open(rte->relid, NoLock);
-	double		group_blocks = pax_relation_group_blocks(r);
-	int			natts = RelationGetDescr(r)->natts;
+	Relation	r;
+	double		group_blocks;
+	int			natts;
 	double		spc_random,
 				spc_seq;
 	bool		raised = false;
+	bool		any = false;
 	ListCell   *lc;
 
+	foreach(lc, rel->pathlist)
+		any |= IsA(lfirst(lc), BitmapHeapPath);
+	foreach(lc, rel->partial_pathlist)
+		any |= IsA(lfirst(lc), BitmapHeapPath);
+	if (!any)
+		return;
+
+	r = relation_open(rte->relid, NoLock);
+	group_blocks = pax_relation_group_blocks(r);
+	natts = RelationGetDescr(r)->natts;
 	relation_close(r, NoLock);
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
 	foreach(lc, rel->pathlist)
@@ -370,14 +398,36 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 			raised |= price_pax_bitmap_path(lfirst(lc), rel, group_blocks, natts, spc_seq);
 	foreach(lc, rel->partial_pathlist)
 		if (IsA(lfirst(lc), BitmapHeapPath))
-			(void) price_pax_bitmap_path(lfirst(lc), rel, group_blocks, natts, spc_seq);
+			raised |= price_pax_bitmap_path(lfirst(lc), rel, group_blocks, natts, spc_seq);
+	if (!raised)
+		return;
 
-	/*
-	 * A bitmap path priced too low may have pushed the sequential scan out
-	 * of the list when it was added; offer it again.
-	 */
-	if (raised)
-		add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
+	add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
+	if (rel->consider_parallel && rel->lateral_relids == NULL)
+	{
+		int			workers = compute_parallel_worker(rel, rel->pages, -1,
+													  max_parallel_workers_per_gather);
+
+		if (workers > 0)
+			add_partial_path(rel, create_seqscan_path(root, rel, NULL, workers));
+	}
+	{
+		bool		save = enable_bitmapscan;
+
+		enable_bitmapscan = false;
+		PG_TRY();
+		{
+			create_index_paths(root, rel);
+		}
+		PG_FINALLY();
+		{
+			enable_bitmapscan = save;
+		}
+		PG_END_TRY();
+	}
+	create_tidscan_paths(root, rel);
+	list_sort(rel->pathlist, compare_total_cost);
+	list_sort(rel->partial_pathlist, compare_total_cost);
 }
 
 static void
