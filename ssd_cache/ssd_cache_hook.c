@@ -80,6 +80,7 @@
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xlogreader.h"
+#include "access/xlogutils.h"
 #include "commands/dbcommands_xlog.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -318,18 +319,19 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	if (ssd_cache_read(&tag, buffer))
 	{
 		/* A hit heats its region too: it is I/O the SSD saved. */
-		if (!AmStartupProcess())
+		if (!InRecovery)
 			(void) ssd_cache_heat(&tag, &sequential);
 		return;
 	}
 
 	/*
-	 * WAL redo reads the pages it is about to change: a write, and writes
+	 * WAL redo (InRecovery: the startup process, or a single-user backend
+	 * replaying) reads the pages it is about to change: a write, and writes
 	 * neither heat nor admit.  Crash recovery after a write load reads
 	 * thousands of pages no query asked for; admitting them evicted as many
 	 * hot pages.
 	 */
-	if (AmStartupProcess())
+	if (InRecovery)
 	{
 		mdread(reln, forknum, blocknum, buffer);
 		ssd_cache_recheck_after_crash(&tag, buffer);

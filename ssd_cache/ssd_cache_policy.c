@@ -129,9 +129,14 @@ ssd_cache_policy_shmem_init(uint64 nslots, LWLockPadded *locks)
 	info.keysize = sizeof(SsdRegionKey);
 	info.entrysize = sizeof(SsdRegionEnt);
 	info.num_partitions = SSD_POLICY_NUM_PARTITIONS;
+	/*
+	 * Fixed size: a full table refuses new regions (ssd_cache_heat counts
+	 * the access alone) instead of taking the spare shared memory that the
+	 * lock tables grow into.
+	 */
 	region_hash = ShmemInitHash("ssd_cache region temperatures",
 								region_capacity(nslots), region_capacity(nslots),
-								&info, HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+								&info, HASH_ELEM | HASH_BLOBS | HASH_PARTITION | HASH_FIXED_SIZE);
 	region_locks = locks;
 }
 
@@ -243,8 +248,10 @@ ssd_cache_heat(const BufferTag *tag, bool *sequential)
 }
 
 /*
- * A copy of every region's temperature, for saving (palloc'd in the caller's
- * context; the hash is held shared only while copying).
+ * A copy of every region's temperature, for saving, palloc'd in the
+ * caller's context; NULL if that memory is not available.  The hash is held
+ * shared only while copying (readers that heat a region wait that long,
+ * about a millisecond per 50,000 regions).
  */
 SsdSavedRegion *
 ssd_cache_copy_temperatures(uint64 *n)
@@ -256,24 +263,29 @@ ssd_cache_copy_temperatures(uint64 *n)
 				count = 0;
 	int			i;
 
-	cap = region_capacity(ssd_cache_slot_count);
-	out = MemoryContextAllocHuge(CurrentMemoryContext, Max(cap, 1) * sizeof(SsdSavedRegion));
 	for (i = 0; i < SSD_POLICY_NUM_PARTITIONS; i++)
 		LWLockAcquire(&region_locks[i].lock, LW_SHARED);
-	hash_seq_init(&seq, region_hash);
-	while ((ent = hash_seq_search(&seq)) != NULL)
+	cap = hash_get_num_entries(region_hash);
+	out = MemoryContextAllocExtended(CurrentMemoryContext,
+									 Max(cap, 1) * sizeof(SsdSavedRegion),
+									 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (out != NULL)
 	{
-		if (count == cap)
+		hash_seq_init(&seq, region_hash);
+		while ((ent = hash_seq_search(&seq)) != NULL)
 		{
-			hash_seq_term(&seq);
-			break;
+			if (count == cap)
+			{
+				hash_seq_term(&seq);
+				break;
+			}
+			memset(&out[count], 0, sizeof(SsdSavedRegion));
+			out[count].rnode = ent->key.rnode;
+			out[count].forkNum = ent->key.forkNum;
+			out[count].region = ent->key.region;
+			out[count].temperature = ent->temperature;
+			count++;
 		}
-		memset(&out[count], 0, sizeof(SsdSavedRegion));
-		out[count].rnode = ent->key.rnode;
-		out[count].forkNum = ent->key.forkNum;
-		out[count].region = ent->key.region;
-		out[count].temperature = ent->temperature;
-		count++;
 	}
 	for (i = SSD_POLICY_NUM_PARTITIONS; i-- > 0;)
 		LWLockRelease(&region_locks[i].lock);
@@ -283,8 +295,9 @@ ssd_cache_copy_temperatures(uint64 *n)
 
 /*
  * Put saved temperatures back (the postmaster, before any process reads).
- * Returns how many fit; the rest are dropped, coldest or not, since a
- * temperature is only a hint.
+ * Returns how many fit in the fixed-size table (a file saved by a larger
+ * cache holds more); the rest are dropped, since a temperature is only a
+ * hint.
  */
 uint64
 ssd_cache_restore_temperatures(const SsdSavedRegion *saved, uint64 n)

@@ -128,6 +128,13 @@ ssd_cache_save_temperatures(void)
 	bool		ok;
 
 	r = ssd_cache_copy_temperatures(&n);
+	if (r == NULL)
+	{
+		ereport(LOG,
+				(errmsg("ssd_cache: out of memory copying the cache's temperatures"),
+				 errdetail("They were not saved; the previous file stays.")));
+		return;
+	}
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = TEMPERATURES_MAGIC;
 	hdr.format = TEMPERATURES_FORMAT;
@@ -195,19 +202,26 @@ ssd_cache_save_temperatures_if_due(void)
 	ssd_cache_save_temperatures();
 }
 
+/* Entries read at a time: the postmaster never holds more than 2 MB of them. */
+#define LOAD_CHUNK	65536
+
 /*
  * In the postmaster, when shared memory is set up: load the file if it is
- * there and whole.
+ * there and whole.  Two passes in chunks, the checksum first, so that a
+ * file of any size costs bounded memory and nothing of a damaged one gets
+ * in.
  */
 void
 ssd_cache_load_temperatures(void)
 {
 	SsdTemperaturesHeader hdr;
-	SsdSavedRegion *r;
+	SsdSavedRegion *chunk;
 	struct stat st;
 	int			fd;
-	bool		ok;
-	uint64		restored;
+	int			pass;
+	bool		ok = true;
+	pg_crc32c	crc;
+	uint64		restored = 0;
 
 	fd = OpenTransientFile(TEMPERATURES_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
@@ -222,7 +236,7 @@ ssd_cache_load_temperatures(void)
 	if (fstat(fd, &st) != 0 ||
 		!read_all(fd, &hdr, sizeof(hdr)) ||
 		hdr.magic != TEMPERATURES_MAGIC || hdr.format != TEMPERATURES_FORMAT ||
-		hdr.count > (uint64) (MaxAllocHugeSize / sizeof(SsdSavedRegion)) ||
+		hdr.count > (uint64) st.st_size / sizeof(SsdSavedRegion) ||
 		(uint64) st.st_size != sizeof(hdr) + hdr.count * sizeof(SsdSavedRegion))
 	{
 		CloseTransientFile(fd);
@@ -232,20 +246,48 @@ ssd_cache_load_temperatures(void)
 				 errdetail("The cache starts with every temperature at zero.")));
 		return;
 	}
-	r = MemoryContextAllocHuge(CurrentMemoryContext, Max(hdr.count, 1) * sizeof(SsdSavedRegion));
-	ok = read_all(fd, r, hdr.count * sizeof(SsdSavedRegion));
+	chunk = palloc(LOAD_CHUNK * sizeof(SsdSavedRegion));
+	for (pass = 0; pass < 2 && ok; pass++)
+	{
+		uint64		done = 0;
+
+		if (lseek(fd, sizeof(hdr), SEEK_SET) < 0)
+			ok = false;
+		INIT_CRC32C(crc);
+		while (ok && done < hdr.count)
+		{
+			uint64		n = Min(hdr.count - done, (uint64) LOAD_CHUNK);
+
+			if (!read_all(fd, chunk, n * sizeof(SsdSavedRegion)))
+			{
+				ok = false;
+				break;
+			}
+			if (pass == 0)
+				COMP_CRC32C(crc, chunk, n * sizeof(SsdSavedRegion));
+			else
+				restored += ssd_cache_restore_temperatures(chunk, n);
+			done += n;
+		}
+		if (pass == 0)
+		{
+			FIN_CRC32C(crc);
+			ok = ok && crc == hdr.crc;
+		}
+	}
 	CloseTransientFile(fd);
-	if (!ok || entries_crc(r, hdr.count) != hdr.crc)
+	pfree(chunk);
+	if (!ok)
 	{
 		ereport(LOG,
 				(errmsg("ssd_cache: ignoring \"%s\": checksum mismatch", TEMPERATURES_FILE),
 				 errdetail("The cache starts with every temperature at zero.")));
-		pfree(r);
 		return;
 	}
-	restored = ssd_cache_restore_temperatures(r, hdr.count);
-	pfree(r);
 	ereport(LOG,
 			(errmsg("ssd_cache: restored the temperatures of %llu regions",
-					(unsigned long long) restored)));
+					(unsigned long long) restored),
+			 restored < hdr.count ?
+			 errdetail("%llu more did not fit the table of a cache this size.",
+					   (unsigned long long) (hdr.count - restored)) : 0));
 }
