@@ -362,6 +362,46 @@ compare_total_cost(const ListCell *a, const ListCell *b)
 }
 
 /*
+ * Can the plan being made re-run scans through EvalPlanQual (an UPDATE,
+ * DELETE or FOR UPDATE/SHARE anywhere in the statement)?  EvalPlanQual
+ * initializes its own copy of the plan during execution, where
+ * pax_bitmap.c's ExecutorStart hook cannot turn BitmapHeapScan's block
+ * prefetching off.
+ */
+static bool
+epq_possible(PlannerInfo *root)
+{
+	PlannerInfo *level;
+
+	for (level = root; level != NULL; level = level->parent_root)
+	{
+		if (level->parse->commandType != CMD_SELECT || level->parse->rowMarks != NIL ||
+			level->parse->hasModifyingCTE)
+			return true;
+	}
+	return root->glob->lastRowMarkId > 0;
+}
+
+/*
+ * Would BitmapHeapScan's prefetching (which takes TID blocks for physical
+ * blocks) name a block in a segment file the relation does not have?  md.c
+ * fails such a prefetch.  TID blocks get a margin of half again for rows
+ * inserted while a cached plan lives.
+ */
+static bool
+tid_blocks_pass_segments(Relation r)
+{
+	uint64		next_rownum;
+	double		tid_blocks;
+	double		segments;
+
+	pax_meta_counters(r, &next_rownum, NULL);
+	tid_blocks = ceil((double) next_rownum / PAX_ROWS_PER_TID_BLOCK) * 1.5;
+	segments = floor((double) RelationGetNumberOfBlocks(r) / RELSEG_SIZE) + 1;
+	return tid_blocks > segments * RELSEG_SIZE;
+}
+
+/*
  * Reprice the bitmap heap paths of a pax relation.  They were added (and
  * compared) at the heap price, so a path they pushed out of the lists (an
  * index scan, a parallel seq scan) is gone by now: when a price rose, the
@@ -379,6 +419,7 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 				spc_seq;
 	bool		raised = false;
 	bool		any = false;
+	bool		unsafe;
 	ListCell   *lc;
 
 	foreach(lc, rel->pathlist)
@@ -391,8 +432,20 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	r = relation_open(rte->relid, NoLock);
 	group_blocks = pax_relation_group_blocks(r);
 	natts = RelationGetDescr(r)->natts;
+	unsafe = epq_possible(root) && tid_blocks_pass_segments(r);
 	relation_close(r, NoLock);
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
+	if (unsafe)
+	{
+		/* no bitmap scan at all: see epq_possible() */
+		foreach(lc, rel->pathlist)
+			if (IsA(lfirst(lc), BitmapHeapPath))
+				rel->pathlist = foreach_delete_current(rel->pathlist, lc);
+		foreach(lc, rel->partial_pathlist)
+			if (IsA(lfirst(lc), BitmapHeapPath))
+				rel->partial_pathlist = foreach_delete_current(rel->partial_pathlist, lc);
+		raised = true;
+	}
 	foreach(lc, rel->pathlist)
 		if (IsA(lfirst(lc), BitmapHeapPath))
 			raised |= price_pax_bitmap_path(lfirst(lc), rel, group_blocks, natts, spc_seq);
@@ -426,6 +479,18 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		PG_END_TRY();
 	}
 	create_tidscan_paths(root, rel);
+	if (unsafe)
+	{
+		/* the disabled ones create_index_paths made just now */
+		foreach(lc, rel->pathlist)
+			if (IsA(lfirst(lc), BitmapHeapPath))
+				rel->pathlist = foreach_delete_current(rel->pathlist, lc);
+		foreach(lc, rel->partial_pathlist)
+			if (IsA(lfirst(lc), BitmapHeapPath))
+				rel->partial_pathlist = foreach_delete_current(rel->partial_pathlist, lc);
+		/* with scans disabled those may have pruned everything else */
+		add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
+	}
 	list_sort(rel->pathlist, compare_total_cost);
 	list_sort(rel->partial_pathlist, compare_total_cost);
 }

@@ -163,6 +163,50 @@ SELECT idx_tup_fetch - :fetches_before AS fetched FROM pg_stat_user_tables WHERE
 -- BRIN's block ranges are physical; pax refuses it with a reason.
 CREATE INDEX bp_brin ON bp USING brin (id);
 
+-- TID blocks past the file's first segment (row numbers used up by aborted
+-- inserts, then VACUUM): a SELECT may use a bitmap scan (its prefetching is
+-- off), a statement EvalPlanQual may re-run does not (EvalPlanQual's copy
+-- of the plan would prefetch TID blocks as physical blocks, and md.c fails
+-- a prefetch past the last segment).
+SET flashscan.group_blocks = 32;
+CREATE TABLE big_p (k int) USING pax;
+DO $$
+BEGIN
+	FOR i IN 1 .. 5 LOOP
+		BEGIN
+			INSERT INTO big_p SELECT 1 FROM generate_series(1, 8000000);
+			RAISE EXCEPTION 'undo';
+		EXCEPTION WHEN raise_exception THEN
+		END;
+	END LOOP;
+END $$;
+VACUUM big_p;
+INSERT INTO big_p SELECT i % 100 FROM generate_series(1, 100000) i;
+CREATE INDEX ON big_p (k);
+ANALYZE big_p;
+SELECT pg_relation_size('big_p') / 8192 < 131072 AS one_segment,
+	   (SELECT max(ctid) FROM big_p) > '(131072,1)'::tid AS tids_past_it;
+CREATE TABLE a1 (id int PRIMARY KEY, v int);
+INSERT INTO a1 VALUES (1, 5);
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM big_p WHERE k = 7;
+SELECT count(*) FROM big_p WHERE k = 7;
+-- and in parallel workers, if the planner goes parallel
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SELECT count(*) FROM big_p WHERE k BETWEEN 7 AND 9;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+EXPLAIN (COSTS OFF) UPDATE a1 SET v = v + 100
+	WHERE id = 1 AND (v < 0 OR (SELECT count(*) FROM big_p b WHERE b.k = a1.v % 100) > 0);
+UPDATE a1 SET v = v + 100
+	WHERE id = 1 AND (v < 0 OR (SELECT count(*) FROM big_p b WHERE b.k = a1.v % 100) > 0);
+EXPLAIN (COSTS OFF) SELECT * FROM big_p WHERE k = 7 FOR UPDATE;
+DROP TABLE big_p, a1;
+RESET flashscan.group_blocks;
+
 RESET enable_seqscan;
 RESET enable_indexscan;
 RESET flashscan.enable;
