@@ -213,7 +213,9 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->base.rs_flags = flags;
 	scan->base.rs_parallel = pscan;
 	scan->scan_cxt = cxt;
-	scan->dir = pax_read_directory(rel, cxt);
+	/* bitmap scans fetch by TID through row_fetch, which reads its own */
+	if (!(flags & SO_TYPE_BITMAPSCAN))
+		scan->dir = pax_read_directory(rel, cxt);
 	scan->needed = all_columns(desc);
 	scan->needed_desc = desc;
 	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
