@@ -401,6 +401,19 @@ tid_blocks_pass_segments(Relation r)
 	return tid_blocks > segments * RELSEG_SIZE;
 }
 
+static void
+drop_bitmap_paths(RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+		if (IsA(lfirst(lc), BitmapHeapPath))
+			rel->pathlist = foreach_delete_current(rel->pathlist, lc);
+	foreach(lc, rel->partial_pathlist)
+		if (IsA(lfirst(lc), BitmapHeapPath))
+			rel->partial_pathlist = foreach_delete_current(rel->partial_pathlist, lc);
+}
+
 /*
  * Reprice the bitmap heap paths of a pax relation.  They were added (and
  * compared) at the heap price, so a path they pushed out of the lists (an
@@ -438,12 +451,7 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	if (unsafe)
 	{
 		/* no bitmap scan at all: see epq_possible() */
-		foreach(lc, rel->pathlist)
-			if (IsA(lfirst(lc), BitmapHeapPath))
-				rel->pathlist = foreach_delete_current(rel->pathlist, lc);
-		foreach(lc, rel->partial_pathlist)
-			if (IsA(lfirst(lc), BitmapHeapPath))
-				rel->partial_pathlist = foreach_delete_current(rel->partial_pathlist, lc);
+		drop_bitmap_paths(rel);
 		raised = true;
 	}
 	foreach(lc, rel->pathlist)
@@ -482,12 +490,7 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	if (unsafe)
 	{
 		/* the disabled ones create_index_paths made just now */
-		foreach(lc, rel->pathlist)
-			if (IsA(lfirst(lc), BitmapHeapPath))
-				rel->pathlist = foreach_delete_current(rel->pathlist, lc);
-		foreach(lc, rel->partial_pathlist)
-			if (IsA(lfirst(lc), BitmapHeapPath))
-				rel->partial_pathlist = foreach_delete_current(rel->partial_pathlist, lc);
+		drop_bitmap_paths(rel);
 		/* with scans disabled those may have pruned everything else */
 		add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
 	}
