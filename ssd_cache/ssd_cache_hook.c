@@ -331,21 +331,16 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	 * thousands of pages no query asked for; admitting them evicted as many
 	 * hot pages.
 	 */
-	if (InRecovery)
+	if (!InRecovery)
 	{
-		mdread(reln, forknum, blocknum, buffer);
-		ssd_cache_recheck_after_crash(&tag, buffer);
-		ssd_cache_count(SSD_DISK_READS, 1);
-		return;
+		temperature = ssd_cache_heat(&tag, &sequential);
+		if (sequential)
+			ssd_cache_count(SSD_SEQUENTIAL, 1);
+		else if (ssd_cache_should_offer(temperature, sequential, ssd_cache_full()))
+			item = ssd_cache_offer_reserve(&tag);
+		else
+			ssd_cache_count(SSD_REFUSALS, 1);
 	}
-
-	temperature = ssd_cache_heat(&tag, &sequential);
-	if (sequential)
-		ssd_cache_count(SSD_SEQUENTIAL, 1);
-	else if (ssd_cache_should_offer(temperature, sequential, ssd_cache_full()))
-		item = ssd_cache_offer_reserve(&tag);
-	else
-		ssd_cache_count(SSD_REFUSALS, 1);
 
 	if (item < 0)
 	{
