@@ -835,6 +835,13 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_UPDATE,
 							LockTupleNoKeyExclusive, &kc,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
+	/*
+	 * The lock READ COMMITTED's recheck takes on the newest version: as
+	 * heap's, no stronger than the update needs, so that it passes the FOR
+	 * KEY SHARE lockers (foreign key checks) a non-key update passes.
+	 */
+	if (result == TM_Updated && kc.state == 0)
+		kc.state = update_keeps_keys(&kc) ? 1 : 2;
 	if (kc.state == 1)
 		*lockmode = LockTupleNoKeyExclusive;
 	if (result != TM_Ok)

@@ -564,6 +564,7 @@ classify_lockers(MultiXactId multi, PaxModifyKind kind, LockTupleMode mode,
 	int			i;
 
 	*own_mode = -1;
+	/* every member: the caller needs our own strongest lock even when busy */
 	for (i = 0; i < n; i++)
 	{
 		TransactionId xid = members[i].xid;
@@ -574,14 +575,14 @@ classify_lockers(MultiXactId multi, PaxModifyKind kind, LockTupleMode mode,
 			*own_mode = Max(*own_mode, (int) m);
 			continue;
 		}
-		if (!TransactionIdIsInProgress(xid))
+		if (result == SLOT_BUSY || !TransactionIdIsInProgress(xid))
 			continue;
 		if ((kind != PAX_MODIFY_LOCK && kind != PAX_MODIFY_UPDATE) ||
 			ISUPDATE_from_mxstatus(members[i].status) || lock_modes_conflict(m, mode))
 		{
 			*wait_xid = xid;
 			result = SLOT_BUSY;
-			break;
+			continue;
 		}
 		result = SLOT_SHARED;
 	}
@@ -628,6 +629,14 @@ classify_slot(const PaxRowState *st, CommandId cid, PaxModifyKind kind, LockTupl
 	}
 	if (TransactionIdIsInProgress(xmax))
 	{
+		/* a lock of ours beside another's update: see the tuple lock in pax_modify_row() */
+		if (st->flags & PAX_ROW_MULTI)
+		{
+			TransactionId unused;
+
+			(void) classify_lockers(st->xmax, PAX_MODIFY_LOCK, LockTupleKeyShare, &unused,
+									own_mode);
+		}
 		if ((st->flags & PAX_ROW_LOCK_ONLY) &&
 			(kind == PAX_MODIFY_LOCK || kind == PAX_MODIFY_UPDATE) &&
 			!lock_modes_conflict(pax_row_lock_mode(st), mode))
@@ -728,55 +737,176 @@ updater_changes_keys(const PaxRowState *st)
 }
 
 /*
- * A FOR KEY SHARE lock of transaction xid on the new version of a row whose
- * update it joins (heap locks the whole update chain).  False, with nothing
- * locked, when the version is not free to lock: its updater deleted or
- * updated it again, and the request must wait for that transaction.
+ * FOR KEY SHARE and updates that keep the key columns.  A FOR KEY SHARE
+ * request (a foreign key check) that meets an update of the row, running or
+ * committed, which kept the key columns does not wait for it and does not
+ * move to the new version: as heap's lockers with a NoKeyUpdate, it locks
+ * the old version and every later one (so no later delete or key update
+ * can pass it), and returns the version it was given.
+ *
+ * The hop from version `from` to its successor is judged once per request
+ * and cached in the request's PaxKeyCheck (otid, new_tid, state): from the
+ * multixact when the update passed lockers (it records NoKeyUpdate), else
+ * by comparing the two versions' key columns (reads rows: no slot may be
+ * locked).  new_locked says the versions after new_tid's predecessor are
+ * locked already.
+ */
+static int
+hop_keys_known(PaxKeyCheck *kc, const PaxRowState *st, uint64 from)
+{
+	ItemPointerData a,
+				b;
+
+	pax_rownum_to_tid(from, &a);
+	pax_rownum_to_tid(pax_row_next(st), &b);
+	if (!(ItemPointerEquals(&kc->otid, &a) && ItemPointerEquals(&kc->new_tid, &b)))
+	{
+		kc->otid = a;
+		kc->new_tid = b;
+		kc->state = 0;
+		kc->new_locked = false;
+	}
+	if (kc->state == 0 && (st->flags & PAX_ROW_MULTI))
+		kc->state = updater_changes_keys(st) ? 2 : 1;
+	return kc->state;
+}
+
+/*
+ * Compare the key columns of the hop hop_keys_known() left unknown.  False
+ * when the new version cannot be read yet (it is still in its writer's
+ * memory): the state stays unknown.
  */
 static bool
-lock_new_version(Relation rel, uint64 rownum, TransactionId xid)
+hop_compare_keys(Relation rel, PaxKeyCheck *kc)
 {
-	RowSlot		rs;
-	GenericXLogState *state;
-	PaxRowState *st;
-	MultiXactId multi = InvalidMultiXactId;
-
-	if (!lock_row_slot(rel, rownum, &rs))
+	if (pax_find_group(pax_current_directory(rel), pax_tid_to_rownum(&kc->new_tid)) == NULL)
 		return false;
-	if (TransactionIdIsValid(rs.st->xmax))
-	{
-		TransactionId wait;
-		int			own;
+	kc->state = kc->keys_unchanged(kc) ? 1 : 2;
+	return true;
+}
 
-		/* deleted or updated again, or locked in a conflicting mode (a carried FOR UPDATE) */
-		if (!(rs.st->flags & PAX_ROW_LOCK_ONLY) ||
-			classify_slot(rs.st, InvalidCommandId, PAX_MODIFY_LOCK, LockTupleKeyShare,
-						  &wait, &own) == SLOT_BUSY)
+typedef enum ChainResult
+{
+	CHAIN_LOCKED,				/* every later version is locked (or ours) */
+	CHAIN_WAIT,					/* a later version is busy: wait for *wait_xid */
+	CHAIN_GONE					/* a committed delete or key update ends it */
+} ChainResult;
+
+/*
+ * Lock the versions of a row from rownum on, FOR KEY SHARE, in chain order
+ * as heap_lock_updated_tuple() does: a version a running transaction
+ * updated keeping the keys is joined (its xmax becomes a multixact of that
+ * update and our lock), one a committed transaction updated so is passed,
+ * the last one gets our lock.  writer is the transaction that made version
+ * rownum (to wait for while it is still in its memory).  Locks taken before
+ * a CHAIN_WAIT or CHAIN_GONE stay: they are ours, on versions we may lock.
+ */
+static ChainResult
+lock_later_versions(Relation rel, uint64 rownum, PaxKeyCheck *kc, TransactionId writer,
+					TransactionId *wait_xid)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	PaxKeyCheck hop = *kc;		/* a cache of its own: kc's is the first hop's */
+
+	ItemPointerSetInvalid(&hop.otid);
+	*wait_xid = InvalidTransactionId;
+	for (;;)
+	{
+		RowSlot		rs;
+		PaxRowState seen;
+		SlotStatus	status;
+		TransactionId w;
+		int			own;
+		int			keys;
+		MultiXactId multi = InvalidMultiXactId;
+		GenericXLogState *state;
+		PaxRowState *st;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!lock_row_slot(rel, rownum, &rs))
+		{
+			/* in its writer's memory, or removed (dead) by VACUUM */
+			if (TransactionIdIsValid(writer) && TransactionIdIsInProgress(writer))
+			{
+				*wait_xid = writer;
+				return CHAIN_WAIT;
+			}
+			return CHAIN_GONE;
+		}
+		seen = *rs.st;
+		status = classify_slot(&seen, InvalidCommandId, PAX_MODIFY_LOCK, LockTupleKeyShare,
+							   &w, &own);
+		if (status == SLOT_SELF_MODIFIED || status == SLOT_INVISIBLE ||
+			((status == SLOT_FREE || status == SLOT_SHARED) && own >= (int) LockTupleKeyShare))
+		{
+			/* our own update or lock: what follows is ours too */
+			release_row_slot(&rs);
+			return CHAIN_LOCKED;
+		}
+		if (status == SLOT_FREE || status == SLOT_SHARED)
+		{
+			/* the live version (or one whose updater aborted): lock it */
+			if (seen.flags & PAX_ROW_MULTI)
+				multi = MultiXactIdExpand(seen.xmax, xid, MultiXactStatusForKeyShare);
+			else if ((seen.flags & PAX_ROW_LOCK_ONLY) && TransactionIdIsInProgress(seen.xmax))
+				multi = MultiXactIdCreate(seen.xmax, lock_status(pax_row_lock_mode(&seen)),
+										  xid, MultiXactStatusForKeyShare);
+			st = begin_slot_change(rel, &rs, &state);
+			if (MultiXactIdIsValid(multi))
+			{
+				st->xmax = multi;
+				st->flags = PAX_ROW_LOCK_ONLY | PAX_ROW_MULTI;
+			}
+			else
+			{
+				st->xmax = xid;
+				st->flags = PAX_ROW_LOCK_ONLY | pax_row_lock_flags(LockTupleKeyShare);
+			}
+			st->cmax = InvalidCommandId;
+			pax_row_set_next(st, rownum);
+			GenericXLogFinish(state);
+			release_row_slot(&rs);
+			return CHAIN_LOCKED;
+		}
+
+		/* updated or deleted by another transaction, running (busy) or committed (gone) */
+		if (!(seen.flags & PAX_ROW_UPDATED) || (seen.flags & (PAX_ROW_MOVED | PAX_ROW_DEAD)) ||
+			pax_row_next(&seen) == rownum ||
+			(status == SLOT_BUSY && !TransactionIdEquals(w, pax_row_updater(&seen))))
 		{
 			release_row_slot(&rs);
-			return false;
+			if (status == SLOT_GONE)
+				return CHAIN_GONE;
+			*wait_xid = w;
+			return CHAIN_WAIT;
 		}
-	}
-	if (rs.st->flags & PAX_ROW_MULTI)
-		multi = MultiXactIdExpand(rs.st->xmax, xid, MultiXactStatusForKeyShare);
-	else if (TransactionIdIsValid(rs.st->xmax) && TransactionIdIsInProgress(rs.st->xmax))
-		multi = MultiXactIdCreate(rs.st->xmax, lock_status(pax_row_lock_mode(rs.st)),
+		keys = hop_keys_known(&hop, &seen, rownum);
+		if (keys != 1)
+		{
+			release_row_slot(&rs);
+			if (keys == 0 && hop_compare_keys(rel, &hop))
+				continue;		/* judged: look at the version again */
+			if (status == SLOT_GONE && keys == 2)
+				return CHAIN_GONE;
+			*wait_xid = (status == SLOT_BUSY) ? w : pax_row_updater(&seen);
+			return TransactionIdIsInProgress(*wait_xid) ? CHAIN_WAIT : CHAIN_GONE;
+		}
+		if (status == SLOT_BUSY)
+		{
+			/* join the running update, keeping its link */
+			multi = (seen.flags & PAX_ROW_MULTI) ?
+				MultiXactIdExpand(seen.xmax, xid, MultiXactStatusForKeyShare) :
+				MultiXactIdCreate(seen.xmax, MultiXactStatusNoKeyUpdate,
 								  xid, MultiXactStatusForKeyShare);
-	st = begin_slot_change(rel, &rs, &state);
-	if (MultiXactIdIsValid(multi))
-	{
-		st->xmax = multi;
-		st->flags = PAX_ROW_LOCK_ONLY | PAX_ROW_MULTI;
+			st = begin_slot_change(rel, &rs, &state);
+			st->xmax = multi;
+			st->flags = PAX_ROW_UPDATED | PAX_ROW_MULTI;
+			GenericXLogFinish(state);
+		}
+		writer = pax_row_updater(&seen);
+		rownum = pax_row_next(&seen);
+		release_row_slot(&rs);
 	}
-	else
-	{
-		st->xmax = xid;
-		st->flags = PAX_ROW_LOCK_ONLY | pax_row_lock_flags(LockTupleKeyShare);
-	}
-	pax_row_set_next(st, rownum);
-	GenericXLogFinish(state);
-	release_row_slot(&rs);
-	return true;
 }
 
 /*
@@ -908,46 +1038,71 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		}
 
 		/*
-		 * A FOR KEY SHARE request (a foreign key check) may join an update
-		 * in progress that keeps the key columns, as heap's lockers join a
-		 * NoKeyUpdate: known from the multixact, or found by comparing the
-		 * two versions (when the new one is readable: in a group or the
-		 * delta, and linked).
+		 * A FOR KEY SHARE request (a foreign key check) that meets an update
+		 * keeping the key columns, running or committed, locks the later
+		 * versions first (they may share a row map block with this one, so
+		 * not while this slot is held), then joins the running update, or
+		 * passes the committed one: the version it was given is locked.
 		 */
-		if (status == SLOT_BUSY && kind == PAX_MODIFY_LOCK && mode == LockTupleKeyShare &&
-			keycheck != NULL && (rs.st->flags & PAX_ROW_UPDATED) &&
-			TransactionIdEquals(xwait, pax_row_updater(rs.st)))
+		if ((status == SLOT_BUSY || status == SLOT_GONE) && kind == PAX_MODIFY_LOCK &&
+			mode == LockTupleKeyShare && keycheck != NULL &&
+			(rs.st->flags & PAX_ROW_UPDATED) &&
+			!(rs.st->flags & (PAX_ROW_MOVED | PAX_ROW_DEAD)) &&
+			pax_row_next(rs.st) != *rownum &&
+			(status == SLOT_GONE || TransactionIdEquals(xwait, pax_row_updater(rs.st))))
 		{
-			if (rs.st->flags & PAX_ROW_MULTI)
-				join_update = keycheck->state != 2 && !updater_changes_keys(rs.st);
-			else if (keycheck->state == 0 && pax_row_next(rs.st) != *rownum)
+			PaxRowState seen = *rs.st;
+			int			keys = hop_keys_known(keycheck, &seen, *rownum);
+
+			if (keys == 0)
 			{
-				pax_rownum_to_tid(pax_row_next(rs.st), &keycheck->new_tid);
-				pax_rownum_to_tid(*rownum, &keycheck->otid);
 				release_row_slot(&rs);
-				keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
+				if (!hop_compare_keys(rel, keycheck))
+				{
+					if (status == SLOT_BUSY)
+						XactLockTableWait(xwait, rel, &tid, XLTW_Lock);
+					else
+						keycheck->state = 2;
+				}
 				continue;
 			}
-			else
-				join_update = (keycheck->state == 1 &&
-							   pax_row_next(rs.st) == pax_tid_to_rownum(&keycheck->new_tid));
-			/*
-			 * The new version first (both may share a row map block, so
-			 * not while this slot is held): if it cannot be locked, wait.
-			 */
-			if (join_update && !keycheck->new_locked)
+			if (keys == 1 && !keycheck->new_locked)
 			{
-				uint64		next = pax_row_next(rs.st);
+				TransactionId chain_wait;
+				ChainResult r;
 
 				release_row_slot(&rs);
-				keycheck->new_locked = lock_new_version(rel, next, GetCurrentTransactionId());
-				if (keycheck->new_locked)
-					continue;	/* then the old one, if it is still as it was */
-				keycheck->state = 2;	/* not joinable: wait */
-				continue;
+				r = lock_later_versions(rel, pax_row_next(&seen), keycheck,
+										pax_row_updater(&seen), &chain_wait);
+				if (r == CHAIN_LOCKED)
+					keycheck->new_locked = true;
+				else if (r == CHAIN_GONE)
+					keycheck->state = 2;	/* as if the update changed the keys */
+				else if (wait_policy == LockWaitBlock)
+					XactLockTableWait(chain_wait, rel, &tid, XLTW_LockUpdated);
+				else if (wait_policy == LockWaitError)
+					ereport(ERROR,
+							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+							 errmsg("could not obtain lock on row in relation \"%s\"",
+									RelationGetRelationName(rel))));
+				else
+				{
+					result = TM_WouldBlock;
+					break;
+				}
+				continue;		/* then this version, if it is still as it was */
 			}
-			if (join_update)
+			if (keys == 1 && status == SLOT_GONE)
+			{
+				release_row_slot(&rs);
+				result = TM_Ok;
+				break;
+			}
+			if (keys == 1)
+			{
+				join_update = true;
 				status = SLOT_SHARED;
+			}
 		}
 
 		/*
@@ -973,8 +1128,13 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			release_row_slot(&rs);
 			if (wait_policy == LockWaitBlock)
 			{
-				/* queue behind other waiters for this row, as heap does */
-				if (!have_tuple_lock)
+				/*
+				 * Queue behind other waiters for this row, as heap does,
+				 * unless we hold a lock on it already: a waiter queued
+				 * there may be waiting for that lock of ours, and would
+				 * deadlock with our upgrade (heap's skip_tuple_lock).
+				 */
+				if (!have_tuple_lock && own_mode < 0)
 				{
 					LockTuple(rel, &tid, hwmode);
 					have_tuple_lock = true;

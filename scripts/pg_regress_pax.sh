@@ -89,8 +89,8 @@ DEFAULT_EXCLUDE_FLASHSCAN_REGRESS=""
 # same in multixact-no-forget, lock-committed-update, update-locked-tuple,
 # propagate-lock-delete and tuplelock-update (builds of 12:15 to 12:26; see
 # test/pg_regress_pax/TRIAGE.md, D2 and D3).
-PAX_HANGS="insert-conflict-specconflict fk-deadlock fk-deadlock2 multixact-no-forget
-	lock-committed-update update-locked-tuple propagate-lock-delete tuplelock-update"
+PAX_HANGS=${PAX_HANGS-"insert-conflict-specconflict fk-deadlock fk-deadlock2 multixact-no-forget
+	lock-committed-update update-locked-tuple propagate-lock-delete tuplelock-update"}
 DEFAULT_EXCLUDE_FLASHSCAN_ISOLATION=$PAX_HANGS
 DEFAULT_EXCLUDE_NOFLASHSCAN_REGRESS=""
 DEFAULT_EXCLUDE_NOFLASHSCAN_ISOLATION=$PAX_HANGS
@@ -137,8 +137,15 @@ fetch_sources() {
 			echo "$installed_version" >version
 			echo "matching installed server $installed_version" >version-note
 		else
-			apt-get source -q postgresql-15 >apt-source.log 2>&1 || {
-				cat apt-source.log >&2; exit 1; }
+			# the newest version whose files the mirror serves (a suite may
+			# list a version its pool does not hold)
+			ok=""
+			for v in $(apt-cache showsrc postgresql-15 | sed -n 's/^Version: //p' | sort -rV | uniq); do
+				if apt-get source -q "postgresql-15=$v" >apt-source.log 2>&1; then
+					ok=1; break
+				fi
+			done
+			[ -n "$ok" ] || { cat apt-source.log >&2; exit 1; }
 			ls postgresql-15_*.dsc | sed 's/^postgresql-15_//; s/\.dsc$//' | sort -V | tail -1 >version
 			echo "installed server is $installed_version, its source is not served; using $(cat version) from the archive" >version-note
 		fi
