@@ -241,6 +241,9 @@ typedef struct PaxRowState
 										 * row's updater and the FOR KEY SHARE
 										 * lockers a non-key UPDATE passed
 										 * (with UPDATED) */
+#define PAX_ROW_SPECULATIVE		0x0020	/* with no xmax: an INSERT ... ON CONFLICT
+										 * is still checking its row; next holds
+										 * its speculative insertion token */
 /*
  * A single locker's strength (LockTupleMode), stored as LockTupleExclusive
  * minus the mode so that 0 is FOR UPDATE, the only mode before shared locks.
@@ -382,6 +385,8 @@ extern PaxGroupEntry *pax_next_directory_entry(Relation rel, BlockNumber blkno, 
 											   char **pos);
 extern uint32 pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs);
 extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks);
+extern BlockNumber pax_truncate_free_tail(Relation rel);
+extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);
 extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream);
@@ -476,6 +481,7 @@ extern TM_Result pax_modify_row(Relation rel, uint64 *rownum, CommandId cid,
 								LockWaitPolicy wait_policy, bool lock_last_version,
 								TM_FailureData *tmfd);
 extern void pax_kill_speculative_row(Relation rel, uint64 rownum);
+extern void pax_set_speculative_token(Relation rel, uint64 rownum, uint32 token);
 extern void pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum);
 extern uint64 pax_latest_version(Relation rel, uint64 rownum);
 

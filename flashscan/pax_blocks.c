@@ -79,7 +79,8 @@ oldest_snapshot_fxid(Relation rel)
 
 /*
  * Blocks for a new group or row map: n contiguous blocks, pinned, from the
- * free list when an extent freed before every snapshot is big enough, else
+ * free list when an extent freed before every snapshot is big enough (the
+ * lowest such), else
  * by extending the relation.  Returns the tag the blocks are to carry.
  * Taking an extent off the free list is logged at once: if we crash before
  * the blocks are referenced, they are lost to reuse, never used twice.
@@ -99,9 +100,10 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
 	{
 		uint64		oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
 
+		/* the lowest that fits: files fill from the front, VACUUM can cut the tail */
 		for (i = 0; i < meta->nfree; i++)
 			if (meta->free[i].nblocks >= n && meta->free[i].freed_fxid < oldest &&
-				(best < 0 || meta->free[i].nblocks < meta->free[best].nblocks))
+				(best < 0 || meta->free[i].start < meta->free[best].start))
 				best = i;
 	}
 	state = GenericXLogStart(rel);
@@ -265,4 +267,136 @@ pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag)
 	if (RecoveryInProgress())
 		pax_recovery_conflict();
 	pax_corrupted(rel, blkno, "block of the pax group its directory entry names");
+}
+
+/*
+ * Could n blocks be allocated from the free list entirely below block
+ * `below` now?  VACUUM moves groups from the end of the file into such
+ * space, so that the tail it leaves can be truncated.
+ */
+bool
+pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	bool		found = false;
+	uint32		i;
+
+	if (meta->nfree > 0)
+	{
+		uint64		oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
+
+		for (i = 0; i < meta->nfree && !found; i++)
+			found = meta->free[i].nblocks >= n && meta->free[i].start + n <= below &&
+				meta->free[i].freed_fxid < oldest;
+	}
+	UnlockReleaseBuffer(metabuf);
+	return found;
+}
+
+/*
+ * Does the directory hold no entry at all (every group VACUUM emptied has
+ * been dropped from it) and no delta page take inserts?  Metapage locked.
+ */
+static bool
+directory_is_empty(Relation rel, PaxMetaPageData *meta)
+{
+	BlockNumber blkno = meta->dir_first;
+	uint32		i;
+
+	if (meta->delta_block != InvalidBlockNumber)
+		return false;
+	/* a writer that may still hold rows in memory (not under our lock, but be sure) */
+	for (i = 0; i < meta->nreservations; i++)
+		if (TransactionIdIsValid(meta->reservations[i].xid) &&
+			TransactionIdIsInProgress(meta->reservations[i].xid))
+			return false;
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = pax_lock_directory_page(rel, blkno, BUFFER_LOCK_SHARE);
+		PaxDirPageOpaque *op = PaxDirPageGetOpaque(BufferGetPage(buf));
+		bool		empty = (op->nentries == 0);
+
+		blkno = op->next;
+		UnlockReleaseBuffer(buf);
+		if (!empty)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Give the free extents at the end of the relation back to the file
+ * system, as heap's VACUUM truncates its empty tail.  Needs the relation's
+ * AccessExclusiveLock, taken without waiting (none: try at the next
+ * VACUUM): no scan of ours can then hold a directory copy that names the
+ * blocks, and the lock is WAL-logged, so a standby cancels its queries on
+ * the relation before it replays the truncation, as for heap.  The free
+ * list loses the extents before the file shrinks: a crash in between
+ * leaves unlisted blocks (space), never listed blocks past the end.  A
+ * relation left without rows goes back to its metapage alone.
+ * Returns the blocks removed.
+ */
+BlockNumber
+pax_truncate_free_tail(Relation rel)
+{
+	Buffer		metabuf;
+	PaxMetaPageData *meta;
+	GenericXLogState *state;
+	BlockNumber nblocks;
+	BlockNumber end;
+	bool		found;
+
+	if (!ConditionalLockRelation(rel, AccessExclusiveLock))
+		return 0;
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	nblocks = RelationGetNumberOfBlocks(rel);
+	end = nblocks;
+	if (directory_is_empty(rel, meta))
+	{
+		/* no rows at all: back to a new relation's single metapage */
+		state = GenericXLogStart(rel);
+		meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		meta->dir_first = meta->dir_last = InvalidBlockNumber;
+		meta->ngroups = 0;
+		meta->nfree = 0;
+		meta->dir_version++;
+		GenericXLogFinish(state);
+		end = PAX_METAPAGE_BLKNO + 1;
+	}
+	do
+	{
+		uint32		i;
+
+		found = false;
+		for (i = 0; i < meta->nfree; i++)
+			if (meta->free[i].start + meta->free[i].nblocks == end &&
+				meta->free[i].start > PAX_METAPAGE_BLKNO)
+			{
+				end = meta->free[i].start;
+				found = true;
+			}
+	} while (found);
+
+	if (end < nblocks)
+	{
+		uint32		i = 0;
+
+		state = GenericXLogStart(rel);
+		meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		while (i < meta->nfree)
+		{
+			if (meta->free[i].start >= end)
+				meta->free[i] = meta->free[--meta->nfree];
+			else
+				i++;
+		}
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(metabuf);
+	if (end < nblocks)
+		RelationTruncate(rel, end);
+	UnlockRelation(rel, AccessExclusiveLock);
+	return nblocks - end;
 }

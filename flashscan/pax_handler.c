@@ -702,18 +702,24 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 }
 
 /*
- * INSERT ... ON CONFLICT: the row goes in as any single row; if inserting
- * its index entries met a conflict after all, the executor calls
- * pax_tuple_complete_speculative() with succeeded false and the row is
- * deleted by this very command, so that no later command and no other
- * transaction ever sees it (heap "super-deletes" it; a concurrent unique
- * check here waits for this transaction instead of for the token).
+ * INSERT ... ON CONFLICT: the row goes in as any single row, written at
+ * once and marked with the speculative token (pax_set_speculative_token()),
+ * so that a concurrent unique check that meets it waits for the token, as
+ * with heap.  When its index entries went in without a conflict the mark
+ * is removed; when they met one after all, the row is deleted by this very
+ * command, so that no later command and no other transaction ever sees it
+ * (heap "super-deletes" it).
  */
 static void
 pax_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 							 int options, struct BulkInsertStateData *bistate, uint32 specToken)
 {
+	uint64		rownum;
+
 	pax_insert_row(rel, slot, cid, true);
+	rownum = pax_tid_to_rownum(&slot->tts_tid);
+	pax_flush_row(rel, rownum);
+	pax_set_speculative_token(rel, rownum, specToken);
 	pgstat_count_heap_insert(rel, 1);
 }
 
@@ -723,9 +729,12 @@ pax_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 {
 	uint64		rownum = pax_tid_to_rownum(&slot->tts_tid);
 
-	if (succeeded)
-		return;
 	pax_flush_row(rel, rownum);
+	if (succeeded)
+	{
+		pax_set_speculative_token(rel, rownum, 0);
+		return;
+	}
 	pax_kill_speculative_row(rel, rownum);
 	pgstat_count_heap_delete(rel);
 }
@@ -1144,6 +1153,7 @@ pax_relation_vacuum(Relation rel, VacuumParams *params,
 	double		live,
 				dead;
 	uint64		rewritten;
+	BlockNumber truncated = 0;
 
 	/*
 	 * heap's warning for VACUUM (PARALLEL n) of a temporary table with two or
@@ -1164,9 +1174,12 @@ pax_relation_vacuum(Relation rel, VacuumParams *params,
 		freeze_limit = oldest_xmin;
 	pax_vacuum_relation(rel, oldest_xmin, freeze_limit, bstrategy, &new_frozen_xid,
 						&live, &dead, &rewritten);
+	/* VACUUM (TRUNCATE) and the vacuum_truncate reloption, as for heap */
+	if (params->truncate != VACOPTVALUE_DISABLED)
+		truncated = pax_truncate_free_tail(rel);
 	ereport(params->options & VACOPT_VERBOSE ? INFO : DEBUG2,
-			(errmsg("pax table \"%s\": %.0f live rows, %.0f dead or deleted, " UINT64_FORMAT " groups rewritten or merged",
-					RelationGetRelationName(rel), live, dead, rewritten)));
+			(errmsg("pax table \"%s\": %.0f live rows, %.0f dead or deleted, " UINT64_FORMAT " groups rewritten or merged, %u pages truncated",
+					RelationGetRelationName(rel), live, dead, rewritten, truncated)));
 
 	/*
 	 * The multixacts of shared row locks that VACUUM left in place have a

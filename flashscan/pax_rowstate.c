@@ -479,6 +479,10 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 		*all_dead = true;
 	if (pax_row_state_deleted(&st, snapshot))
 		return false;
+	/* an ON CONFLICT insertion still checking: a unique check waits for its token */
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY && TransactionIdIsValid(snapshot->xmin) &&
+		!TransactionIdIsValid(st.xmax) && (st.flags & PAX_ROW_SPECULATIVE))
+		snapshot->speculativeToken = (uint32) pax_row_next(&st);
 	row_state_conflict_out(rel, &st, snapshot);
 	return true;
 }
@@ -1298,6 +1302,38 @@ pax_kill_speculative_row(Relation rel, uint64 rownum)
 	st->cmax = GetCurrentCommandId(false);
 	st->flags = 0;
 	pax_row_set_next(st, rownum);
+	GenericXLogFinish(state);
+	release_row_slot(&rs);
+}
+
+/*
+ * Mark row rownum, just inserted by this transaction under INSERT ... ON
+ * CONFLICT, as a speculative insertion with its token (token 0: confirmed,
+ * unmark it).  A unique check of another transaction that meets the row
+ * then waits for the token, that is for our check to end, not for our
+ * transaction (heap keeps the token in the tuple's t_ctid).
+ */
+void
+pax_set_speculative_token(Relation rel, uint64 rownum, uint32 token)
+{
+	RowSlot		rs;
+	GenericXLogState *state;
+	PaxRowState *st;
+
+	if (!lock_row_slot(rel, rownum, &rs))
+		elog(ERROR, "speculatively inserted pax row " UINT64_FORMAT " of \"%s\" not found",
+			 rownum, RelationGetRelationName(rel));
+	if (TransactionIdIsValid(rs.st->xmax) ||
+		(token == 0 && !(rs.st->flags & PAX_ROW_SPECULATIVE)))
+	{
+		/* nothing to mark: the slot belongs to someone else's story now */
+		release_row_slot(&rs);
+		return;
+	}
+	st = begin_slot_change(rel, &rs, &state);
+	st->flags = (token != 0) ? PAX_ROW_SPECULATIVE : 0;
+	st->cmax = InvalidCommandId;
+	pax_row_set_next(st, (token != 0) ? token : rownum);
 	GenericXLogFinish(state);
 	release_row_slot(&rs);
 }

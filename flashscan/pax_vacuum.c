@@ -824,6 +824,21 @@ movable(Relation rel, PaxGroupEntry *g, int natts, TransactionId oldest_xmin)
 }
 
 /*
+ * Should a group that needs no rewrite for its own sake move, so that the
+ * end of the file empties and can be truncated?  Yes when it lies in the
+ * upper half of the file and free space below the half holds it: each
+ * VACUUM moves such groups down, the truncation after it cuts what they
+ * left, and a group below the half never moves for this.
+ */
+static bool
+relocatable(Relation rel, PaxGroupEntry *g, BlockNumber half)
+{
+	if (PaxGroupIsDelta(g) || g->nblocks == 0 || half == 0 || g->first_block < half)
+		return false;
+	return pax_reusable_space_below(rel, half, g->nblocks);
+}
+
+/*
  * VACUUM of a pax table (see the file header).  Returns live and dead rows
  * and the new relfrozenxid.
  */
@@ -843,6 +858,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	int			gi,
 				di = 0;
 	double		deleted = 0;
+	BlockNumber half;
 
 	memset(&deadr, 0, sizeof(deadr));
 	*groups_rewritten = 0;
@@ -864,8 +880,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 		}
 		if (PaxGroupIsDelta(g))
 			vacuum_delta(rel, g, &deadr, live, dead, new_frozen_xid, bstrategy);
-		else
-			removable[gi] = g->nrows - g->nstored;
+		/* rows a sparse group already left out are not counted again */
 		if (g->row_map != InvalidBlockNumber)
 		{
 			uint32		ndead,
@@ -888,6 +903,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			mark_dead(rel, dir->groups[gi], &deadr, &di);
 
 	/* 4: runs of groups to rewrite, each within one directory page */
+	half = RelationGetNumberOfBlocks(rel) / 2;
 	for (gi = 0; gi < dir->ngroups;)
 	{
 		PaxGroupEntry *g = dir->groups[gi];
@@ -934,7 +950,8 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 				e++;
 			}
 		}
-		if (e - gi > 1 || removable[gi] * 2 >= g->nrows || PaxGroupIsDelta(g))
+		if (e - gi > 1 || removable[gi] * 2 >= g->nstored || PaxGroupIsDelta(g) ||
+			relocatable(rel, g, half))
 		{
 			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))
 				(*groups_rewritten) += e - gi;
