@@ -66,7 +66,13 @@ BASE=${PAX_REGRESS_BASE:-/var/tmp/ssdkit-pg-regress-pax}
 SRC_CACHE=${PAX_REGRESS_SRC:-$BASE/src}
 PORT=${PAX_REGRESS_PORT:-56010}
 MODES=${MODES:-heap flashscan noflashscan}
-SUITES=${SUITES:-regress isolation}
+SUITES=${SUITES:-regress isolation contrib}
+# contrib suites that look at a table through its access method: amcheck
+# (btree checks read the table to verify every index entry; check_heap is
+# heap's own), pg_visibility and pageinspect, in their own REGRESS order
+CONTRIB_TESTS=${CONTRIB_TESTS:-amcheck/check amcheck/check_btree amcheck/check_heap
+	pg_visibility/pg_visibility pageinspect/page pageinspect/btree pageinspect/brin
+	pageinspect/gin pageinspect/gist pageinspect/hash pageinspect/checksum}
 TESTS=${TESTS:-}
 SETUP_TESTS=${SETUP_TESTS:-test_setup create_index}
 ISOLATION_TESTS=${ISOLATION_TESTS:-}
@@ -155,6 +161,16 @@ log "installed server $installed_version; test suite from source $SRC_VERSION$(
 	echo ' (the archive does not serve the installed version; outputs are compared between modes, not with expected/)')"
 REGRESS_SRC=$SRC_DIR/src/test/regress
 ISOLATION_SRC=$SRC_DIR/src/test/isolation
+# the contrib tests' sql/ and expected/ in one input directory (names are unique)
+CONTRIB_SRC=$BASE/contrib-$SRC_VERSION
+rm -rf "$CONTRIB_SRC"
+mkdir -p "$CONTRIB_SRC/sql" "$CONTRIB_SRC/expected"
+for t in $CONTRIB_TESTS; do
+	cp "$SRC_DIR/contrib/${t%%/*}/sql/${t#*/}.sql" "$CONTRIB_SRC/sql/" ||
+		{ echo "no contrib test $t" >&2; exit 2; }
+	cp "$SRC_DIR/contrib/${t%%/*}/expected/${t#*/}"*.out "$CONTRIB_SRC/expected/"
+done
+chmod -R a+rX "$CONTRIB_SRC"
 
 # ---------------------------------------------------------------- C modules
 # regress.so (regress.c) and refint.so / autoinc.so (contrib/spi, with
@@ -225,6 +241,8 @@ make_schedule() {
 			[ -f "$ISOLATION_SRC/specs/$t.spec" ] || { echo "no isolation spec $t" >&2; exit 2; }
 			echo "test: $t" >>"$out"
 		done
+	elif [ "$suite" = contrib ]; then
+		for t in $CONTRIB_TESTS; do echo "test: ${t#*/}"; done >"$out"
 	elif [ "$suite" = regress ]; then
 		cp "$REGRESS_SRC/parallel_schedule" "$out"
 	else
@@ -354,6 +372,8 @@ run_suite() { # MODE SUITE
 	make_schedule "$suite" "$mode" "$dir/schedule"
 	if [ "$suite" = regress ]; then
 		tool=$PG_REGRESS inputdir=$REGRESS_SRC prefix=pg_regress
+	elif [ "$suite" = contrib ]; then
+		tool=$PG_REGRESS inputdir=$CONTRIB_SRC prefix=pg_regress
 	else
 		tool=$PG_ISOLATION_REGRESS inputdir=$ISOLATION_SRC prefix=isolation
 	fi
@@ -386,7 +406,7 @@ run_suite() { # MODE SUITE
 for mode in $MODES; do
 	case $mode in heap | flashscan | noflashscan) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
 	for suite in $SUITES; do
-		case $suite in regress | isolation) ;; *) echo "unknown suite $suite" >&2; exit 2 ;; esac
+		case $suite in regress | isolation | contrib) ;; *) echo "unknown suite $suite" >&2; exit 2 ;; esac
 		[ -n "${RETRIAGE:-}" ] || run_suite "$mode" "$suite"
 	done
 done
@@ -478,7 +498,7 @@ if [[ " $MODES " == *" heap "* ]]; then
 					diff -u "$h" "$m" >"$RUN/diffs/$suite/$mode/$t.diff" || true
 					n=$(grep -c '^[-+][^-+]' "$RUN/diffs/$suite/$mode/$t.diff" || true)
 					kt=$t
-					[ "$suite" = isolation ] && kt=isolation/$t
+					[ "$suite" = regress ] || kt=$suite/$t
 					if reason=$(known_reason "$mode" "$kt"); then
 						st="differs ($n lines) known: $reason"; k=known
 					else
