@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# pg_regress_pax.sh: run PostgreSQL 15's own regression suite (parallel_schedule)
-# and isolation suite (isolation_schedule) three ways and triage what pax
-# changes compared with heap:
+# pg_regress_pax.sh: run PostgreSQL 15's own regression suite (parallel_schedule),
+# isolation suite (isolation_schedule) and the amcheck, pg_visibility and
+# pageinspect tests three ways and triage what pax changes compared with heap:
 #
 #   heap         stock settings + shared_preload_libraries='flashscan'
 #   flashscan    + default_table_access_method = pax            (FlashScan on)
@@ -23,7 +23,10 @@
 #   PAX_REGRESS_SRC    postgresql-15 source cache        ($PAX_REGRESS_BASE/src)
 #   PAX_REGRESS_PORT   server port (56010-56030 are ours)               (56010)
 #   MODES              subset of "heap flashscan noflashscan"
-#   SUITES             subset of "regress isolation"
+#   SUITES             subset of "regress isolation contrib"
+#   CONTRIB_TESTS      contrib tests as <module>/<test> (default: amcheck,
+#                      pg_visibility and pageinspect, below)
+#   PAX_HANGS          specs left out of both pax modes' isolation runs ("")
 #   TESTS              regress tests to run instead of parallel_schedule; the
 #                      generated schedule runs SETUP_TESTS first
 #   SETUP_TESTS        setup for TESTS               ("test_setup create_index")
