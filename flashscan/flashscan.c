@@ -53,6 +53,7 @@ _PG_init(void)
 	pax_writer_init();
 	pax_ddl_init();
 	pax_bitmap_init();
+	pax_decode_init();
 }
 
 /* flashscan_status(): library version, how it was loaded, io_uring support. */

@@ -508,6 +508,12 @@ extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
 							 CommandId *cid);
 extern void pax_forget_relation(Oid relid);
 
+/* pax_decode.c */
+extern void pax_decode_init(void);
+extern bool pax_logical_decoding_ready(void);
+extern void pax_log_logical_insert(Relation rel, TupleTableSlot **slots, int nslots);
+extern void pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new);
+
 /* pax_ddl.c */
 extern void pax_ddl_init(void);
 extern void pax_bitmap_init(void);

@@ -687,6 +687,7 @@ pax_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 {
 	/* bulk paths (CREATE TABLE AS, rewrites) pass a bulk-insert state: groups */
 	pax_insert_row(rel, slot, cid, bistate == NULL);
+	pax_log_logical_insert(rel, &slot, 1);
 	pgstat_count_heap_insert(rel, 1);
 }
 
@@ -698,6 +699,7 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 	for (i = 0; i < nslots; i++)
 		pax_insert_row(rel, slots[i], cid, false);
+	pax_log_logical_insert(rel, slots, nslots);
 	pgstat_count_heap_insert(rel, nslots);
 }
 
@@ -733,6 +735,8 @@ pax_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	if (succeeded)
 	{
 		pax_set_speculative_token(rel, rownum, 0);
+		/* decoded as a plain insert once confirmed (a killed one never shows) */
+		pax_log_logical_insert(rel, &slot, 1);
 		return;
 	}
 	pax_kill_speculative_row(rel, rownum);
@@ -758,7 +762,10 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 							LockTupleExclusive, NULL,
 							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
 	if (result == TM_Ok)
+	{
+		pax_log_logical_change(rel, tid, NULL);
 		pgstat_count_heap_delete(rel);
+	}
 	return result;
 }
 
@@ -858,6 +865,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	pax_insert_row(rel, slot, cid, true);
 	new_rownum = pax_tid_to_rownum(&slot->tts_tid);
 	pax_link_update(rel, rownum, new_rownum);
+	pax_log_logical_change(rel, otid, slot);
 	if (kc.state == 1 || kc.own_lock_mode >= 0)
 	{
 		pax_flush_row(rel, new_rownum);
