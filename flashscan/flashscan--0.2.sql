@@ -62,3 +62,15 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION pax_column_sizes(regclass) IS
 'per column of a pax table: bytes of its minipages, and the blocks a scan of that column reads';
+
+-- pax changes are logically decoded only with flashscan preloaded (its WAL
+-- resource manager); a publication that would cover a pax table without
+-- that is refused when it is created or altered.
+CREATE FUNCTION pax_check_publication()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'pax_check_publication'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER pax_publication_guard ON ddl_command_end
+	WHEN TAG IN ('CREATE PUBLICATION', 'ALTER PUBLICATION')
+	EXECUTE FUNCTION pax_check_publication();

@@ -12,7 +12,7 @@
  * Publications: pax changes can be decoded only when flashscan was loaded
  * at server start (pax_decode.c).  Without that, a publication that would
  * cover a pax table (FOR TABLE, FOR TABLES IN SCHEMA, FOR ALL TABLES) is
- * refused when its catalog row is made, instead of replicating nothing.
+ * refused by the extension's event trigger, instead of replicating nothing.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,6 +30,10 @@
 #include "catalog/pg_publication_namespace.h"
 #include "catalog/pg_publication_rel.h"
 #include "commands/defrem.h"
+#include "commands/event_trigger.h"
+#include "fmgr.h"
+#include "nodes/parsenodes.h"
+#include "utils/syscache.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -38,35 +42,6 @@
 #include "pax.h"
 
 static object_access_hook_type prev_object_access_hook = NULL;
-
-/*
- * A column of the catalog row with this oid, read with SnapshotSelf: the
- * hook runs before the command that made the row ends.
- */
-static Oid
-new_catalog_oid_column(Oid catalog, Oid index, Oid objectId, AttrNumber attnum, bool *isnull)
-{
-	Relation	rel = table_open(catalog, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			result = InvalidOid;
-
-	*isnull = true;
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(objectId));
-	scan = systable_beginscan(rel, index, true, SnapshotSelf, 1, &key);
-	if (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		Datum		d = heap_getattr(tup, attnum, RelationGetDescr(rel), isnull);
-
-		if (!*isnull)
-			result = (attnum == Anum_pg_publication_puballtables) ?
-				(Oid) DatumGetBool(d) : DatumGetObjectId(d);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return result;
-}
 
 /* A pax table among relid and its partitions, or in namespace nsp (or anywhere: InvalidOid). */
 static Oid
@@ -110,49 +85,92 @@ find_pax_table(Oid relid, Oid nsp, Oid pax_am)
 	return found;
 }
 
-/* Refuse a publication object that covers a pax table whose changes cannot be decoded. */
-static void
-check_publication_object(Oid classId, Oid objectId)
+/*
+ * A pax table among the members (tables, or schemas when by_schema) a
+ * publication's rows in catalog name.
+ */
+static Oid
+publication_member_pax_table(Oid catalog, Oid pubid, AttrNumber pubatt, AttrNumber memberatt,
+							 bool by_schema, Oid pax_am)
 {
-	Oid			pax_am = get_table_am_oid("pax", true);
+	Relation	rel = table_open(catalog, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tup;
 	Oid			found = InvalidOid;
-	bool		isnull;
 
-	if (!OidIsValid(pax_am) || pax_logical_decoding_ready())
-		return;
-	if (classId == PublicationRelRelationId)
+	while (!OidIsValid(found) && HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
-		Oid			relid = new_catalog_oid_column(PublicationRelRelationId,
-												   PublicationRelObjectIndexId, objectId,
-												   Anum_pg_publication_rel_prrelid, &isnull);
+		bool		isnull;
+		Datum		pub = heap_getattr(tup, pubatt, RelationGetDescr(rel), &isnull);
+		Oid			member;
 
+		if (isnull || DatumGetObjectId(pub) != pubid)
+			continue;
+		member = DatumGetObjectId(heap_getattr(tup, memberatt, RelationGetDescr(rel), &isnull));
 		if (!isnull)
-			found = find_pax_table(relid, InvalidOid, pax_am);
+			found = by_schema ? find_pax_table(InvalidOid, member, pax_am) :
+				find_pax_table(member, InvalidOid, pax_am);
 	}
-	else if (classId == PublicationNamespaceRelationId)
-	{
-		Oid			nsp = new_catalog_oid_column(PublicationNamespaceRelationId,
-												 PublicationNamespaceObjectIndexId, objectId,
-												 Anum_pg_publication_namespace_pnnspid, &isnull);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
 
-		if (!isnull)
-			found = find_pax_table(InvalidOid, nsp, pax_am);
-	}
-	else if (classId == PublicationRelationId)
-	{
-		bool		alltables = new_catalog_oid_column(PublicationRelationId,
-													   PublicationObjectIndexId, objectId,
-													   Anum_pg_publication_puballtables, &isnull);
+/*
+ * The event trigger pax_publication_guard (ddl_command_end of CREATE and
+ * ALTER PUBLICATION): refuse a publication that covers a pax table whose
+ * changes this server cannot decode.  An event trigger, not a hook: the
+ * statement may not have loaded this library yet.
+ */
+PG_FUNCTION_INFO_V1(pax_check_publication);
 
-		if (!isnull && alltables)
+Datum
+pax_check_publication(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	const char *pubname = NULL;
+	Oid			pax_am = get_table_am_oid("pax", true);
+	Oid			pubid;
+	Oid			found = InvalidOid;
+	HeapTuple	tup;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("pax_check_publication() must be called as an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (IsA(trigdata->parsetree, CreatePublicationStmt))
+		pubname = ((CreatePublicationStmt *) trigdata->parsetree)->pubname;
+	else if (IsA(trigdata->parsetree, AlterPublicationStmt))
+		pubname = ((AlterPublicationStmt *) trigdata->parsetree)->pubname;
+	if (pubname == NULL || !OidIsValid(pax_am) || pax_logical_decoding_ready())
+		PG_RETURN_VOID();
+	pubid = get_publication_oid(pubname, true);
+	if (!OidIsValid(pubid))
+		PG_RETURN_VOID();
+
+	tup = SearchSysCache1(PUBLICATIONOID, ObjectIdGetDatum(pubid));
+	if (HeapTupleIsValid(tup))
+	{
+		if (((Form_pg_publication) GETSTRUCT(tup))->puballtables)
 			found = find_pax_table(InvalidOid, InvalidOid, pax_am);
+		ReleaseSysCache(tup);
 	}
+	if (!OidIsValid(found))
+		found = publication_member_pax_table(PublicationRelRelationId, pubid,
+											 Anum_pg_publication_rel_prpubid,
+											 Anum_pg_publication_rel_prrelid, false, pax_am);
+	if (!OidIsValid(found))
+		found = publication_member_pax_table(PublicationNamespaceRelationId, pubid,
+											 Anum_pg_publication_namespace_pnpubid,
+											 Anum_pg_publication_namespace_pnnspid, true, pax_am);
 	if (OidIsValid(found))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot publish pax table \"%s\"", get_rel_name(found)),
 				 errdetail("Changes of pax tables are logically decoded only when flashscan is loaded at server start."),
 				 errhint("Add flashscan to shared_preload_libraries and restart the server.")));
+	PG_RETURN_VOID();
 }
 
 static void
@@ -161,11 +179,6 @@ pax_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
-
-	if (access == OAT_POST_CREATE &&
-		(classId == PublicationRelRelationId || classId == PublicationNamespaceRelationId ||
-		 classId == PublicationRelationId))
-		check_publication_object(classId, objectId);
 
 	/* a new column (subId is its number) of a table with storage */
 	if (access == OAT_POST_CREATE && classId == RelationRelationId && subId > 0)
