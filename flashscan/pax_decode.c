@@ -45,6 +45,7 @@
 #include "replication/logical.h"
 #include "replication/reorderbuffer.h"
 #include "replication/snapbuild.h"
+#include "lib/stringinfo.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -186,13 +187,26 @@ replica_identity(Relation rel, TupleTableSlot *old, TupleTableSlot *new, bool *i
 	return result;
 }
 
-/* Write one record: header, old tuple (or NULL), nnew new tuples. */
+/* Append a tuple (its length, then its bytes) to a record being built. */
+static void
+append_tuple(StringInfo buf, HeapTuple tup)
+{
+	uint32		len = tup->t_len;
+
+	appendBinaryStringInfo(buf, (char *) &len, sizeof(uint32));
+	appendBinaryStringInfo(buf, (char *) tup->t_data, len);
+}
+
+/*
+ * Write one record: header, old tuple (or NULL), nnew new tuples, built in
+ * one buffer (a COPY batch has more tuples than a record has data slots).
+ */
 static void
 write_record(Relation rel, uint8 info, HeapTuple oldtup, bool old_is_key,
 			 HeapTuple *newtups, int nnew)
 {
 	xl_pax_rows xl;
-	uint32	   *lens = palloc(sizeof(uint32) * (nnew + 1));
+	StringInfoData buf;
 	int			i;
 
 	/* the record names the transaction that made the change */
@@ -203,24 +217,19 @@ write_record(Relation rel, uint8 info, HeapTuple oldtup, bool old_is_key,
 		(nnew > 0 ? XLP_HAS_NEW : 0);
 	xl.ntuples = nnew;
 
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xl, sizeof(xl));
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, (char *) &xl, sizeof(xl));
 	if (oldtup)
-	{
-		lens[nnew] = oldtup->t_len;
-		XLogRegisterData((char *) &lens[nnew], sizeof(uint32));
-		XLogRegisterData((char *) oldtup->t_data, oldtup->t_len);
-	}
+		append_tuple(&buf, oldtup);
 	for (i = 0; i < nnew; i++)
-	{
-		lens[i] = newtups[i]->t_len;
-		XLogRegisterData((char *) &lens[i], sizeof(uint32));
-		XLogRegisterData((char *) newtups[i]->t_data, newtups[i]->t_len);
-	}
+		append_tuple(&buf, newtups[i]);
+
+	XLogBeginInsert();
+	XLogRegisterData(buf.data, buf.len);
 	/* as heap's records: replication origins see whose change it was */
 	XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
 	(void) XLogInsert(PAX_RMGR_ID, info);
-	pfree(lens);
+	pfree(buf.data);
 }
 
 /* INSERT and COPY: the new rows of one call, in one record. */

@@ -60,6 +60,7 @@ foreach my $ri (sort keys %identity)
 			COMMIT;
 			INSERT INTO $t SELECT 1000, 1000, repeat('big', 20000), 1;
 			COPY $t FROM PROGRAM 'printf "20\t20\ttwenty\t2\n21\t21\t\\\\N\t\\\\N\n"';
+			COPY $t FROM PROGRAM 'seq 3000 3400 | sed "s/.*/&\t&\tcopied\t1/"';
 			DELETE FROM $t WHERE id = 1000;
 			TRUNCATE $t;
 		});
@@ -82,7 +83,7 @@ foreach my $ri (sort keys %identity)
 
 # ---------------------------------------------------------------- a subscriber
 # Publisher pax tables, subscriber heap tables (stock server: no flashscan).
-my $sub = SSDKitTest::node('pax_sub', preload => []);
+my $sub = SSDKitTest::node('pax_sub', preload => [], init => { allows_streaming => 'logical' });
 my $schema = q{
 	CREATE TABLE acct (id int PRIMARY KEY, bal int NOT NULL, note text) %s;
 	CREATE TABLE hist (client int, n int, amount int, at text) %s;
@@ -180,6 +181,28 @@ is( $sub->safe_psql('postgres',
 cmp_ok($sub->safe_psql('postgres', 'SELECT count(*) FROM hist'), '>', 5000,
 	'the streamed large transaction arrived');
 
+# The reverse: a heap table published by the (stock) subscriber node,
+# applied into a pax table on the publisher node.
+$sub->safe_psql('postgres', q{
+	CREATE TABLE rev (id int PRIMARY KEY, v text);
+	INSERT INTO rev SELECT g, 'r' || g FROM generate_series(1, 300) g;
+	CREATE PUBLICATION revpub FOR TABLE rev;
+});
+$pub->safe_psql('postgres', 'CREATE TABLE rev (id int PRIMARY KEY, v text) USING pax');
+my $subconn = $sub->connstr . ' dbname=postgres';
+$pub->safe_psql('postgres', "CREATE SUBSCRIPTION revsub CONNECTION '$subconn' PUBLICATION revpub");
+$pub->wait_for_subscription_sync($sub, 'revsub');
+$sub->safe_psql('postgres', q{
+	UPDATE rev SET v = v || '+' WHERE id % 3 = 0;
+	DELETE FROM rev WHERE id % 5 = 0;
+	INSERT INTO rev VALUES (1000, 'late');
+});
+$sub->wait_for_catchup('revsub');
+my $revq = q{SELECT md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM rev};
+is($pub->safe_psql('postgres', $revq), $sub->safe_psql('postgres', $revq),
+	'a heap publication applied into a pax table matches');
+$pub->safe_psql('postgres', 'DROP SUBSCRIPTION revsub');
+
 # ---------------------------------------------------------------- a standby
 # A physical standby of the publisher replays the pax records (and must
 # preload flashscan to know them).
@@ -205,6 +228,15 @@ my ($recs) = $pub->safe_psql('postgres', q{
 	         pg_current_wal_lsn())
 	 WHERE resource_manager = 'pax'});
 is($recs, 'DELETE,INSERT,UPDATE', 'pg_walinspect names the pax records');
+
+# Stock pg_waldump reads the WAL: it cannot load this library's
+# descriptions, so it shows the records as those of custom resource
+# manager 171.
+my $walfile = $pub->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
+my ($wd_out, $wd_err) = ('', '');
+IPC::Run::run([ 'pg_waldump', '--rmgr=custom171', '--limit=5', '-p', $pub->data_dir . '/pg_wal',
+		$walfile ], '>', \$wd_out, '2>', \$wd_err);
+like($wd_out, qr/rmgr: custom171 /, 'pg_waldump reads the pax records (as custom171)');
 
 # pg_recvlogical reads the changes of a pax table from a slot.
 my $lsn0 = $pub->safe_psql('postgres',
