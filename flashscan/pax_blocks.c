@@ -78,6 +78,41 @@ oldest_snapshot_fxid(Relation rel)
 }
 
 /*
+ * Free extents must lie inside the file: a block handed out past its end
+ * would be zeroed in a buffer without extending the file, and a later
+ * extension would meet it ("unexpected data beyond EOF").  A free list that
+ * names such blocks (one left by a crash in the truncation window fixed in
+ * pax_truncate_free_tail()) loses them here, in the caller's WAL record;
+ * the rest of an extent that straddles the end is kept.
+ */
+static bool
+drop_extents_past_end(Relation rel, PaxMetaPageData *meta)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	bool		changed = false;
+	uint32		i = 0;
+
+	while (i < meta->nfree)
+	{
+		PaxFreeExtent *e = &meta->free[i];
+
+		if (e->start >= nblocks)
+		{
+			*e = meta->free[--meta->nfree];
+			changed = true;
+			continue;
+		}
+		if (e->start + e->nblocks > nblocks)
+		{
+			e->nblocks = nblocks - e->start;
+			changed = true;
+		}
+		i++;
+	}
+	return changed;
+}
+
+/*
  * Blocks for a new group or row map: n contiguous blocks, pinned, from the
  * free list when an extent freed before every snapshot is big enough (the
  * lowest such), else
@@ -96,6 +131,9 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
 	uint32		i;
 	int			best = -1;
 
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	(void) drop_extents_past_end(rel, meta);
 	if (meta->nfree > 0)
 	{
 		uint64		oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
@@ -106,8 +144,6 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
 				(best < 0 || meta->free[i].start < meta->free[best].start))
 				best = i;
 	}
-	state = GenericXLogStart(rel);
-	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	if (best >= 0)
 	{
 		PaxFreeExtent *e = &meta->free[best];
@@ -382,6 +418,7 @@ pax_truncate_free_tail(Relation rel)
 	if (end < nblocks)
 	{
 		uint32		i = 0;
+		XLogRecPtr	lsn;
 
 		state = GenericXLogStart(rel);
 		meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -392,7 +429,16 @@ pax_truncate_free_tail(Relation rel)
 			else
 				i++;
 		}
-		GenericXLogFinish(state);
+		lsn = GenericXLogFinish(state);
+
+		/*
+		 * The shorter free list must be durable before the file shrinks:
+		 * RelationTruncate() flushes its WAL first only for forks that
+		 * point into the main fork (FSM, VM), and after a crash in between
+		 * the free list would hand out blocks past the end of the file.
+		 */
+		if (RelationNeedsWAL(rel))
+			XLogFlush(lsn);
 	}
 	UnlockReleaseBuffer(metabuf);
 	if (end < nblocks)
