@@ -195,6 +195,9 @@ typedef struct PaxDeltaRowHeader
 	CommandId	cmin;
 } PaxDeltaRowHeader;
 
+/* A delta item: its header, then the row as a MinimalTuple. */
+#define PAX_DELTA_ITEM_HEADER_SIZE	MAXALIGN(sizeof(PaxDeltaRowHeader))
+
 typedef struct PaxDeltaPageOpaque
 {
 	uint64		first_rownum;
@@ -426,7 +429,8 @@ extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *n
 
 /* pax_delta.c */
 extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
-							 CommandId cid, Size budget, uint64 *rownum, Size *used);
+							 CommandId cid, Size budget, bool decode_insert, uint64 *rownum,
+							 Size *used, bool *decoded);
 extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
 									 BufferAccessStrategy strategy, uint64 *blocks_read);
 extern uint32 pax_delta_nrows(Relation rel, PaxGroupEntry *g);
@@ -500,8 +504,8 @@ extern uint64 pax_copy_writer_add(PaxCopyWriter *w, TransactionId xmin, CommandI
 								  const PaxRowState *state);
 extern void pax_copy_writer_end(PaxCopyWriter *w);
 extern void pax_writer_init(void);
-extern void pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid,
-						   bool small_ok);
+extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid,
+						   bool small_ok, bool decode_insert);
 extern void pax_flush_relation(Relation rel);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
@@ -513,6 +517,9 @@ extern void pax_decode_init(void);
 extern bool pax_logical_decoding_ready(void);
 extern void pax_log_logical_insert(Relation rel, TupleTableSlot **slots, int nslots);
 extern void pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new);
+extern bool pax_logical_delta(Relation rel);
+extern OffsetNumber pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz,
+										 bool decode_insert);
 
 /* pax_ddl.c */
 extern void pax_ddl_init(void);

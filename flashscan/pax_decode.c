@@ -38,6 +38,7 @@
 #include "catalog/catalog.h"
 #include "catalog/pg_class.h"
 #include "access/xlogreader.h"
+#include "access/xlogutils.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
@@ -45,6 +46,8 @@
 #include "replication/logical.h"
 #include "replication/reorderbuffer.h"
 #include "replication/snapbuild.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
 #include "lib/stringinfo.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
@@ -65,6 +68,7 @@
 #define XLOG_PAX_INSERT			0x00
 #define XLOG_PAX_UPDATE			0x10
 #define XLOG_PAX_DELETE			0x20
+#define XLOG_PAX_DELTA_INSERT	0x30
 #define XLOG_PAX_OPMASK			0x70
 
 /* xl_pax_rows.flags */
@@ -84,6 +88,23 @@ typedef struct xl_pax_rows
 	uint16		pad;
 	uint32		ntuples;		/* new tuples */
 } xl_pax_rows;
+
+/*
+ * XLOG_PAX_DELTA_INSERT: a row appended to a delta page (block 0, whose
+ * data is the item: PaxDeltaRowHeader and MinimalTuple).  It replaces the
+ * generic record of that append when changes are decoded, so a single-row
+ * INSERT logs its row once; redo applies it.  Decoded as an INSERT only
+ * with XLP_DECODE (an UPDATE's new version or a speculative insertion is
+ * decoded from its own record).
+ */
+typedef struct xl_pax_delta_insert
+{
+	RelFileNode node;
+	OffsetNumber offnum;
+	uint16		flags;
+} xl_pax_delta_insert;
+
+#define XLP_DECODE				0x0001
 
 static bool rmgr_registered = false;
 static bool warned_unregistered = false;
@@ -232,6 +253,52 @@ write_record(Relation rel, uint8 info, HeapTuple oldtup, bool old_is_key,
 	pfree(buf.data);
 }
 
+/*
+ * Are the delta appends of rel logged with XLOG_PAX_DELTA_INSERT?  When its
+ * changes are decoded: then every server replaying the WAL preloads
+ * flashscan anyway.
+ */
+bool
+pax_logical_delta(Relation rel)
+{
+	return rmgr_registered && RelationIsLogicallyLogged(rel);
+}
+
+/*
+ * Append item to the delta page in buf (exclusively locked, with room
+ * checked by the caller) and log it; returns its offset.
+ */
+OffsetNumber
+pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bool decode_insert)
+{
+	Page		page = BufferGetPage(buf);
+	xl_pax_delta_insert xl;
+	OffsetNumber off;
+	XLogRecPtr	recptr;
+
+	(void) GetCurrentTransactionId();
+	memset(&xl, 0, sizeof(xl));
+	START_CRIT_SECTION();
+	off = PageAddItem(page, (Item) item, itemsz, InvalidOffsetNumber, false, false);
+	if (off == InvalidOffsetNumber)
+		elog(PANIC, "could not add a row to delta page %u of \"%s\"",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+	MarkBufferDirty(buf);
+	xl.node = rel->rd_node;
+	xl.offnum = off;
+	xl.flags = decode_insert ? XLP_DECODE : 0;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xl, sizeof(xl));
+	/* the item stays in the record even beside a full-page image: decoding reads it */
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | REGBUF_KEEP_DATA);
+	XLogRegisterBufData(0, (char *) item, itemsz);
+	XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
+	recptr = XLogInsert(PAX_RMGR_ID, XLOG_PAX_DELTA_INSERT);
+	PageSetLSN(page, recptr);
+	END_CRIT_SECTION();
+	return off;
+}
+
 /* INSERT and COPY: the new rows of one call, in one record. */
 void
 pax_log_logical_insert(Relation rel, TupleTableSlot **slots, int nslots)
@@ -286,10 +353,34 @@ pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new)
  * ------------------------------------------------------------------------
  */
 
+/*
+ * Redo: a delta append is applied at its offset; the row records apply
+ * nothing (their pages come back from the generic WAL records).
+ */
 static void
 pax_rm_redo(XLogReaderState *record)
 {
-	/* the pages come back from the generic WAL records; nothing to apply */
+	uint8		op = XLogRecGetInfo(record) & XLOG_PAX_OPMASK;
+	xl_pax_delta_insert *xl;
+	Buffer		buf;
+
+	if (op != XLOG_PAX_DELTA_INSERT)
+		return;
+	xl = (xl_pax_delta_insert *) XLogRecGetData(record);
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *item = XLogRecGetBlockData(record, 0, &len);
+
+		if (PageAddItem(page, (Item) item, len, xl->offnum, false, false) != xl->offnum)
+			elog(PANIC, "pax delta insert redo: could not add the row at offset %u of block %u",
+				 xl->offnum, BufferGetBlockNumber(buf));
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
 }
 
 static const char *
@@ -303,6 +394,8 @@ pax_rm_identify(uint8 info)
 			return "UPDATE";
 		case XLOG_PAX_DELETE:
 			return "DELETE";
+		case XLOG_PAX_DELTA_INSERT:
+			return "DELTA_INSERT";
 	}
 	return NULL;
 }
@@ -311,6 +404,14 @@ static void
 pax_rm_desc(StringInfo buf, XLogReaderState *record)
 {
 	xl_pax_rows *xl = (xl_pax_rows *) XLogRecGetData(record);
+
+	if ((XLogRecGetInfo(record) & XLOG_PAX_OPMASK) == XLOG_PAX_DELTA_INSERT)
+	{
+		xl_pax_delta_insert *dx = (xl_pax_delta_insert *) XLogRecGetData(record);
+
+		appendStringInfo(buf, "off %u%s", dx->offnum, (dx->flags & XLP_DECODE) ? "; decoded" : "");
+		return;
+	}
 
 	if (XLogRecGetDataLen(record) < sizeof(xl_pax_rows))
 		return;
@@ -345,6 +446,48 @@ read_tuple(LogicalDecodingContext *ctx, char **pos, char *end)
 	return tb;
 }
 
+/* A delta append that is a plain INSERT: its MinimalTuple as a heap tuple. */
+static void
+decode_delta_insert(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
+{
+	XLogReaderState *r = buf->record;
+	xl_pax_delta_insert *xl = (xl_pax_delta_insert *) XLogRecGetData(r);
+	ReorderBufferChange *change;
+	ReorderBufferTupleBuf *tb;
+	Size		len;
+	char	   *item;
+	uint32		mlen;
+
+	if (!(xl->flags & XLP_DECODE) || xl->node.dbNode != ctx->slot->data.database)
+		return;
+	if (ctx->callbacks.filter_by_origin_cb &&
+		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
+		return;
+	item = XLogRecGetBlockData(r, 0, &len);
+	if (item == NULL || len < PAX_DELTA_ITEM_HEADER_SIZE + sizeof(uint32))
+		elog(ERROR, "pax delta insert record has no row");
+	memcpy(&mlen, item + PAX_DELTA_ITEM_HEADER_SIZE, sizeof(uint32));
+	if (PAX_DELTA_ITEM_HEADER_SIZE + mlen > len)
+		elog(ERROR, "pax delta insert record holds a row of invalid length %u", mlen);
+
+	/* heap_tuple_from_minimal_tuple(), into the reorder buffer's memory */
+	tb = ReorderBufferGetTupleBuf(ctx->reorder, mlen + MINIMAL_TUPLE_OFFSET - SizeofHeapTupleHeader);
+	tb->tuple.t_len = mlen + MINIMAL_TUPLE_OFFSET;
+	ItemPointerSetInvalid(&tb->tuple.t_self);
+	tb->tuple.t_tableOid = InvalidOid;
+	memcpy((char *) tb->tuple.t_data + MINIMAL_TUPLE_OFFSET,
+		   item + PAX_DELTA_ITEM_HEADER_SIZE, mlen);
+	memset(tb->tuple.t_data, 0, offsetof(HeapTupleHeaderData, t_infomask2));
+
+	change = ReorderBufferGetChange(ctx->reorder);
+	change->action = REORDER_BUFFER_CHANGE_INSERT;
+	change->origin_id = XLogRecGetOrigin(r);
+	change->data.tp.relnode = xl->node;
+	change->data.tp.newtuple = tb;
+	change->data.tp.clear_toast_afterwards = true;
+	ReorderBufferQueueChange(ctx->reorder, XLogRecGetXid(r), buf->origptr, change, false);
+}
+
 /* heap_decode()'s gates and DecodeInsert/Update/Delete for our records. */
 static void
 pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
@@ -365,6 +508,11 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	if (!SnapBuildProcessChange(ctx->snapshot_builder, xid, buf->origptr))
 		return;
 	xl = (xl_pax_rows *) XLogRecGetData(r);
+	if (op == XLOG_PAX_DELTA_INSERT)
+	{
+		decode_delta_insert(ctx, buf);
+		return;
+	}
 	if (xl->node.dbNode != ctx->slot->data.database)
 		return;
 	if (ctx->callbacks.filter_by_origin_cb &&

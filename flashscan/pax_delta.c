@@ -43,7 +43,7 @@
 
 #include "pax.h"
 
-#define DELTA_HEADER_SIZE	MAXALIGN(sizeof(PaxDeltaRowHeader))
+#define DELTA_HEADER_SIZE	PAX_DELTA_ITEM_HEADER_SIZE
 
 static bool
 is_delta_page(Page page)
@@ -135,16 +135,21 @@ make_delta_page(Relation rel, BlockNumber full_blk)
  * Append a row (plain values, as a group would hold them) to the delta;
  * *rownum gets its row number, *used the bytes it took.  False if its item
  * would take more than budget bytes (the caller makes a group of it).
+ * When pax's changes are logically decoded, the append is logged by pax's
+ * own WAL record, which also carries the row for decoding: with
+ * decode_insert (a plain INSERT) it decodes as one, and *decoded says so.
  */
 bool
 pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
-				 CommandId cid, Size budget, uint64 *rownum, Size *used)
+				 CommandId cid, Size budget, bool decode_insert, uint64 *rownum,
+				 Size *used, bool *decoded)
 {
 	MinimalTuple mtup = heap_form_minimal_tuple(desc, values, isnull);
 	Size		itemsz = DELTA_HEADER_SIZE + mtup->t_len;
 	TransactionId xid;
 	char	   *item;
 
+	*decoded = false;
 	if (itemsz > budget)
 	{
 		pfree(mtup);
@@ -177,16 +182,27 @@ pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
 				PageGetMaxOffsetNumber(page) < PaxDeltaPageGetOpaque(page)->span &&
 				PageGetFreeSpace(page) >= MAXALIGN(itemsz))
 			{
-				GenericXLogState *state = GenericXLogStart(rel);
-				Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
-				OffsetNumber off = PageAddItem(wpage, (Item) item, itemsz,
-											   InvalidOffsetNumber, false, false);
+				OffsetNumber off;
 
-				if (off == InvalidOffsetNumber)
-					elog(ERROR, "could not add a row to delta page %u of \"%s\"",
-						 blk, RelationGetRelationName(rel));
-				*rownum = PaxDeltaPageGetOpaque(wpage)->first_rownum + off - 1;
-				GenericXLogFinish(state);
+				if (pax_logical_delta(rel))
+				{
+					off = pax_log_delta_insert(rel, buf, item, itemsz, decode_insert);
+					*decoded = decode_insert;
+					*rownum = PaxDeltaPageGetOpaque(page)->first_rownum + off - 1;
+				}
+				else
+				{
+					GenericXLogState *state = GenericXLogStart(rel);
+					Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+
+					off = PageAddItem(wpage, (Item) item, itemsz, InvalidOffsetNumber,
+									  false, false);
+					if (off == InvalidOffsetNumber)
+						elog(ERROR, "could not add a row to delta page %u of \"%s\"",
+							 blk, RelationGetRelationName(rel));
+					*rownum = PaxDeltaPageGetOpaque(wpage)->first_rownum + off - 1;
+					GenericXLogFinish(state);
+				}
 				UnlockReleaseBuffer(buf);
 				pfree(item);
 				return true;

@@ -686,8 +686,8 @@ pax_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
 	/* bulk paths (CREATE TABLE AS, rewrites) pass a bulk-insert state: groups */
-	pax_insert_row(rel, slot, cid, bistate == NULL);
-	pax_log_logical_insert(rel, &slot, 1);
+	if (!pax_insert_row(rel, slot, cid, bistate == NULL, true))
+		pax_log_logical_insert(rel, &slot, 1);
 	pgstat_count_heap_insert(rel, 1);
 }
 
@@ -698,7 +698,7 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	int			i;
 
 	for (i = 0; i < nslots; i++)
-		pax_insert_row(rel, slots[i], cid, false);
+		(void) pax_insert_row(rel, slots[i], cid, false, false);
 	pax_log_logical_insert(rel, slots, nslots);
 	pgstat_count_heap_insert(rel, nslots);
 }
@@ -718,7 +718,8 @@ pax_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 {
 	uint64		rownum;
 
-	pax_insert_row(rel, slot, cid, true);
+	/* decoded once confirmed, not now */
+	(void) pax_insert_row(rel, slot, cid, true, false);
 	rownum = pax_tid_to_rownum(&slot->tts_tid);
 	pax_flush_row(rel, rownum);
 	pax_set_speculative_token(rel, rownum, specToken);
@@ -862,7 +863,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		*lockmode = LockTupleNoKeyExclusive;
 	if (result != TM_Ok)
 		return result;
-	pax_insert_row(rel, slot, cid, true);
+	(void) pax_insert_row(rel, slot, cid, true, false);
 	new_rownum = pax_tid_to_rownum(&slot->tts_tid);
 	pax_link_update(rel, rownum, new_rownum);
 	pax_log_logical_change(rel, otid, slot);

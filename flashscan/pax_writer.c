@@ -432,9 +432,12 @@ pax_copy_writer_end(PaxCopyWriter *w)
  * UPDATE) and the transaction has put few rows there, else into the buffer
  * of the next group.  Sets the slot's TID to the row's.  Values are copied,
  * detoasted and decompressed: groups and the delta hold plain values only.
+ * True when the row's WAL record already decodes it as an INSERT
+ * (decode_insert and a delta append logged by pax_log_delta_insert()).
  */
-void
-pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
+bool
+pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok,
+			   bool decode_insert)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), true);
@@ -444,6 +447,7 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 	uint64		rownum;
 	Size		used;
 	int			att;
+	bool		decoded = false;
 
 	/* serializable transactions: a write conflicts with any reader of the table */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
@@ -471,7 +475,8 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 
 	if (small_ok && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT &&
 		pax_delta_insert(rel, desc, vals, isnull, cid,
-						 PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes, &rownum, &used))
+						 PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes, decode_insert, &rownum,
+						 &used, &decoded))
 		wb->delta_bytes += used;
 	else
 		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL);
@@ -480,6 +485,7 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok)
 	pax_slot_set_inserted(slot, rel, rownum, GetCurrentTransactionId(), cid);
 	pfree(vals);
 	pfree(isnull);
+	return decoded;
 }
 
 /*

@@ -158,6 +158,15 @@ SSDKitTest::crash_restart($pub);
 $bg->finish;
 ($ok, $out, $err) = SSDKitTest::pgbench($pub, @bench, '-t', '100');
 ok($ok, 'workload after the publisher crashed') or diag($err);
+# Crash recovery replayed pax's own delta-append records: the rows and
+# every index entry agree.
+$pub->safe_psql('postgres', 'CREATE EXTENSION amcheck');
+my $pax_indexes = q{FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	  JOIN pg_class t ON t.oid = i.indrelid JOIN pg_am a ON a.oid = t.relam
+	 WHERE a.amname = 'pax'};
+is($pub->safe_psql('postgres', "SELECT count(*) FROM (SELECT bt_index_check(c.oid, true) $pax_indexes) s"),
+	$pub->safe_psql('postgres', "SELECT count(*) $pax_indexes"),
+	'after the crash: every index of the pax tables matches its table (heapallindexed)');
 
 # A large transaction (streamed: logical_decoding_work_mem is 64 kB).
 $pub->safe_psql('postgres',
@@ -227,7 +236,7 @@ my ($recs) = $pub->safe_psql('postgres', q{
 	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
 	         pg_current_wal_lsn())
 	 WHERE resource_manager = 'pax'});
-is($recs, 'DELETE,INSERT,UPDATE', 'pg_walinspect names the pax records');
+is($recs, 'DELETE,DELTA_INSERT,INSERT,UPDATE', 'pg_walinspect names the pax records');
 
 # Stock pg_waldump reads the WAL: it cannot load this library's
 # descriptions, so it shows the records as those of custom resource
