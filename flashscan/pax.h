@@ -527,5 +527,7 @@ extern void pax_bitmap_init(void);
 
 /* pax_handler.c */
 extern const TableAmRoutine *pax_table_am_routine(void);
+extern bool pax_fetch_row_columns(Relation rel, ItemPointer tid, Snapshot snapshot,
+								  TupleTableSlot *slot, const Bitmapset *attrs);
 
 #endif							/* PAX_H */

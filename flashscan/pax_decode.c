@@ -328,15 +328,29 @@ pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new)
 	HeapTuple	oldtup = NULL;
 	HeapTuple	newtup = NULL;
 	bool		is_key = false;
+	char		replident = rel->rd_rel->relreplident;
+	Bitmapset  *idattrs = NULL;
+	bool		found;
 
 	if (!logical_record_needed(rel))
 		return;
+	/* the old row's columns the identity needs: all (FULL), the key's, or none */
+	if (replident != REPLICA_IDENTITY_FULL && replident != REPLICA_IDENTITY_NOTHING)
+		idattrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_IDENTITY_KEY);
 	old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
-	if (!table_tuple_fetch_row_version(rel, otid, SnapshotAny, old))
+	if (replident == REPLICA_IDENTITY_FULL)
+		found = table_tuple_fetch_row_version(rel, otid, SnapshotAny, old);
+	else if (idattrs != NULL)
+		found = pax_fetch_row_columns(rel, otid, SnapshotAny, old, idattrs);
+	else
+		found = true;			/* nothing of the old row is logged */
+	if (!found)
 		elog(ERROR, "pax row (%u,%u) of \"%s\" vanished while it was changed",
 			 ItemPointerGetBlockNumber(otid), ItemPointerGetOffsetNumber(otid),
 			 RelationGetRelationName(rel));
-	oldtup = replica_identity(rel, old, new, &is_key);
+	if (replident == REPLICA_IDENTITY_FULL || idattrs != NULL)
+		oldtup = replica_identity(rel, old, new, &is_key);
+	bms_free(idattrs);
 	if (new != NULL)
 		newtup = slot_tuple(new);
 	write_record(rel, new ? XLOG_PAX_UPDATE : XLOG_PAX_DELETE, oldtup, is_key,

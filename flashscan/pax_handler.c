@@ -628,6 +628,33 @@ pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	return found;
 }
 
+/*
+ * One row version with only the columns in attrs (attribute numbers offset
+ * by FirstLowInvalidHeapAttributeNumber, as RelationGetIndexAttrBitmap()
+ * gives them) read; the others are NULL.  For logical decoding's replica
+ * identity, which needs the key columns of a deleted row, not all of them.
+ */
+bool
+pax_fetch_row_columns(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+					  const Bitmapset *attrs)
+{
+	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(rel);
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		found;
+	int			att;
+
+	for (att = 0; att < desc->natts; att++)
+		f->needed[att] = !TupleDescAttr(desc, att)->attisdropped &&
+			bms_is_member(att + 1 - FirstLowInvalidHeapAttributeNumber, attrs);
+	f->dir = pax_current_directory(rel);
+	f->dir_cached = true;
+	found = fetch_row(f, tid, snapshot, slot, NULL);
+	if (found)
+		ExecMaterializeSlot(slot);
+	pax_index_fetch_end(&f->base);
+	return found;
+}
+
 static bool
 pax_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
 {
