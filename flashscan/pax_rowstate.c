@@ -177,6 +177,18 @@ lock_row_slot(Relation rel, uint64 rownum, RowSlot *rs)
 	}
 }
 
+/*
+ * lock_row_slot() for a row this transaction has just written (and flushed
+ * into a group or the delta): it must be there.
+ */
+static void
+lock_written_row_slot(Relation rel, uint64 rownum, RowSlot *rs)
+{
+	if (!lock_row_slot(rel, rownum, rs))
+		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\", just written, is in no group",
+			 rownum, RelationGetRelationName(rel));
+}
+
 static void
 release_row_slot(RowSlot *rs)
 {
@@ -1294,9 +1306,7 @@ pax_kill_speculative_row(Relation rel, uint64 rownum)
 	GenericXLogState *state;
 	PaxRowState *st;
 
-	if (!lock_row_slot(rel, rownum, &rs))
-		elog(ERROR, "speculatively inserted pax row " UINT64_FORMAT " of \"%s\" not found",
-			 rownum, RelationGetRelationName(rel));
+	lock_written_row_slot(rel, rownum, &rs);
 	st = begin_slot_change(rel, &rs, &state);
 	st->xmax = GetCurrentTransactionId();
 	st->cmax = GetCurrentCommandId(false);
@@ -1320,9 +1330,7 @@ pax_set_speculative_token(Relation rel, uint64 rownum, uint32 token)
 	GenericXLogState *state;
 	PaxRowState *st;
 
-	if (!lock_row_slot(rel, rownum, &rs))
-		elog(ERROR, "speculatively inserted pax row " UINT64_FORMAT " of \"%s\" not found",
-			 rownum, RelationGetRelationName(rel));
+	lock_written_row_slot(rel, rownum, &rs);
 	if (TransactionIdIsValid(rs.st->xmax) ||
 		(token == 0 && !(rs.st->flags & PAX_ROW_SPECULATIVE)))
 	{
@@ -1390,9 +1398,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 	if (nkeep == 0)
 		return;
 
-	if (!lock_row_slot(rel, new_rownum, &rs))
-		elog(ERROR, "new version " UINT64_FORMAT " of a pax row of \"%s\" is in no group",
-			 new_rownum, RelationGetRelationName(rel));
+	lock_written_row_slot(rel, new_rownum, &rs);
 	st = begin_slot_change(rel, &rs, &state);
 	if (nkeep > 1)
 	{
@@ -1418,9 +1424,7 @@ pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
 	GenericXLogState *state;
 	PaxRowState *st;
 
-	if (!lock_row_slot(rel, old_rownum, &rs))
-		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" vanished during its update",
-			 old_rownum, RelationGetRelationName(rel));
+	lock_written_row_slot(rel, old_rownum, &rs);
 	if (!TransactionIdIsCurrentTransactionId(pax_row_updater(rs.st)) ||
 		!(rs.st->flags & PAX_ROW_UPDATED))
 		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" is not being updated by this transaction",
