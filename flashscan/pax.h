@@ -504,8 +504,14 @@ extern uint64 pax_copy_writer_add(PaxCopyWriter *w, TransactionId xmin, CommandI
 								  const PaxRowState *state);
 extern void pax_copy_writer_end(PaxCopyWriter *w);
 extern void pax_writer_init(void);
-extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid,
-						   bool small_ok, bool decode_insert);
+/* pax_insert_row() options */
+#define PAX_INSERT_SMALL		0x0001	/* a single-row path: the delta, within the
+										 * transaction's delta budget */
+#define PAX_INSERT_SHARED		0x0002	/* others must find the row at once (a
+										 * speculative insertion): the delta whatever
+										 * the budget */
+#define PAX_INSERT_DECODE		0x0004	/* a plain INSERT: its record may decode it */
+extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options);
 extern void pax_flush_relation(Relation rel);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,

@@ -362,6 +362,27 @@ directory_is_empty(Relation rel, PaxMetaPageData *meta)
 }
 
 /*
+ * Does the file end in free blocks, or hold no rows at all?  (Looked at
+ * without the relation's exclusive lock; pax_truncate_free_tail() looks
+ * again under it.)
+ */
+static bool
+truncatable_tail(Relation rel)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	bool		result = nblocks > PAX_METAPAGE_BLKNO + 1 && directory_is_empty(rel, meta);
+	uint32		i;
+
+	for (i = 0; i < meta->nfree && !result; i++)
+		result = meta->free[i].start + meta->free[i].nblocks == nblocks &&
+			meta->free[i].start > PAX_METAPAGE_BLKNO;
+	UnlockReleaseBuffer(metabuf);
+	return result;
+}
+
+/*
  * Give the free extents at the end of the relation back to the file
  * system, as heap's VACUUM truncates its empty tail.  Needs the relation's
  * AccessExclusiveLock, taken without waiting (none: try at the next
@@ -383,6 +404,12 @@ pax_truncate_free_tail(Relation rel)
 	BlockNumber end;
 	bool		found;
 
+	/*
+	 * Only when there is something to cut: the lock is WAL-logged, and a
+	 * standby's queries on the table wait for its replay or are cancelled.
+	 */
+	if (!truncatable_tail(rel))
+		return 0;
 	if (!ConditionalLockRelation(rel, AccessExclusiveLock))
 		return 0;
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);

@@ -713,7 +713,8 @@ pax_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
 	/* bulk paths (CREATE TABLE AS, rewrites) pass a bulk-insert state: groups */
-	if (!pax_insert_row(rel, slot, cid, bistate == NULL, true))
+	if (!pax_insert_row(rel, slot, cid,
+						(bistate == NULL ? PAX_INSERT_SMALL : 0) | PAX_INSERT_DECODE))
 		pax_log_logical_insert(rel, &slot, 1);
 	pgstat_count_heap_insert(rel, 1);
 }
@@ -725,7 +726,7 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	int			i;
 
 	for (i = 0; i < nslots; i++)
-		(void) pax_insert_row(rel, slots[i], cid, false, false);
+		(void) pax_insert_row(rel, slots[i], cid, 0);
 	pax_log_logical_insert(rel, slots, nslots);
 	pgstat_count_heap_insert(rel, nslots);
 }
@@ -745,8 +746,8 @@ pax_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 {
 	uint64		rownum;
 
-	/* decoded once confirmed, not now */
-	(void) pax_insert_row(rel, slot, cid, true, false);
+	/* in the delta, for others' unique checks; decoded once confirmed, not now */
+	(void) pax_insert_row(rel, slot, cid, PAX_INSERT_SHARED);
 	rownum = pax_tid_to_rownum(&slot->tts_tid);
 	pax_flush_row(rel, rownum);
 	pax_set_speculative_token(rel, rownum, specToken);
@@ -890,7 +891,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		*lockmode = LockTupleNoKeyExclusive;
 	if (result != TM_Ok)
 		return result;
-	(void) pax_insert_row(rel, slot, cid, true, false);
+	(void) pax_insert_row(rel, slot, cid, PAX_INSERT_SMALL);
 	new_rownum = pax_tid_to_rownum(&slot->tts_tid);
 	pax_link_update(rel, rownum, new_rownum);
 	pax_log_logical_change(rel, otid, slot);

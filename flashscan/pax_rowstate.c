@@ -1209,6 +1209,20 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Updated;
 			break;
 		}
+		/*
+		 * An UPDATE of a row we locked in another (sub)transaction keeps
+		 * that lock in a multixact beside the update, whose status tells
+		 * later FOR KEY SHARE requests whether the keys changed: know it.
+		 */
+		if (kind == PAX_MODIFY_UPDATE && keycheck != NULL && keycheck->state == 0 &&
+			own_mode >= 0 &&
+			((rs.st->flags & PAX_ROW_MULTI) ||
+			 !TransactionIdEquals(rs.st->xmax, GetCurrentTransactionId())))
+		{
+			release_row_slot(&rs);
+			keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
+			continue;
+		}
 		/* free, or shared with other lockers */
 		if (keycheck)
 			keycheck->own_lock_mode = own_mode;

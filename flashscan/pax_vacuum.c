@@ -824,6 +824,35 @@ movable(Relation rel, PaxGroupEntry *g, int natts, TransactionId oldest_xmin)
 }
 
 /*
+ * Give group gi of dir the horizon oldest_xmin (see pax.h: rows removed for
+ * snapshots older than it), with a new directory version in the same WAL
+ * record, so that no reader keeps using a cached copy without it.
+ */
+static void
+raise_horizon(Relation rel, PaxDirectory *dir, int gi, TransactionId oldest_xmin)
+{
+	PaxGroupEntry *g = dir->groups[gi];
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);
+	PaxGroupEntry *e = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
+
+	if (e->first_rownum == g->first_rownum && e->tag == g->tag &&
+		(!TransactionIdIsValid(e->horizon) || TransactionIdPrecedes(e->horizon, oldest_xmin)))
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+		PaxMetaPageData *meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+
+		e = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
+							   dir->dir_offsets[gi]);
+		e->horizon = oldest_xmin;
+		meta->dir_version++;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
  * Should a group that needs no rewrite for its own sake move, so that the
  * end of the file empties and can be truncated?  Yes when it lies in the
  * upper half of the file and free space below the half holds it: each
@@ -894,7 +923,17 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 		}
 	}
 
-	/* 3 */
+	/*
+	 * 3: a hot standby's snapshot older than oldest_xmin may still see the
+	 * rows about to lose their index entries and be marked dead: the
+	 * groups that hold them get oldest_xmin as their horizon first, so
+	 * that such a query is cancelled (a recovery conflict, as heap's prune
+	 * records raise) instead of missing them.
+	 */
+	if (!RelationUsesLocalBuffers(rel))
+		for (gi = 0; gi < dir->ngroups; gi++)
+			if (removable[gi] > 0)
+				raise_horizon(rel, dir, gi, oldest_xmin);
 	sort_dead(&deadr);
 	vacuum_indexes(rel, &deadr, *live, bstrategy);
 	for (gi = 0; gi < dir->ngroups; gi++)
@@ -961,7 +1000,17 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 
 	/* 5 */
 	if (*groups_rewritten > 0)
+	{
 		compact_directory(rel);
+
+		/*
+		 * The blocks freed are stamped with the next transaction id and
+		 * reused once every snapshot is newer: take one, so that on a quiet
+		 * server the next VACUUM can reuse them (heap's truncation takes
+		 * one too, to log its lock).
+		 */
+		(void) GetCurrentTransactionId();
+	}
 
 	*dead += deleted;
 	MemoryContextSwitchTo(old);

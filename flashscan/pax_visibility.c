@@ -46,8 +46,14 @@
 void
 pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot)
 {
+	/*
+	 * Only a hot standby's snapshot can be older than what VACUUM removed:
+	 * on the primary VACUUM's horizon covers every snapshot of this
+	 * database, and a snapshot held in another database (which holds
+	 * back the global xmin a fresh snapshot gets) cannot read this table.
+	 */
 	if (snapshot->snapshot_type == SNAPSHOT_MVCC && TransactionIdIsValid(g->horizon) &&
-		TransactionIdPrecedes(snapshot->xmin, g->horizon))
+		TransactionIdPrecedes(snapshot->xmin, g->horizon) && RecoveryInProgress())
 		pax_recovery_conflict();
 }
 
@@ -124,6 +130,17 @@ pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot)
 bool
 pax_group_visible(PaxGroupEntry *g, Snapshot snapshot)
 {
+	/*
+	 * A dirty snapshot reports the writers it met; every path below that
+	 * returns without asking pax_xmin_visible() must not leave those of an
+	 * earlier call (a unique check would wait for a long-finished writer,
+	 * over and over).
+	 */
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	{
+		snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+		snapshot->speculativeToken = 0;
+	}
 	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
 		return false;
 	if (snapshot->snapshot_type == SNAPSHOT_MVCC)

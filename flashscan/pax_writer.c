@@ -428,16 +428,16 @@ pax_copy_writer_end(PaxCopyWriter *w)
 }
 
 /*
- * Insert one row: into the delta if small_ok (a single-row path: INSERT,
- * UPDATE) and the transaction has put few rows there, else into the buffer
- * of the next group.  Sets the slot's TID to the row's.  Values are copied,
+ * Insert one row: into the delta if PAX_INSERT_SMALL (a single-row path:
+ * INSERT, UPDATE) and the transaction has put few rows there, or if
+ * PAX_INSERT_SHARED and it fits a page; else into the buffer of the next
+ * group.  Sets the slot's TID to the row's.  Values are copied,
  * detoasted and decompressed: groups and the delta hold plain values only.
  * True when the row's WAL record already decodes it as an INSERT
- * (decode_insert and a delta append logged by pax_log_delta_insert()).
+ * (PAX_INSERT_DECODE and a delta append logged by pax_log_delta_insert()).
  */
 bool
-pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok,
-			   bool decode_insert)
+pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), true);
@@ -473,10 +473,14 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool small_ok,
 			vals[att] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(vals[att])));
 	}
 
-	if (small_ok && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT &&
-		pax_delta_insert(rel, desc, vals, isnull, cid,
-						 PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes, decode_insert, &rownum,
-						 &used, &decoded))
+	if ((options & PAX_INSERT_SHARED) &&
+		pax_delta_insert(rel, desc, vals, isnull, cid, BLCKSZ,
+						 (options & PAX_INSERT_DECODE) != 0, &rownum, &used, &decoded))
+		wb->delta_bytes += used;
+	else if ((options & PAX_INSERT_SMALL) && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT &&
+			 pax_delta_insert(rel, desc, vals, isnull, cid,
+							  PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes,
+							  (options & PAX_INSERT_DECODE) != 0, &rownum, &used, &decoded))
 		wb->delta_bytes += used;
 	else
 		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL);
