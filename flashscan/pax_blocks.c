@@ -85,11 +85,10 @@ oldest_snapshot_fxid(Relation rel)
  * pax_truncate_free_tail()) loses them here, in the caller's WAL record;
  * the rest of an extent that straddles the end is kept.
  */
-static bool
+static void
 drop_extents_past_end(Relation rel, PaxMetaPageData *meta)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
-	bool		changed = false;
 	uint32		i = 0;
 
 	while (i < meta->nfree)
@@ -99,17 +98,12 @@ drop_extents_past_end(Relation rel, PaxMetaPageData *meta)
 		if (e->start >= nblocks)
 		{
 			*e = meta->free[--meta->nfree];
-			changed = true;
 			continue;
 		}
 		if (e->start + e->nblocks > nblocks)
-		{
 			e->nblocks = nblocks - e->start;
-			changed = true;
-		}
 		i++;
 	}
-	return changed;
 }
 
 /*
@@ -133,7 +127,7 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
 
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	(void) drop_extents_past_end(rel, meta);
+	drop_extents_past_end(rel, meta);
 	if (meta->nfree > 0)
 	{
 		uint64		oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
@@ -362,6 +356,31 @@ directory_is_empty(Relation rel, PaxMetaPageData *meta)
 }
 
 /*
+ * Where the run of free extents that ends the file starts (end itself when
+ * the last block is in use).  Metapage locked.
+ */
+static BlockNumber
+free_tail_start(PaxMetaPageData *meta, BlockNumber end)
+{
+	bool		found;
+
+	do
+	{
+		uint32		i;
+
+		found = false;
+		for (i = 0; i < meta->nfree; i++)
+			if (meta->free[i].start + meta->free[i].nblocks == end &&
+				meta->free[i].start > PAX_METAPAGE_BLKNO)
+			{
+				end = meta->free[i].start;
+				found = true;
+			}
+	} while (found);
+	return end;
+}
+
+/*
  * Does the file end in free blocks, or hold no rows at all?  (Looked at
  * without the relation's exclusive lock; pax_truncate_free_tail() looks
  * again under it.)
@@ -372,12 +391,9 @@ truncatable_tail(Relation rel)
 	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
-	bool		result = nblocks > PAX_METAPAGE_BLKNO + 1 && directory_is_empty(rel, meta);
-	uint32		i;
+	bool		result = free_tail_start(meta, nblocks) < nblocks ||
+		(nblocks > PAX_METAPAGE_BLKNO + 1 && directory_is_empty(rel, meta));
 
-	for (i = 0; i < meta->nfree && !result; i++)
-		result = meta->free[i].start + meta->free[i].nblocks == nblocks &&
-			meta->free[i].start > PAX_METAPAGE_BLKNO;
 	UnlockReleaseBuffer(metabuf);
 	return result;
 }
@@ -402,7 +418,6 @@ pax_truncate_free_tail(Relation rel)
 	GenericXLogState *state;
 	BlockNumber nblocks;
 	BlockNumber end;
-	bool		found;
 
 	/*
 	 * Only when there is something to cut: the lock is WAL-logged, and a
@@ -428,20 +443,7 @@ pax_truncate_free_tail(Relation rel)
 		GenericXLogFinish(state);
 		end = PAX_METAPAGE_BLKNO + 1;
 	}
-	do
-	{
-		uint32		i;
-
-		found = false;
-		for (i = 0; i < meta->nfree; i++)
-			if (meta->free[i].start + meta->free[i].nblocks == end &&
-				meta->free[i].start > PAX_METAPAGE_BLKNO)
-			{
-				end = meta->free[i].start;
-				found = true;
-			}
-	} while (found);
-
+	end = free_tail_start(meta, end);
 	if (end < nblocks)
 	{
 		uint32		i = 0;

@@ -338,10 +338,8 @@ pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new)
 	if (replident != REPLICA_IDENTITY_FULL && replident != REPLICA_IDENTITY_NOTHING)
 		idattrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_IDENTITY_KEY);
 	old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
-	if (replident == REPLICA_IDENTITY_FULL)
-		found = table_tuple_fetch_row_version(rel, otid, SnapshotAny, old);
-	else if (idattrs != NULL)
-		found = pax_fetch_row_columns(rel, otid, SnapshotAny, old, idattrs);
+	if (replident == REPLICA_IDENTITY_FULL || idattrs != NULL)
+		found = pax_fetch_row_columns(rel, otid, SnapshotAny, old, idattrs);	/* NULL: all */
 	else
 		found = true;			/* nothing of the old row is logged */
 	if (!found)
@@ -435,6 +433,38 @@ pax_rm_desc(StringInfo buf, XLogReaderState *record)
 					 (xl->flags & XLP_OLD_IS_KEY) ? "; old key" : "; old row");
 }
 
+/* A reorder buffer tuple of len bytes (header included), to be filled. */
+static ReorderBufferTupleBuf *
+new_tuple_buf(LogicalDecodingContext *ctx, uint32 len)
+{
+	ReorderBufferTupleBuf *tb = ReorderBufferGetTupleBuf(ctx->reorder,
+														 len - SizeofHeapTupleHeader);
+
+	tb->tuple.t_len = len;
+	ItemPointerSetInvalid(&tb->tuple.t_self);
+	tb->tuple.t_tableOid = InvalidOid;
+	return tb;
+}
+
+/* Queue one change of a record, as heap's DecodeInsert/Update/Delete do. */
+static void
+queue_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, RelFileNode node,
+			 ReorderBufferChangeType action, ReorderBufferTupleBuf *newtup,
+			 ReorderBufferTupleBuf *oldtup, bool last_of_record)
+{
+	ReorderBufferChange *change = ReorderBufferGetChange(ctx->reorder);
+
+	change->action = action;
+	change->origin_id = XLogRecGetOrigin(buf->record);
+	change->data.tp.relnode = node;
+	change->data.tp.newtuple = newtup;
+	change->data.tp.oldtuple = oldtup;
+	/* the reorder buffer's TOAST state is reset after a record's last change */
+	change->data.tp.clear_toast_afterwards = last_of_record;
+	ReorderBufferQueueChange(ctx->reorder, XLogRecGetXid(buf->record), buf->origptr, change,
+							 false);
+}
+
 /*
  * The next tuple of a record, copied into a reorder buffer tuple; *pos
  * advances past it.
@@ -451,10 +481,7 @@ read_tuple(LogicalDecodingContext *ctx, char **pos, char *end)
 	*pos += sizeof(uint32);
 	if (len < SizeofHeapTupleHeader || *pos + len > end)
 		elog(ERROR, "pax WAL record holds a tuple of invalid length %u", len);
-	tb = ReorderBufferGetTupleBuf(ctx->reorder, len - SizeofHeapTupleHeader);
-	tb->tuple.t_len = len;
-	ItemPointerSetInvalid(&tb->tuple.t_self);
-	tb->tuple.t_tableOid = InvalidOid;
+	tb = new_tuple_buf(ctx, len);
 	memcpy(tb->tuple.t_data, *pos, len);
 	*pos += len;
 	return tb;
@@ -466,16 +493,12 @@ decode_delta_insert(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 {
 	XLogReaderState *r = buf->record;
 	xl_pax_delta_insert *xl = (xl_pax_delta_insert *) XLogRecGetData(r);
-	ReorderBufferChange *change;
 	ReorderBufferTupleBuf *tb;
 	Size		len;
 	char	   *item;
 	uint32		mlen;
 
-	if (!(xl->flags & XLP_DECODE) || xl->node.dbNode != ctx->slot->data.database)
-		return;
-	if (ctx->callbacks.filter_by_origin_cb &&
-		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
+	if (!(xl->flags & XLP_DECODE))
 		return;
 	item = XLogRecGetBlockData(r, 0, &len);
 	if (item == NULL || len < PAX_DELTA_ITEM_HEADER_SIZE + sizeof(uint32))
@@ -485,21 +508,11 @@ decode_delta_insert(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		elog(ERROR, "pax delta insert record holds a row of invalid length %u", mlen);
 
 	/* heap_tuple_from_minimal_tuple(), into the reorder buffer's memory */
-	tb = ReorderBufferGetTupleBuf(ctx->reorder, mlen + MINIMAL_TUPLE_OFFSET - SizeofHeapTupleHeader);
-	tb->tuple.t_len = mlen + MINIMAL_TUPLE_OFFSET;
-	ItemPointerSetInvalid(&tb->tuple.t_self);
-	tb->tuple.t_tableOid = InvalidOid;
+	tb = new_tuple_buf(ctx, mlen + MINIMAL_TUPLE_OFFSET);
 	memcpy((char *) tb->tuple.t_data + MINIMAL_TUPLE_OFFSET,
 		   item + PAX_DELTA_ITEM_HEADER_SIZE, mlen);
 	memset(tb->tuple.t_data, 0, offsetof(HeapTupleHeaderData, t_infomask2));
-
-	change = ReorderBufferGetChange(ctx->reorder);
-	change->action = REORDER_BUFFER_CHANGE_INSERT;
-	change->origin_id = XLogRecGetOrigin(r);
-	change->data.tp.relnode = xl->node;
-	change->data.tp.newtuple = tb;
-	change->data.tp.clear_toast_afterwards = true;
-	ReorderBufferQueueChange(ctx->reorder, XLogRecGetXid(r), buf->origptr, change, false);
+	queue_change(ctx, buf, xl->node, REORDER_BUFFER_CHANGE_INSERT, tb, NULL, true);
 }
 
 /* heap_decode()'s gates and DecodeInsert/Update/Delete for our records. */
@@ -509,60 +522,50 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	XLogReaderState *r = buf->record;
 	TransactionId xid = XLogRecGetXid(r);
 	uint8		op = XLogRecGetInfo(r) & XLOG_PAX_OPMASK;
+	/* both record kinds start with the relation's RelFileNode */
+	RelFileNode *node = (RelFileNode *) XLogRecGetData(r);
 	xl_pax_rows *xl;
 	char	   *pos;
 	char	   *end;
 	ReorderBufferTupleBuf *oldtup = NULL;
 	uint32		i;
 
+	StaticAssertStmt(offsetof(xl_pax_rows, node) == 0 &&
+					 offsetof(xl_pax_delta_insert, node) == 0,
+					 "pax WAL records must start with their RelFileNode");
 	ReorderBufferProcessXid(ctx->reorder, xid, buf->origptr);
 	if (SnapBuildCurrentState(ctx->snapshot_builder) < SNAPBUILD_FULL_SNAPSHOT ||
 		ctx->fast_forward)
 		return;
 	if (!SnapBuildProcessChange(ctx->snapshot_builder, xid, buf->origptr))
 		return;
-	xl = (xl_pax_rows *) XLogRecGetData(r);
+	if (node->dbNode != ctx->slot->data.database)
+		return;
+	if (ctx->callbacks.filter_by_origin_cb &&
+		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
+		return;
 	if (op == XLOG_PAX_DELTA_INSERT)
 	{
 		decode_delta_insert(ctx, buf);
 		return;
 	}
-	if (xl->node.dbNode != ctx->slot->data.database)
-		return;
-	if (ctx->callbacks.filter_by_origin_cb &&
-		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
-		return;
 
+	xl = (xl_pax_rows *) XLogRecGetData(r);
 	pos = (char *) xl + sizeof(xl_pax_rows);
 	end = (char *) xl + XLogRecGetDataLen(r);
 	if (xl->flags & XLP_HAS_OLD)
 		oldtup = read_tuple(ctx, &pos, end);
 	if (op == XLOG_PAX_DELETE || xl->ntuples == 0)
 	{
-		ReorderBufferChange *change = ReorderBufferGetChange(ctx->reorder);
-
-		change->action = REORDER_BUFFER_CHANGE_DELETE;
-		change->origin_id = XLogRecGetOrigin(r);
-		change->data.tp.relnode = xl->node;
-		change->data.tp.oldtuple = oldtup;
-		change->data.tp.clear_toast_afterwards = true;
-		ReorderBufferQueueChange(ctx->reorder, xid, buf->origptr, change, false);
+		queue_change(ctx, buf, xl->node, REORDER_BUFFER_CHANGE_DELETE, NULL, oldtup, true);
 		return;
 	}
 	for (i = 0; i < xl->ntuples; i++)
-	{
-		ReorderBufferChange *change = ReorderBufferGetChange(ctx->reorder);
-
-		change->action = (op == XLOG_PAX_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
-			REORDER_BUFFER_CHANGE_INSERT;
-		change->origin_id = XLogRecGetOrigin(r);
-		change->data.tp.relnode = xl->node;
-		change->data.tp.newtuple = read_tuple(ctx, &pos, end);
-		change->data.tp.oldtuple = (i == 0) ? oldtup : NULL;
-		/* the reorder buffer's TOAST state is reset after a record's last change */
-		change->data.tp.clear_toast_afterwards = (i == xl->ntuples - 1);
-		ReorderBufferQueueChange(ctx->reorder, xid, buf->origptr, change, false);
-	}
+		queue_change(ctx, buf, xl->node,
+					 (op == XLOG_PAX_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
+					 REORDER_BUFFER_CHANGE_INSERT,
+					 read_tuple(ctx, &pos, end), (i == 0) ? oldtup : NULL,
+					 i == xl->ntuples - 1);
 }
 
 static RmgrData pax_rmgr = {

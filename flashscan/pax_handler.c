@@ -604,54 +604,51 @@ pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
 	return found;
 }
 
-static bool
-pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
-							TupleTableSlot *slot)
-{
-	IndexFetchTableData *f = pax_index_fetch_begin(rel);
-	bool		found;
-
-	/*
-	 * One row, often one per updated or locked row: the backend's cached
-	 * directory serves instead of reading the directory for every call.
-	 */
-	((PaxIndexFetchData *) f)->dir = pax_current_directory(rel);
-	((PaxIndexFetchData *) f)->dir_cached = true;
-	found = fetch_row((PaxIndexFetchData *) f, tid, snapshot, slot, NULL);
-
-	/* the slot's values point into the fetch's memory: keep a copy */
-	if (found)
-		ExecMaterializeSlot(slot);
-	if (found && IsMVCCSnapshot(snapshot))
-		PredicateLockTID(rel, tid, snapshot, InvalidTransactionId);
-	pax_index_fetch_end(f);
-	return found;
-}
-
 /*
- * One row version with only the columns in attrs (attribute numbers offset
- * by FirstLowInvalidHeapAttributeNumber, as RelationGetIndexAttrBitmap()
- * gives them) read; the others are NULL.  For logical decoding's replica
- * identity, which needs the key columns of a deleted row, not all of them.
+ * One row version: every column, or (attrs not NULL) only those in attrs
+ * (attribute numbers offset by FirstLowInvalidHeapAttributeNumber, as
+ * RelationGetIndexAttrBitmap() gives them), the others NULL.
  */
 bool
 pax_fetch_row_columns(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
 					  const Bitmapset *attrs)
 {
 	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(rel);
-	TupleDesc	desc = RelationGetDescr(rel);
 	bool		found;
-	int			att;
 
-	for (att = 0; att < desc->natts; att++)
-		f->needed[att] = !TupleDescAttr(desc, att)->attisdropped &&
-			bms_is_member(att + 1 - FirstLowInvalidHeapAttributeNumber, attrs);
+	if (attrs != NULL)
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		int			att;
+
+		for (att = 0; att < desc->natts; att++)
+			f->needed[att] = !TupleDescAttr(desc, att)->attisdropped &&
+				bms_is_member(att + 1 - FirstLowInvalidHeapAttributeNumber, attrs);
+	}
+
+	/*
+	 * One row, often one per updated or locked row: the backend's cached
+	 * directory serves instead of reading the directory for every call.
+	 */
 	f->dir = pax_current_directory(rel);
 	f->dir_cached = true;
 	found = fetch_row(f, tid, snapshot, slot, NULL);
+
+	/* the slot's values point into the fetch's memory: keep a copy */
 	if (found)
 		ExecMaterializeSlot(slot);
 	pax_index_fetch_end(&f->base);
+	return found;
+}
+
+static bool
+pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+							TupleTableSlot *slot)
+{
+	bool		found = pax_fetch_row_columns(rel, tid, snapshot, slot, NULL);
+
+	if (found && IsMVCCSnapshot(snapshot))
+		PredicateLockTID(rel, tid, snapshot, InvalidTransactionId);
 	return found;
 }
 

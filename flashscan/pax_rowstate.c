@@ -767,6 +767,13 @@ updater_changes_keys(const PaxRowState *st)
  * locked).  new_locked says the versions after new_tid's predecessor are
  * locked already.
  */
+/* Compare the versions kc names (no slot may be locked): state 1 kept, 2 changed. */
+static void
+judge_keys(PaxKeyCheck *kc)
+{
+	kc->state = kc->keys_unchanged(kc) ? 1 : 2;
+}
+
 static int
 hop_keys_known(PaxKeyCheck *kc, const PaxRowState *st, uint64 from)
 {
@@ -797,7 +804,7 @@ hop_compare_keys(Relation rel, PaxKeyCheck *kc)
 {
 	if (pax_find_group(pax_current_directory(rel), pax_tid_to_rownum(&kc->new_tid)) == NULL)
 		return false;
-	kc->state = kc->keys_unchanged(kc) ? 1 : 2;
+	judge_keys(kc);
 	return true;
 }
 
@@ -1122,16 +1129,21 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		}
 
 		/*
-		 * An UPDATE may pass FOR KEY SHARE lockers only if it keeps the key
-		 * columns; if it does not, it has FOR UPDATE strength and waits for
-		 * every locker.
+		 * An UPDATE must know whether it keeps the key columns when it may
+		 * pass FOR KEY SHARE lockers (if it does not, it has FOR UPDATE
+		 * strength and waits for every locker), and when a lock we took in
+		 * another (sub)transaction stays beside it in a multixact, whose
+		 * status tells later FOR KEY SHARE requests whether the keys
+		 * changed.  (Reads the row: unlocked.)
 		 */
-		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE && keycheck != NULL &&
-			keycheck->state == 0)
+		if (kind == PAX_MODIFY_UPDATE && keycheck != NULL && keycheck->state == 0 &&
+			(status == SLOT_SHARED ||
+			 (status == SLOT_FREE && own_mode >= 0 &&
+			  ((rs.st->flags & PAX_ROW_MULTI) ||
+			   !TransactionIdEquals(rs.st->xmax, GetCurrentTransactionId())))))
 		{
-			/* does this update change key columns?  (reads the row: unlocked) */
 			release_row_slot(&rs);
-			keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
+			judge_keys(keycheck);
 			continue;
 		}
 		if (status == SLOT_SHARED && kind == PAX_MODIFY_UPDATE &&
@@ -1208,20 +1220,6 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			release_row_slot(&rs);
 			result = TM_Updated;
 			break;
-		}
-		/*
-		 * An UPDATE of a row we locked in another (sub)transaction keeps
-		 * that lock in a multixact beside the update, whose status tells
-		 * later FOR KEY SHARE requests whether the keys changed: know it.
-		 */
-		if (kind == PAX_MODIFY_UPDATE && keycheck != NULL && keycheck->state == 0 &&
-			own_mode >= 0 &&
-			((rs.st->flags & PAX_ROW_MULTI) ||
-			 !TransactionIdEquals(rs.st->xmax, GetCurrentTransactionId())))
-		{
-			release_row_slot(&rs);
-			keycheck->state = keycheck->keys_unchanged(keycheck) ? 1 : 2;
-			continue;
 		}
 		/* free, or shared with other lockers */
 		if (keycheck)

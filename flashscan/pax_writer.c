@@ -448,6 +448,7 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
 	Size		used;
 	int			att;
 	bool		decoded = false;
+	Size		budget = 0;
 
 	/* serializable transactions: a write conflicts with any reader of the table */
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
@@ -473,14 +474,14 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
 			vals[att] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(vals[att])));
 	}
 
-	if ((options & PAX_INSERT_SHARED) &&
-		pax_delta_insert(rel, desc, vals, isnull, cid, BLCKSZ,
+	/* the bytes the delta may take for this row */
+	if (options & PAX_INSERT_SHARED)
+		budget = BLCKSZ;
+	else if ((options & PAX_INSERT_SMALL) && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT)
+		budget = PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes;
+	if (budget > 0 &&
+		pax_delta_insert(rel, desc, vals, isnull, cid, budget,
 						 (options & PAX_INSERT_DECODE) != 0, &rownum, &used, &decoded))
-		wb->delta_bytes += used;
-	else if ((options & PAX_INSERT_SMALL) && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT &&
-			 pax_delta_insert(rel, desc, vals, isnull, cid,
-							  PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes,
-							  (options & PAX_INSERT_DECODE) != 0, &rownum, &used, &decoded))
 		wb->delta_bytes += used;
 	else
 		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL);
