@@ -392,7 +392,9 @@ extern BlockNumber pax_truncate_free_tail(Relation rel);
 extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);
-extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream);
+extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag);
+extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
+								   TupleDesc desc);
 extern PaxDirectory *pax_current_directory(Relation rel);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
 extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
@@ -414,7 +416,7 @@ extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
 extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
 							  bool by_block);
 extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
-							 const PaxRowState *states);
+							 const PaxRowState *states, TupleDesc decode_desc);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern bool pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot);
 extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
@@ -526,6 +528,8 @@ extern void pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlo
 extern bool pax_logical_delta(Relation rel);
 extern OffsetNumber pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz,
 										 bool decode_insert);
+extern void pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs,
+								 const char *stream, Size stream_len, TupleDesc desc);
 
 /* pax_ddl.c */
 extern void pax_ddl_init(void);

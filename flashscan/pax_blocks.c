@@ -210,10 +210,26 @@ pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks)
 }
 
 /*
+ * Lay used bytes of payload into an initialized pax block tagged tag;
+ * everything past the payload is the page's hole (zero, left out of WAL
+ * images).  The primary and redo of pax's own records (pax_decode.c) fill
+ * blocks alike, so that a replayed block equals the written one.
+ */
+void
+pax_fill_block(Page page, const char *payload, Size used, uint32 tag)
+{
+	Assert(used <= PAX_BLOCK_PAYLOAD);
+	PageInit(page, BLCKSZ, 0);
+	if (used > 0)
+		memcpy((char *) page + PAYLOAD_START, payload, used);
+	((PageHeader) page)->pd_lower = PAYLOAD_START + used;
+	((PageHeader) page)->pd_prune_xid = tag;
+}
+
+/*
  * Write n pinned blocks as full images, block j holding bytes [j * chunk,
  * (j + 1) * chunk) of stream (stream_len bytes) as its payload, each block
- * tagged; releases the pins.  Everything past a block's payload is its
- * hole, which generic WAL neither logs nor keeps.
+ * tagged; releases the pins.
  */
 void
 pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream, Size stream_len,
@@ -231,15 +247,10 @@ pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream, Size 
 		{
 			Size		off = (Size) j * chunk;
 			Size		used = (stream_len > off) ? Min(stream_len - off, chunk) : 0;
-			Page		page;
 
 			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
-			page = GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE);
-			PageInit(page, BLCKSZ, 0);
-			memcpy((char *) page + PAYLOAD_START, stream + off, used);
-			/* the unused tail is the page's hole: zero, left out of the images */
-			((PageHeader) page)->pd_lower = PAYLOAD_START + used;
-			((PageHeader) page)->pd_prune_xid = tag;
+			pax_fill_block(GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE),
+						   stream + off, used, tag);
 		}
 		GenericXLogFinish(state);
 		for (j = i; j < end; j++)
@@ -263,10 +274,13 @@ group_stream_len(PaxGroupEntry *entry)
 
 /*
  * Write a group's blocks (stream holds entry->nblocks payloads laid out by
- * pax_layout_group()); fills in the entry's first_block and tag.
+ * pax_layout_group()); fills in the entry's first_block and tag.  desc, for
+ * a group of inserted rows that logical decoding must see (NULL otherwise),
+ * describes its columns: such a group is logged by pax_decode.c in records
+ * that decoding turns into the rows' INSERTs, when changes are decoded.
  */
 void
-pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream)
+pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, TupleDesc desc)
 {
 	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
 
@@ -279,8 +293,11 @@ pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream)
 	}
 	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs);
 	entry->first_block = BufferGetBlockNumber(bufs[0]);
-	pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
-					 PAX_BLOCK_PAYLOAD, entry->tag);
+	if (desc != NULL && pax_logical_delta(rel))
+		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), desc);
+	else
+		pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
+						 PAX_BLOCK_PAYLOAD, entry->tag);
 	pfree(bufs);
 }
 

@@ -50,10 +50,12 @@
 #include "storage/bufpage.h"
 #include "lib/stringinfo.h"
 #include "utils/datum.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
 #include "pax.h"
+#include "pax_minipage.h"
 
 /*
  * The resource manager id.  128 (RM_EXPERIMENTAL_ID) is for development
@@ -69,6 +71,7 @@
 #define XLOG_PAX_UPDATE			0x10
 #define XLOG_PAX_DELETE			0x20
 #define XLOG_PAX_DELTA_INSERT	0x30
+#define XLOG_PAX_GROUP			0x40
 #define XLOG_PAX_OPMASK			0x70
 
 /* xl_pax_rows.flags */
@@ -105,6 +108,51 @@ typedef struct xl_pax_delta_insert
 } xl_pax_delta_insert;
 
 #define XLP_DECODE				0x0001
+
+/*
+ * XLOG_PAX_GROUP: blocks of a group of inserted rows, up to
+ * PAX_GROUP_BLOCKS_PER_RECORD a record, each registered with
+ * REGBUF_WILL_INIT and carrying its payload as block data; redo fills the
+ * blocks as pax_fill_block() did.  With wal_level = logical it replaces the
+ * generic full-page records of such a group, so a COPY logs its rows once:
+ * decoding gathers the group's payload from its records and, at the last
+ * one, decodes the minipages into the rows' INSERTs.  The first record
+ * (first_index 0) is followed by nrows, ncols and one xl_pax_column per
+ * column: what decoding needs, since it cannot read the catalogs then.
+ */
+typedef struct xl_pax_group
+{
+	TransactionId xid;			/* the rows' inserter (a subtransaction's, maybe) */
+	TransactionId top_xid;		/* its top-level transaction */
+	BlockNumber first_block;	/* the group's */
+	uint32		nblocks;		/* the group's */
+	uint32		first_index;	/* of this record's first block in the group */
+	uint32		stream_len;		/* the group's payload bytes */
+	uint32		tag;
+	uint16		flags;			/* XLP_DECODE */
+	uint16		pad;
+} xl_pax_group;
+
+typedef struct xl_pax_group_head
+{
+	uint32		nrows;
+	uint16		ncols;
+	uint16		pad;
+} xl_pax_group_head;
+
+typedef struct xl_pax_column
+{
+	uint32		offset;			/* the minipage's extent in the payload */
+	uint32		nbytes;
+	int16		attlen;
+	bool		attbyval;
+	char		attalign;
+	char		attstorage;
+	char		pad[3];
+} xl_pax_column;
+
+/* XLR_MAX_BLOCK_ID is the largest block id, so one more reference fits */
+#define PAX_GROUP_BLOCKS_PER_RECORD	32
 
 static bool rmgr_registered = false;
 static bool warned_unregistered = false;
@@ -299,6 +347,85 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
 	return off;
 }
 
+/*
+ * Write a group of inserted rows (pinned bufs, in order; pins released)
+ * with XLOG_PAX_GROUP records, when its rows are decoded from them.
+ */
+void
+pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const char *stream,
+					 Size stream_len, TupleDesc desc)
+{
+	xl_pax_group xl;
+	xl_pax_group_head head;
+	xl_pax_column *cols;
+	uint32		i;
+	int			c;
+
+	memset(&xl, 0, sizeof(xl));
+	xl.xid = entry->xmin;
+	xl.top_xid = GetTopTransactionId();
+	xl.first_block = entry->first_block;
+	xl.nblocks = entry->nblocks;
+	xl.stream_len = (uint32) stream_len;
+	xl.tag = entry->tag;
+	xl.flags = XLP_DECODE;
+	memset(&head, 0, sizeof(head));
+	head.nrows = entry->nrows;
+	head.ncols = entry->ncols;
+	cols = palloc0(sizeof(xl_pax_column) * Max(entry->ncols, 1));
+	for (c = 0; c < entry->ncols; c++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, c);
+
+		cols[c].offset = entry->cols[c].offset;
+		cols[c].nbytes = entry->cols[c].nbytes;
+		cols[c].attlen = a->attlen;
+		cols[c].attbyval = a->attbyval;
+		cols[c].attalign = a->attalign;
+		cols[c].attstorage = a->attstorage;
+	}
+
+	XLogEnsureRecordSpace(PAX_GROUP_BLOCKS_PER_RECORD - 1, PAX_GROUP_BLOCKS_PER_RECORD + 3);
+	for (i = 0; i < entry->nblocks; i += PAX_GROUP_BLOCKS_PER_RECORD)
+	{
+		uint32		end = Min(i + PAX_GROUP_BLOCKS_PER_RECORD, entry->nblocks);
+		XLogRecPtr	recptr;
+		uint32		j;
+
+		for (j = i; j < end; j++)
+			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+		xl.first_index = i;
+		START_CRIT_SECTION();
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xl, sizeof(xl));
+		if (i == 0)
+		{
+			XLogRegisterData((char *) &head, sizeof(head));
+			if (entry->ncols > 0)
+				XLogRegisterData((char *) cols, sizeof(xl_pax_column) * entry->ncols);
+		}
+		for (j = i; j < end; j++)
+		{
+			Size		off = (Size) j * PAX_BLOCK_PAYLOAD;
+			Size		used = (stream_len > off) ? Min(stream_len - off, PAX_BLOCK_PAYLOAD) : 0;
+
+			pax_fill_block(BufferGetPage(bufs[j]), stream + off, used, entry->tag);
+			MarkBufferDirty(bufs[j]);
+			XLogRegisterBuffer(j - i, bufs[j], REGBUF_WILL_INIT);
+			if (used > 0)
+				XLogRegisterBufData(j - i, (char *) stream + off, used);
+		}
+		XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
+		recptr = XLogInsert(PAX_RMGR_ID, XLOG_PAX_GROUP);
+		for (j = i; j < end; j++)
+			PageSetLSN(BufferGetPage(bufs[j]), recptr);
+		END_CRIT_SECTION();
+		for (j = i; j < end; j++)
+			UnlockReleaseBuffer(bufs[j]);
+	}
+	pfree(cols);
+}
+
 /* INSERT and COPY: the new rows of one call, in one record. */
 void
 pax_log_logical_insert(Relation rel, TupleTableSlot **slots, int nslots)
@@ -365,9 +492,34 @@ pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new)
  * ------------------------------------------------------------------------
  */
 
+/* Redo of XLOG_PAX_GROUP: every block is filled anew. */
+static void
+redo_group(XLogReaderState *record)
+{
+	xl_pax_group *xl = (xl_pax_group *) XLogRecGetData(record);
+	int			id;
+
+	for (id = 0; id <= XLogRecMaxBlockId(record); id++)
+	{
+		Buffer		buf;
+		Size		len = 0;
+		char	   *payload;
+
+		if (!XLogRecHasBlockRef(record, id))
+			continue;
+		buf = XLogInitBufferForRedo(record, id);
+		payload = XLogRecGetBlockData(record, id, &len);
+		pax_fill_block(BufferGetPage(buf), payload, len, xl->tag);
+		PageSetLSN(BufferGetPage(buf), record->EndRecPtr);
+		MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
 /*
- * Redo: a delta append is applied at its offset; the row records apply
- * nothing (their pages come back from the generic WAL records).
+ * Redo: a delta append is applied at its offset, a group's blocks are
+ * filled; the row records apply nothing (their pages come back from the
+ * generic WAL records).
  */
 static void
 pax_rm_redo(XLogReaderState *record)
@@ -376,6 +528,11 @@ pax_rm_redo(XLogReaderState *record)
 	xl_pax_delta_insert *xl;
 	Buffer		buf;
 
+	if (op == XLOG_PAX_GROUP)
+	{
+		redo_group(record);
+		return;
+	}
 	if (op != XLOG_PAX_DELTA_INSERT)
 		return;
 	xl = (xl_pax_delta_insert *) XLogRecGetData(record);
@@ -408,6 +565,8 @@ pax_rm_identify(uint8 info)
 			return "DELETE";
 		case XLOG_PAX_DELTA_INSERT:
 			return "DELTA_INSERT";
+		case XLOG_PAX_GROUP:
+			return "GROUP";
 	}
 	return NULL;
 }
@@ -422,6 +581,23 @@ pax_rm_desc(StringInfo buf, XLogReaderState *record)
 		xl_pax_delta_insert *dx = (xl_pax_delta_insert *) XLogRecGetData(record);
 
 		appendStringInfo(buf, "off %u%s", dx->offnum, (dx->flags & XLP_DECODE) ? "; decoded" : "");
+		return;
+	}
+	if ((XLogRecGetInfo(record) & XLOG_PAX_OPMASK) == XLOG_PAX_GROUP)
+	{
+		xl_pax_group *gx = (xl_pax_group *) XLogRecGetData(record);
+
+		appendStringInfo(buf, "group at block %u of %u blocks: blocks %u-%u; inserter %u%s",
+						 gx->first_block, gx->nblocks, gx->first_index,
+						 gx->first_index + XLogRecMaxBlockId(record), gx->xid,
+						 (gx->flags & XLP_DECODE) ? "; decoded" : "");
+		if (gx->first_index == 0 &&
+			XLogRecGetDataLen(record) >= sizeof(xl_pax_group) + sizeof(xl_pax_group_head))
+		{
+			xl_pax_group_head *head = (xl_pax_group_head *) (gx + 1);
+
+			appendStringInfo(buf, "; %u rows, %u columns", head->nrows, head->ncols);
+		}
 		return;
 	}
 
@@ -446,10 +622,13 @@ new_tuple_buf(LogicalDecodingContext *ctx, uint32 len)
 	return tb;
 }
 
-/* Queue one change of a record, as heap's DecodeInsert/Update/Delete do. */
+/*
+ * Queue one change of a record for transaction xid, as heap's
+ * DecodeInsert/Update/Delete do.
+ */
 static void
-queue_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, RelFileNode node,
-			 ReorderBufferChangeType action, ReorderBufferTupleBuf *newtup,
+queue_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, TransactionId xid,
+			 RelFileNode node, ReorderBufferChangeType action, ReorderBufferTupleBuf *newtup,
 			 ReorderBufferTupleBuf *oldtup, bool last_of_record)
 {
 	ReorderBufferChange *change = ReorderBufferGetChange(ctx->reorder);
@@ -461,8 +640,7 @@ queue_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, RelFileNode nod
 	change->data.tp.oldtuple = oldtup;
 	/* the reorder buffer's TOAST state is reset after a record's last change */
 	change->data.tp.clear_toast_afterwards = last_of_record;
-	ReorderBufferQueueChange(ctx->reorder, XLogRecGetXid(buf->record), buf->origptr, change,
-							 false);
+	ReorderBufferQueueChange(ctx->reorder, xid, buf->origptr, change, false);
 }
 
 /*
@@ -512,7 +690,219 @@ decode_delta_insert(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	memcpy((char *) tb->tuple.t_data + MINIMAL_TUPLE_OFFSET,
 		   item + PAX_DELTA_ITEM_HEADER_SIZE, mlen);
 	memset(tb->tuple.t_data, 0, offsetof(HeapTupleHeaderData, t_infomask2));
-	queue_change(ctx, buf, xl->node, REORDER_BUFFER_CHANGE_INSERT, tb, NULL, true);
+	queue_change(ctx, buf, XLogRecGetXid(r), xl->node, REORDER_BUFFER_CHANGE_INSERT, tb, NULL,
+				 true);
+}
+
+/*
+ * Groups being gathered from their XLOG_PAX_GROUP records, in this
+ * backend's decoding context (a walsender or a SQL decoding function).
+ * Records of one transaction's group follow each other, but other
+ * transactions' records come between.  A group whose transaction failed
+ * between two of its records is dropped when the same inserter starts
+ * another group, or with the decoding context.
+ */
+typedef struct GroupAssembly
+{
+	TransactionId xid;
+	RelFileNode node;
+	BlockNumber first_block;
+	uint32		nblocks;
+	uint32		received;		/* blocks so far */
+	uint32		nrows;
+	uint16		ncols;
+	uint32		stream_len;
+	xl_pax_column *cols;
+	char	   *stream;
+} GroupAssembly;
+
+static List *assemblies = NIL;
+static MemoryContext assembly_cxt = NULL;
+static LogicalDecodingContext *assembly_owner = NULL;
+
+static void
+assemblies_gone(void *arg)
+{
+	assemblies = NIL;
+	assembly_cxt = NULL;
+	assembly_owner = NULL;
+}
+
+/* The memory of gathered groups: a child of the decoding context. */
+static MemoryContext
+assembly_memory(LogicalDecodingContext *ctx)
+{
+	MemoryContextCallback *cb;
+
+	if (assembly_owner == ctx && assembly_cxt != NULL)
+		return assembly_cxt;
+	if (assembly_cxt != NULL)
+		MemoryContextDelete(assembly_cxt);	/* calls assemblies_gone() */
+	assembly_cxt = AllocSetContextCreate(ctx->context, "pax groups being decoded",
+										 ALLOCSET_DEFAULT_SIZES);
+	cb = MemoryContextAlloc(assembly_cxt, sizeof(MemoryContextCallback));
+	cb->func = assemblies_gone;
+	cb->arg = NULL;
+	MemoryContextRegisterResetCallback(assembly_cxt, cb);
+	assembly_owner = ctx;
+	return assembly_cxt;
+}
+
+static GroupAssembly *
+find_assembly(TransactionId xid, RelFileNode node, BlockNumber first_block)
+{
+	ListCell   *lc;
+
+	foreach(lc, assemblies)
+	{
+		GroupAssembly *ga = lfirst(lc);
+
+		if (ga->xid == xid && ga->first_block == first_block && RelFileNodeEquals(ga->node, node))
+			return ga;
+	}
+	return NULL;
+}
+
+static void
+drop_assembly(GroupAssembly *ga)
+{
+	assemblies = list_delete_ptr(assemblies, ga);
+	pfree(ga->stream);
+	pfree(ga->cols);
+	pfree(ga);
+}
+
+/* A group's first record: what decoding needs to know of its columns. */
+static GroupAssembly *
+start_assembly(LogicalDecodingContext *ctx, XLogReaderState *r, RelFileNode node)
+{
+	xl_pax_group *gx = (xl_pax_group *) XLogRecGetData(r);
+	xl_pax_group_head *head = (xl_pax_group_head *) (gx + 1);
+	MemoryContext old;
+	GroupAssembly *ga;
+	Size		colbytes;
+	int			c;
+
+	if (XLogRecGetDataLen(r) < sizeof(xl_pax_group) + sizeof(xl_pax_group_head))
+		elog(ERROR, "pax group record is truncated");
+	colbytes = sizeof(xl_pax_column) * head->ncols;
+	if (XLogRecGetDataLen(r) < sizeof(xl_pax_group) + sizeof(xl_pax_group_head) + colbytes)
+		elog(ERROR, "pax group record lacks its columns");
+
+	old = MemoryContextSwitchTo(assembly_memory(ctx));
+	ga = find_assembly(gx->xid, node, gx->first_block);
+	if (ga != NULL)
+		drop_assembly(ga);
+	ga = palloc0(sizeof(GroupAssembly));
+	ga->xid = gx->xid;
+	ga->node = node;
+	ga->first_block = gx->first_block;
+	ga->nblocks = gx->nblocks;
+	ga->nrows = head->nrows;
+	ga->ncols = head->ncols;
+	ga->stream_len = gx->stream_len;
+	ga->cols = palloc(Max(colbytes, 1));
+	memcpy(ga->cols, head + 1, colbytes);
+	for (c = 0; c < ga->ncols; c++)
+		if ((uint64) ga->cols[c].offset + ga->cols[c].nbytes > ga->stream_len)
+			elog(ERROR, "pax group record: minipage %d lies outside the group's payload", c);
+	ga->stream = palloc0(Max(ga->stream_len, 1));
+	assemblies = lappend(assemblies, ga);
+	MemoryContextSwitchTo(old);
+	return ga;
+}
+
+/* The gathered group's rows, as INSERTs of its inserter. */
+static void
+emit_group_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, GroupAssembly *ga)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "pax group decoding",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	TupleDesc	desc = CreateTemplateTupleDesc(ga->ncols);
+	Datum	  **values = palloc(sizeof(Datum *) * Max(ga->ncols, 1));
+	bool	  **isnull = palloc(sizeof(bool *) * Max(ga->ncols, 1));
+	Datum	   *rowvals = palloc(sizeof(Datum) * Max(ga->ncols, 1));
+	bool	   *rownulls = palloc(sizeof(bool) * Max(ga->ncols, 1));
+	uint32		k;
+	int			c;
+
+	for (c = 0; c < ga->ncols; c++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, c);
+
+		memset(a, 0, ATTRIBUTE_FIXED_PART_SIZE);
+		snprintf(NameStr(a->attname), NAMEDATALEN, "column %d", c + 1);
+		a->attnum = c + 1;
+		a->attlen = ga->cols[c].attlen;
+		a->attbyval = ga->cols[c].attbyval;
+		a->attalign = ga->cols[c].attalign;
+		a->attstorage = ga->cols[c].attstorage;
+		a->atttypmod = -1;
+		a->attcacheoff = -1;
+		values[c] = palloc(sizeof(Datum) * Max(ga->nrows, 1));
+		isnull[c] = palloc(sizeof(bool) * Max(ga->nrows, 1));
+		pax_decode_minipage(a, ga->nrows, ga->stream + ga->cols[c].offset, ga->cols[c].nbytes,
+							values[c], isnull[c], NULL);
+	}
+	for (k = 0; k < ga->nrows; k++)
+	{
+		HeapTuple	tup;
+		ReorderBufferTupleBuf *tb;
+
+		for (c = 0; c < ga->ncols; c++)
+		{
+			rowvals[c] = values[c][k];
+			rownulls[c] = isnull[c][k];
+		}
+		tup = heap_form_tuple(desc, rowvals, rownulls);
+		tb = new_tuple_buf(ctx, tup->t_len);
+		memcpy(tb->tuple.t_data, tup->t_data, tup->t_len);
+		heap_freetuple(tup);
+		queue_change(ctx, buf, ga->xid, ga->node, REORDER_BUFFER_CHANGE_INSERT, tb, NULL,
+					 k == ga->nrows - 1);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+}
+
+/*
+ * A record of a group of inserted rows: its blocks' payloads are gathered;
+ * at the group's last record its rows are queued.  A record whose group's
+ * first record was not decoded belongs to a transaction decoding skips.
+ */
+static void
+decode_group(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, RelFileNode node)
+{
+	XLogReaderState *r = buf->record;
+	xl_pax_group *gx = (xl_pax_group *) XLogRecGetData(r);
+	GroupAssembly *ga;
+	int			id;
+
+	if (gx->first_index == 0)
+		ga = start_assembly(ctx, r, node);
+	else if ((ga = find_assembly(gx->xid, node, gx->first_block)) == NULL)
+		return;
+	for (id = 0; id <= XLogRecMaxBlockId(r); id++)
+	{
+		uint64		off = (uint64) (gx->first_index + id) * PAX_BLOCK_PAYLOAD;
+		Size		len = 0;
+		char	   *payload;
+
+		if (!XLogRecHasBlockRef(r, id))
+			continue;
+		payload = XLogRecGetBlockData(r, id, &len);
+		if (len > 0 && (payload == NULL || off + len > ga->stream_len))
+			elog(ERROR, "pax group record: block %u lies outside the group's payload",
+				 gx->first_index + id);
+		if (len > 0)
+			memcpy(ga->stream + off, payload, len);
+		ga->received++;
+	}
+	if (ga->received < ga->nblocks)
+		return;
+	emit_group_rows(ctx, buf, ga);
+	drop_assembly(ga);
 }
 
 /* heap_decode()'s gates and DecodeInsert/Update/Delete for our records. */
@@ -522,8 +912,7 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	XLogReaderState *r = buf->record;
 	TransactionId xid = XLogRecGetXid(r);
 	uint8		op = XLogRecGetInfo(r) & XLOG_PAX_OPMASK;
-	/* both record kinds start with the relation's RelFileNode */
-	RelFileNode *node = (RelFileNode *) XLogRecGetData(r);
+	RelFileNode node;
 	xl_pax_rows *xl;
 	char	   *pos;
 	char	   *end;
@@ -534,16 +923,38 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 					 offsetof(xl_pax_delta_insert, node) == 0,
 					 "pax WAL records must start with their RelFileNode");
 	ReorderBufferProcessXid(ctx->reorder, xid, buf->origptr);
+	if (op == XLOG_PAX_GROUP)
+	{
+		xl_pax_group *gx = (xl_pax_group *) XLogRecGetData(r);
+
+		/*
+		 * A group is written when its rows' buffer is, maybe after their
+		 * subtransaction ended or in another one: the changes are the
+		 * inserter's, and the reorder buffer learns whose child it is.
+		 */
+		xid = gx->xid;
+		if (TransactionIdIsValid(gx->top_xid) && gx->top_xid != xid)
+			ReorderBufferAssignChild(ctx->reorder, gx->top_xid, xid, buf->origptr);
+		ReorderBufferProcessXid(ctx->reorder, xid, buf->origptr);
+		XLogRecGetBlockTag(r, 0, &node, NULL, NULL);
+	}
+	else
+		node = *(RelFileNode *) XLogRecGetData(r);	/* other records start with it */
 	if (SnapBuildCurrentState(ctx->snapshot_builder) < SNAPBUILD_FULL_SNAPSHOT ||
 		ctx->fast_forward)
 		return;
 	if (!SnapBuildProcessChange(ctx->snapshot_builder, xid, buf->origptr))
 		return;
-	if (node->dbNode != ctx->slot->data.database)
+	if (node.dbNode != ctx->slot->data.database)
 		return;
 	if (ctx->callbacks.filter_by_origin_cb &&
 		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
 		return;
+	if (op == XLOG_PAX_GROUP)
+	{
+		decode_group(ctx, buf, node);
+		return;
+	}
 	if (op == XLOG_PAX_DELTA_INSERT)
 	{
 		decode_delta_insert(ctx, buf);
@@ -557,11 +968,11 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		oldtup = read_tuple(ctx, &pos, end);
 	if (op == XLOG_PAX_DELETE || xl->ntuples == 0)
 	{
-		queue_change(ctx, buf, xl->node, REORDER_BUFFER_CHANGE_DELETE, NULL, oldtup, true);
+		queue_change(ctx, buf, xid, xl->node, REORDER_BUFFER_CHANGE_DELETE, NULL, oldtup, true);
 		return;
 	}
 	for (i = 0; i < xl->ntuples; i++)
-		queue_change(ctx, buf, xl->node,
+		queue_change(ctx, buf, xid, xl->node,
 					 (op == XLOG_PAX_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
 					 REORDER_BUFFER_CHANGE_INSERT,
 					 read_tuple(ctx, &pos, end), (i == 0) ? oldtup : NULL,

@@ -720,11 +720,16 @@ static void
 pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 				 CommandId cid, int options, struct BulkInsertStateData *bistate)
 {
+	TupleTableSlot **undecoded = palloc(sizeof(TupleTableSlot *) * Max(nslots, 1));
+	int			nundecoded = 0;
 	int			i;
 
+	/* rows the group's records do not decode get a record of their own */
 	for (i = 0; i < nslots; i++)
-		(void) pax_insert_row(rel, slots[i], cid, 0);
-	pax_log_logical_insert(rel, slots, nslots);
+		if (!pax_insert_row(rel, slots[i], cid, PAX_INSERT_DECODE))
+			undecoded[nundecoded++] = slots[i];
+	pax_log_logical_insert(rel, undecoded, nundecoded);
+	pfree(undecoded);
 	pgstat_count_heap_insert(rel, nslots);
 }
 

@@ -181,6 +181,9 @@ pax_minipage_values_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
  * into buf.  A minipage that does not match the group's row count or whose
  * offsets leave it is reported as corrupted.
  */
+/* rel is NULL when logical decoding reads a group from WAL */
+#define REL_NAME(rel) ((rel) ? RelationGetRelationName(rel) : "(decoded from WAL)")
+
 static void
 decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf, Size nbytes,
 				Datum *values, bool *isnull, Relation rel, int64 only)
@@ -196,7 +199,7 @@ decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf, Size nbyte
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("pax table \"%s\": minipage of column \"%s\" is corrupted",
-						RelationGetRelationName(rel), NameStr(att->attname)),
+						REL_NAME(rel), NameStr(att->attname)),
 				 errdetail("It claims %u rows (%u null) in %zu bytes; its group has %u rows.",
 						   hdr->nrows, hdr->nnulls, nbytes, nrows)));
 	bits = (hdr->nnulls > 0) ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL;
@@ -232,7 +235,7 @@ decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf, Size nbyte
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("pax table \"%s\": value %u of column \"%s\" lies outside its minipage",
-								RelationGetRelationName(rel), i, NameStr(att->attname))));
+								REL_NAME(rel), i, NameStr(att->attname))));
 			value = PointerGetDatum(p);
 			doff += len;
 		}

@@ -54,6 +54,7 @@ typedef struct PaxWriteBuffer
 	TransactionId xid;
 	CommandId	cid;
 	uint16		flags;			/* PaxGroupEntry flags of the group */
+	bool		decode;			/* plain INSERTs: the group's WAL decodes them */
 	TransactionId horizon;		/* of the group (copies by VACUUM FULL) */
 	int			natts;
 	int			group_blocks;
@@ -132,6 +133,7 @@ reset_buffer(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid)
 	wb->xid = xid;
 	wb->cid = cid;
 	wb->flags = 0;
+	wb->decode = false;
 	wb->states = NULL;
 	wb->natts = desc->natts;
 	wb->group_blocks = pax_relation_group_blocks(rel);
@@ -198,7 +200,7 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 	MemoryContextSwitchTo(old);
 
 	/* a copied group keeps its rows' deleters and lockers (VACUUM FULL) */
-	pax_append_group(rel, entry, stream, wb->states);
+	pax_append_group(rel, entry, stream, wb->states, wb->decode ? desc : NULL);
 
 	wb->first_rownum += wb->nrows;
 	wb->nrows = 0;
@@ -249,12 +251,14 @@ blocks_with_row(PaxWriteBuffer *wb, TupleDesc desc, const Datum *vals,
  * Does a row inserted by (xid, cid), going to a group with these flags,
  * belong to the buffered group?  Frozen rows (visible to every snapshot)
  * share a group whoever inserted them; it keeps the newest inserter, for
- * standby snapshots (pax_group_visible()).
+ * standby snapshots (pax_group_visible()).  Rows a group's WAL decodes as
+ * INSERTs (decode) and rows decoded otherwise (an UPDATE's new versions)
+ * never share one.
  */
 static bool
-same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flags)
+same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flags, bool decode)
 {
-	if (wb->flags != flags)
+	if (wb->flags != flags || wb->decode != decode)
 		return false;
 	if (flags & PAX_GROUP_FROZEN)
 		return true;
@@ -266,10 +270,11 @@ same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flag
  * next group, writing the buffered group first when the row does not fit it
  * or has another insertion; returns the row's number.  flags and state (a
  * row state, or NULL) come from VACUUM FULL's copies; inserts pass 0, NULL.
+ * decode: the row is a plain INSERT that the group's WAL is to decode.
  */
 static uint64
 buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, uint16 flags,
-		   const Datum *vals, const bool *isnull, const PaxRowState *state)
+		   const Datum *vals, const bool *isnull, const PaxRowState *state, bool decode)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			natts = desc->natts;
@@ -282,12 +287,13 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 	int			att;
 
 	if (wb->capacity > 0 &&
-		(!same_insertion(wb, xid, cid, flags) || wb->natts != natts))
+		(!same_insertion(wb, xid, cid, flags, decode) || wb->natts != natts))
 		seal_group(wb, rel);
 	if (wb->capacity == 0)
 	{
 		reset_buffer(wb, rel, xid, cid);
 		wb->flags = flags;
+		wb->decode = decode;
 	}
 
 	/* Does the group still fit with this row?  If not, write it first. */
@@ -298,6 +304,7 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 		seal_group(wb, rel);
 		reset_buffer(wb, rel, xid, cid);
 		wb->flags = flags;
+		wb->decode = decode;
 		nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 	}
 	/*
@@ -337,6 +344,7 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 			seal_group(wb, rel);
 			reset_buffer(wb, rel, xid, cid);
 			wb->flags = flags;
+		wb->decode = decode;
 			nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 		}
 		if (wb->nrows == 0)
@@ -416,7 +424,7 @@ pax_copy_writer_add(PaxCopyWriter *w, TransactionId xmin, CommandId cmin, bool f
 					const Datum *values, const bool *isnull, const PaxRowState *state)
 {
 	return buffer_row(&w->wb, w->rel, xmin, cmin, frozen ? PAX_GROUP_FROZEN : 0,
-					  values, isnull, state);
+					  values, isnull, state, false);
 }
 
 void
@@ -434,7 +442,8 @@ pax_copy_writer_end(PaxCopyWriter *w)
  * group.  Sets the slot's TID to the row's.  Values are copied,
  * detoasted and decompressed: groups and the delta hold plain values only.
  * True when the row's WAL record already decodes it as an INSERT
- * (PAX_INSERT_DECODE and a delta append logged by pax_log_delta_insert()).
+ * (PAX_INSERT_DECODE and a delta append logged by pax_log_delta_insert(),
+ * or a group logged by pax_log_group_blocks()).
  */
 bool
 pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
@@ -484,7 +493,13 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
 						 (options & PAX_INSERT_DECODE) != 0, &rownum, &used, &decoded))
 		wb->delta_bytes += used;
 	else
-		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL);
+	{
+		bool		decode = (options & PAX_INSERT_DECODE) != 0;
+
+		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL,
+							decode);
+		decoded = decode && pax_logical_delta(rel);
+	}
 	pax_rownum_to_tid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	pax_slot_set_inserted(slot, rel, rownum, GetCurrentTransactionId(), cid);

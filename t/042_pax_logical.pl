@@ -61,6 +61,14 @@ foreach my $ri (sort keys %identity)
 			INSERT INTO $t SELECT 1000, 1000, repeat('big', 20000), 1;
 			COPY $t FROM PROGRAM 'printf "20\t20\ttwenty\t2\n21\t21\t\\\\N\t\\\\N\n"';
 			COPY $t FROM PROGRAM 'seq 3000 3400 | sed "s/.*/&\t&\tcopied\t1/"';
+			COPY $t FROM PROGRAM 'seq 100000 120000 | sed "s/.*/&\t&\tcopied in groups of several records\t1/"';
+			BEGIN;
+			INSERT INTO $t SELECT g, g, 'inserted, read in a savepoint', 1 FROM generate_series(5000, 5300) g;
+			SAVEPOINT s; SELECT count(*) FROM $t; ROLLBACK TO s;
+			SAVEPOINT a; INSERT INTO $t SELECT g, g, 'released', 1 FROM generate_series(6000, 6300) g; RELEASE a;
+			SAVEPOINT b; INSERT INTO $t SELECT g, g, 'rolled back after a read', 1 FROM generate_series(7000, 7300) g;
+			SELECT count(*) FROM $t; ROLLBACK TO b;
+			COMMIT;
 			DELETE FROM $t WHERE id = 1000;
 			TRUNCATE $t;
 		});
@@ -236,7 +244,7 @@ my ($recs) = $pub->safe_psql('postgres', q{
 	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
 	         pg_current_wal_lsn())
 	 WHERE resource_manager = 'pax'});
-is($recs, 'DELETE,DELTA_INSERT,INSERT,UPDATE', 'pg_walinspect names the pax records');
+is($recs, 'DELETE,DELTA_INSERT,GROUP,INSERT,UPDATE', 'pg_walinspect names the pax records');
 
 # Stock pg_waldump reads the WAL: it cannot load this library's
 # descriptions, so it shows the records as those of custom resource
