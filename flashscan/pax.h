@@ -429,9 +429,22 @@ extern void pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const b
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
 								   int natts);
 
+
+/*
+ * What an UPDATE or DELETE logs of the old row for logical decoding
+ * (pax_logical_old() in pax_decode.c): its replica identity, as heap's
+ * ExtractReplicaIdentity() chooses it.
+ */
+typedef struct PaxLogicalOld
+{
+	HeapTuple	tuple;			/* NULL: nothing of the old row is logged */
+	bool		is_key;			/* it holds the identity key columns only */
+} PaxLogicalOld;
+
 /* pax_delta.c */
 extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
-							 CommandId cid, Size budget, bool decode_insert, uint64 *rownum,
+							 CommandId cid, Size budget, bool decode_insert,
+							 const PaxLogicalOld *update_old, uint64 *rownum,
 							 Size *used, bool *decoded);
 extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
 									 BufferAccessStrategy strategy, uint64 *blocks_read);
@@ -485,7 +498,7 @@ extern TM_Result pax_modify_row(Relation rel, uint64 *rownum, CommandId cid,
 								Snapshot crosscheck, PaxModifyKind kind, LockTupleMode mode,
 								PaxKeyCheck *keycheck,
 								LockWaitPolicy wait_policy, bool lock_last_version,
-								TM_FailureData *tmfd);
+								TM_FailureData *tmfd, const PaxLogicalOld *deleted);
 extern void pax_kill_speculative_row(Relation rel, uint64 rownum);
 extern void pax_set_speculative_token(Relation rel, uint64 rownum, uint32 token);
 extern void pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum);
@@ -513,7 +526,8 @@ extern void pax_writer_init(void);
 										 * speculative insertion): the delta whatever
 										 * the budget */
 #define PAX_INSERT_DECODE		0x0004	/* a plain INSERT: its record may decode it */
-extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options);
+extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+						   const PaxLogicalOld *update_old);
 extern void pax_flush_relation(Relation rel);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
@@ -524,10 +538,14 @@ extern void pax_forget_relation(Oid relid);
 extern void pax_decode_init(void);
 extern bool pax_logical_decoding_ready(void);
 extern void pax_log_logical_insert(Relation rel, TupleTableSlot **slots, int nslots);
-extern void pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new);
+extern PaxLogicalOld *pax_logical_old(Relation rel, ItemPointer otid, TupleTableSlot *new);
+extern void pax_free_logical_old(PaxLogicalOld *old);
+extern void pax_log_logical_change(Relation rel, const PaxLogicalOld *old, TupleTableSlot *new);
 extern bool pax_logical_delta(Relation rel);
 extern OffsetNumber pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz,
-										 bool decode_insert);
+										 bool decode_insert, const PaxLogicalOld *update_old);
+extern void pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
+							  const PaxLogicalOld *deleted);
 extern void pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs,
 								 const char *stream, Size stream_len, TupleDesc desc);
 

@@ -5,25 +5,37 @@
  *
  * pax writes its pages with generic WAL records (pax_blocks.c), which carry
  * bytes of pages, not rows, so logical decoding cannot turn them into
- * changes.  With wal_level = logical, every INSERT (COPY included), UPDATE
- * and DELETE of a pax table that is logically logged (RelationIsLogicallyLogged:
- * not temporary, unlogged or a catalog) also writes one record of this
- * resource manager holding the rows as heap tuples, with the old row's
- * replica identity as heap's ExtractReplicaIdentity() chooses it (the key
- * columns of the identity index when a DELETE, or an UPDATE that changes
- * them; the whole old row with REPLICA IDENTITY FULL; nothing with NOTHING).
- * Decoding queues the reorder-buffer changes heap's records give, so
- * publications (pgoutput, row filters, column lists), test_decoding,
- * streaming of large transactions and two-phase decoding see pax tables as
- * they see heap tables.  TRUNCATE needs nothing here: PostgreSQL logs it for
- * every logically logged table, whatever its access method.
+ * changes.  With wal_level = logical, the changes of a pax table that is
+ * logically logged (RelationIsLogicallyLogged: not temporary, unlogged or a
+ * catalog) are written with records of this resource manager instead,
+ * which redo applies as the generic ones did and decoding turns into the
+ * reorder-buffer changes heap's records give, each change logged once:
+ *	- a row appended to the delta (single-row INSERT, an UPDATE's new
+ *	  version): DELTA_INSERT, decoded as the INSERT, or as the UPDATE with
+ *	  the old row's identity it carries;
+ *	- a group of inserted rows (COPY, multi-row INSERT): GROUP records,
+ *	  whose minipages decoding reads back into the rows' INSERTs;
+ *	- a row map slot (DELETE, locks, the old half of an UPDATE): ROW_STATE,
+ *	  decoded as the DELETE with the old row's identity it carries;
+ *	- the rest (an UPDATE whose new version goes to a group, the confirmed
+ *	  row of INSERT ... ON CONFLICT, CREATE TABLE AS): INSERT and UPDATE
+ *	  records holding heap tuples, beside the pages' own records.
+ * The old row's identity is what heap's ExtractReplicaIdentity() logs (the
+ * identity index's key columns for a DELETE, or an UPDATE that changes
+ * them; the whole old row with REPLICA IDENTITY FULL; nothing with
+ * NOTHING), so publications (pgoutput, row filters, column lists),
+ * test_decoding, streaming of large transactions and two-phase decoding
+ * see pax tables as they see heap tables.  TRUNCATE needs nothing here:
+ * PostgreSQL logs it for every logically logged table, whatever its access
+ * method.  Rows a transaction inserts in bulk are decoded where their group
+ * is written: when it is full, when the transaction reads the table, or at
+ * commit, so after changes the transaction made to other tables meanwhile.
  *
- * Redo does nothing: the pages come back from the generic records.  The
- * records are written only when the resource manager is registered, which
- * PostgreSQL allows only from shared_preload_libraries; every server that
- * replays such WAL (crash recovery, standbys, point-in-time recovery) then
- * needs flashscan preloaded too, or recovery stops at the first record.
- * A write of a logically logged pax table without it warns, and a
+ * The records are written only when the resource manager is registered,
+ * which PostgreSQL allows only from shared_preload_libraries; every server
+ * that replays such WAL (crash recovery, standbys, point-in-time recovery)
+ * then needs flashscan preloaded too, or recovery stops at the first
+ * record.  A write of a logically logged pax table without it warns, and a
  * publication of pax tables without it is refused (pax_ddl.c).
  *
  *-------------------------------------------------------------------------
@@ -69,9 +81,9 @@
 /* Record kinds (the high bits of xl_info). */
 #define XLOG_PAX_INSERT			0x00
 #define XLOG_PAX_UPDATE			0x10
-#define XLOG_PAX_DELETE			0x20
 #define XLOG_PAX_DELTA_INSERT	0x30
 #define XLOG_PAX_GROUP			0x40
+#define XLOG_PAX_ROW_STATE		0x50
 #define XLOG_PAX_OPMASK			0x70
 
 /* xl_pax_rows.flags */
@@ -81,9 +93,20 @@
 
 /*
  * A record's main data: this header, then (XLP_HAS_OLD) one old tuple,
- * then (XLP_HAS_NEW) ntuples new tuples; each tuple is a uint32 length and
- * that many bytes of HeapTupleHeader and data, unaligned.
+ * then (XLP_HAS_NEW) ntuples new tuples; each tuple is an xl_pax_tuple and
+ * the tuple's bytes past its HeapTupleHeader's fixed fields (null bitmap,
+ * padding, data), unaligned: what heap's records hold of a tuple.
  */
+typedef struct xl_pax_tuple
+{
+	uint32		datalen;		/* bytes past SizeofHeapTupleHeader */
+	uint16		t_infomask2;
+	uint16		t_infomask;
+	uint8		t_hoff;
+} xl_pax_tuple;
+
+#define SizeOfPaxTuple			(offsetof(xl_pax_tuple, t_hoff) + sizeof(uint8))
+
 typedef struct xl_pax_rows
 {
 	RelFileNode node;
@@ -96,9 +119,10 @@ typedef struct xl_pax_rows
  * XLOG_PAX_DELTA_INSERT: a row appended to a delta page (block 0, whose
  * data is the item: PaxDeltaRowHeader and MinimalTuple).  It replaces the
  * generic record of that append when changes are decoded, so a single-row
- * INSERT logs its row once; redo applies it.  Decoded as an INSERT only
- * with XLP_DECODE (an UPDATE's new version or a speculative insertion is
- * decoded from its own record).
+ * INSERT or UPDATE logs its row once; redo applies it.  Decoded as an
+ * INSERT with XLP_DECODE, as an UPDATE with XLP_UPDATE (the old row's
+ * identity follows as with xl_pax_rows' XLP_HAS_OLD and XLP_OLD_IS_KEY);
+ * otherwise (a speculative insertion, decoded once confirmed) not at all.
  */
 typedef struct xl_pax_delta_insert
 {
@@ -107,7 +131,21 @@ typedef struct xl_pax_delta_insert
 	uint16		flags;
 } xl_pax_delta_insert;
 
-#define XLP_DECODE				0x0001
+#define XLP_DECODE				0x0020	/* (beside xl_pax_rows' flags, which DELTA_INSERT shares) */
+#define XLP_UPDATE				0x0008	/* (XLP_HAS_OLD and XLP_OLD_IS_KEY as above) */
+#define XLP_DELETE				0x0010
+
+/*
+ * XLOG_PAX_ROW_STATE: a new state of one row's slot in a row map page
+ * (block 0, whose data is the slot's offset in the page, a uint16, and the
+ * PaxRowState).  It replaces the generic record of the change when changes
+ * are decoded; for a DELETE (XLP_DELETE) the old row's identity follows
+ * this header as with xl_pax_rows, and the record decodes as the DELETE.
+ */
+typedef struct xl_pax_row_state
+{
+	uint16		flags;
+} xl_pax_row_state;
 
 /*
  * XLOG_PAX_GROUP: blocks of a group of inserted rows, up to
@@ -256,14 +294,28 @@ replica_identity(Relation rel, TupleTableSlot *old, TupleTableSlot *new, bool *i
 	return result;
 }
 
-/* Append a tuple (its length, then its bytes) to a record being built. */
+/* Append a tuple, heap's way (xl_pax_tuple, then its bytes), to a record being built. */
 static void
 append_tuple(StringInfo buf, HeapTuple tup)
 {
-	uint32		len = tup->t_len;
+	xl_pax_tuple xt;
 
-	appendBinaryStringInfo(buf, (char *) &len, sizeof(uint32));
-	appendBinaryStringInfo(buf, (char *) tup->t_data, len);
+	xt.datalen = tup->t_len - SizeofHeapTupleHeader;
+	xt.t_infomask2 = tup->t_data->t_infomask2;
+	xt.t_infomask = tup->t_data->t_infomask;
+	xt.t_hoff = tup->t_data->t_hoff;
+	appendBinaryStringInfo(buf, (char *) &xt, SizeOfPaxTuple);
+	appendBinaryStringInfo(buf, (char *) tup->t_data + SizeofHeapTupleHeader, xt.datalen);
+}
+
+/* The logical part of an UPDATE's or DELETE's record: flags and old identity. */
+static void
+append_old(StringInfo buf, const PaxLogicalOld *old, uint16 *flags)
+{
+	if (old == NULL || old->tuple == NULL)
+		return;
+	*flags |= XLP_HAS_OLD | (old->is_key ? XLP_OLD_IS_KEY : 0);
+	append_tuple(buf, old->tuple);
 }
 
 /*
@@ -317,15 +369,20 @@ pax_logical_delta(Relation rel)
  * checked by the caller) and log it; returns its offset.
  */
 OffsetNumber
-pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bool decode_insert)
+pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bool decode_insert,
+					 const PaxLogicalOld *update_old)
 {
 	Page		page = BufferGetPage(buf);
 	xl_pax_delta_insert xl;
 	OffsetNumber off;
 	XLogRecPtr	recptr;
+	StringInfoData old;
 
 	(void) GetCurrentTransactionId();
 	memset(&xl, 0, sizeof(xl));
+	xl.flags = decode_insert ? XLP_DECODE : update_old ? XLP_UPDATE : 0;
+	initStringInfo(&old);
+	append_old(&old, update_old, &xl.flags);
 	START_CRIT_SECTION();
 	off = PageAddItem(page, (Item) item, itemsz, InvalidOffsetNumber, false, false);
 	if (off == InvalidOffsetNumber)
@@ -334,9 +391,10 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
 	MarkBufferDirty(buf);
 	xl.node = rel->rd_node;
 	xl.offnum = off;
-	xl.flags = decode_insert ? XLP_DECODE : 0;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xl, sizeof(xl));
+	if (old.len > 0)
+		XLogRegisterData(old.data, old.len);
 	/* the item stays in the record even beside a full-page image: decoding reads it */
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | REGBUF_KEEP_DATA);
 	XLogRegisterBufData(0, (char *) item, itemsz);
@@ -344,6 +402,7 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
 	recptr = XLogInsert(PAX_RMGR_ID, XLOG_PAX_DELTA_INSERT);
 	PageSetLSN(page, recptr);
 	END_CRIT_SECTION();
+	pfree(old.data);
 	return off;
 }
 
@@ -445,46 +504,99 @@ pax_log_logical_insert(Relation rel, TupleTableSlot **slots, int nslots)
 }
 
 /*
- * UPDATE (new is the new row) or DELETE (new NULL) of the row at otid,
- * logged after the change succeeded; the old row is read back.
+ * The old row's identity an UPDATE (new is the new row) or DELETE (new
+ * NULL) of the row at otid logs, read before the change is written; NULL
+ * when the change needs no record (the table's changes are not decoded).
  */
-void
-pax_log_logical_change(Relation rel, ItemPointer otid, TupleTableSlot *new)
+PaxLogicalOld *
+pax_logical_old(Relation rel, ItemPointer otid, TupleTableSlot *new)
 {
+	PaxLogicalOld *result;
 	TupleTableSlot *old;
-	HeapTuple	oldtup = NULL;
-	HeapTuple	newtup = NULL;
-	bool		is_key = false;
 	char		replident = rel->rd_rel->relreplident;
 	Bitmapset  *idattrs = NULL;
-	bool		found;
 
 	if (!logical_record_needed(rel))
-		return;
+		return NULL;
+	result = palloc0(sizeof(PaxLogicalOld));
 	/* the old row's columns the identity needs: all (FULL), the key's, or none */
 	if (replident != REPLICA_IDENTITY_FULL && replident != REPLICA_IDENTITY_NOTHING)
 		idattrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_IDENTITY_KEY);
+	if (replident != REPLICA_IDENTITY_FULL && idattrs == NULL)
+		return result;			/* nothing of the old row is logged */
 	old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
-	if (replident == REPLICA_IDENTITY_FULL || idattrs != NULL)
-		found = pax_fetch_row_columns(rel, otid, SnapshotAny, old, idattrs);	/* NULL: all */
-	else
-		found = true;			/* nothing of the old row is logged */
-	if (!found)
+	if (!pax_fetch_row_columns(rel, otid, SnapshotAny, old, idattrs))	/* NULL: all */
 		elog(ERROR, "pax row (%u,%u) of \"%s\" vanished while it was changed",
 			 ItemPointerGetBlockNumber(otid), ItemPointerGetOffsetNumber(otid),
 			 RelationGetRelationName(rel));
-	if (replident == REPLICA_IDENTITY_FULL || idattrs != NULL)
-		oldtup = replica_identity(rel, old, new, &is_key);
+	result->tuple = replica_identity(rel, old, new, &result->is_key);
 	bms_free(idattrs);
-	if (new != NULL)
-		newtup = slot_tuple(new);
-	write_record(rel, new ? XLOG_PAX_UPDATE : XLOG_PAX_DELETE, oldtup, is_key,
-				 newtup ? &newtup : NULL, newtup ? 1 : 0);
-	if (oldtup)
-		heap_freetuple(oldtup);
-	if (newtup)
-		heap_freetuple(newtup);
 	ExecDropSingleTupleTableSlot(old);
+	return result;
+}
+
+void
+pax_free_logical_old(PaxLogicalOld *old)
+{
+	if (old == NULL)
+		return;
+	if (old->tuple)
+		heap_freetuple(old->tuple);
+	pfree(old);
+}
+
+/*
+ * An UPDATE whose new version (new) went to a group, logged after the
+ * change succeeded, with the old row's identity (pax_logical_old()).
+ */
+void
+pax_log_logical_change(Relation rel, const PaxLogicalOld *old, TupleTableSlot *new)
+{
+	HeapTuple	newtup = slot_tuple(new);
+
+	write_record(rel, XLOG_PAX_UPDATE, old->tuple, old->is_key, &newtup, 1);
+	heap_freetuple(newtup);
+}
+
+/*
+ * Write a row map slot's new state st (at offset in the page of buf,
+ * exclusively locked) and log it; a DELETE's (deleted not NULL) record
+ * also decodes as the DELETE.
+ */
+void
+pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
+				  const PaxLogicalOld *deleted)
+{
+	Page		page = BufferGetPage(buf);
+	xl_pax_row_state xl;
+	StringInfoData data;
+	uint16		off16 = (uint16) offset;
+	XLogRecPtr	recptr;
+
+	Assert(offset + sizeof(PaxRowState) <= BLCKSZ);
+	memset(&xl, 0, sizeof(xl));
+	initStringInfo(&data);
+	if (deleted)
+	{
+		xl.flags = XLP_DELETE;
+		append_old(&data, deleted, &xl.flags);
+	}
+	START_CRIT_SECTION();
+	memcpy((char *) page + offset, st, sizeof(PaxRowState));
+	MarkBufferDirty(buf);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xl, sizeof(xl));
+	if (data.len > 0)
+		XLogRegisterData(data.data, data.len);
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, (char *) &off16, sizeof(uint16));
+	XLogRegisterBufData(0, (char *) st, sizeof(PaxRowState));
+	if (deleted)
+		XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
+	recptr = XLogInsert(PAX_RMGR_ID, XLOG_PAX_ROW_STATE);
+	PageSetLSN(page, recptr);
+	END_CRIT_SECTION();
+	pfree(data.data);
 }
 
 /* ------------------------------------------------------------------------
@@ -516,9 +628,37 @@ redo_group(XLogReaderState *record)
 	}
 }
 
+/* Redo of XLOG_PAX_ROW_STATE: the slot gets its new state. */
+static void
+redo_row_state(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *data = XLogRecGetBlockData(record, 0, &len);
+		uint16		off;
+
+		if (data == NULL || len != sizeof(uint16) + sizeof(PaxRowState))
+			elog(PANIC, "pax row state redo: record of block %u has %zu bytes",
+				 BufferGetBlockNumber(buf), len);
+		memcpy(&off, data, sizeof(uint16));
+		if (off < SizeOfPageHeaderData || off + sizeof(PaxRowState) > BLCKSZ)
+			elog(PANIC, "pax row state redo: offset %u in block %u", off,
+				 BufferGetBlockNumber(buf));
+		memcpy((char *) page + off, data + sizeof(uint16), sizeof(PaxRowState));
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
 /*
  * Redo: a delta append is applied at its offset, a group's blocks are
- * filled; the row records apply nothing (their pages come back from the
+ * filled, a row state is set; the row records apply nothing (their pages come back from the
  * generic WAL records).
  */
 static void
@@ -531,6 +671,11 @@ pax_rm_redo(XLogReaderState *record)
 	if (op == XLOG_PAX_GROUP)
 	{
 		redo_group(record);
+		return;
+	}
+	if (op == XLOG_PAX_ROW_STATE)
+	{
+		redo_row_state(record);
 		return;
 	}
 	if (op != XLOG_PAX_DELTA_INSERT)
@@ -561,12 +706,12 @@ pax_rm_identify(uint8 info)
 			return "INSERT";
 		case XLOG_PAX_UPDATE:
 			return "UPDATE";
-		case XLOG_PAX_DELETE:
-			return "DELETE";
 		case XLOG_PAX_DELTA_INSERT:
 			return "DELTA_INSERT";
 		case XLOG_PAX_GROUP:
 			return "GROUP";
+		case XLOG_PAX_ROW_STATE:
+			return "ROW_STATE";
 	}
 	return NULL;
 }
@@ -580,7 +725,21 @@ pax_rm_desc(StringInfo buf, XLogReaderState *record)
 	{
 		xl_pax_delta_insert *dx = (xl_pax_delta_insert *) XLogRecGetData(record);
 
-		appendStringInfo(buf, "off %u%s", dx->offnum, (dx->flags & XLP_DECODE) ? "; decoded" : "");
+		appendStringInfo(buf, "off %u%s%s", dx->offnum,
+						 (dx->flags & XLP_DECODE) ? "; decoded" : "",
+						 (dx->flags & XLP_UPDATE) ? "; decoded as an update" : "");
+		if (dx->flags & XLP_HAS_OLD)
+			appendStringInfoString(buf, (dx->flags & XLP_OLD_IS_KEY) ? "; old key" : "; old row");
+		return;
+	}
+	if ((XLogRecGetInfo(record) & XLOG_PAX_OPMASK) == XLOG_PAX_ROW_STATE)
+	{
+		xl_pax_row_state *rx = (xl_pax_row_state *) XLogRecGetData(record);
+
+		if (rx->flags & XLP_DELETE)
+			appendStringInfoString(buf, "decoded as a delete");
+		if (rx->flags & XLP_HAS_OLD)
+			appendStringInfoString(buf, (rx->flags & XLP_OLD_IS_KEY) ? "; old key" : "; old row");
 		return;
 	}
 	if ((XLogRecGetInfo(record) & XLOG_PAX_OPMASK) == XLOG_PAX_GROUP)
@@ -650,33 +809,44 @@ queue_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, TransactionId x
 static ReorderBufferTupleBuf *
 read_tuple(LogicalDecodingContext *ctx, char **pos, char *end)
 {
-	uint32		len;
+	xl_pax_tuple xt;
 	ReorderBufferTupleBuf *tb;
+	HeapTupleHeader header;
 
-	if (*pos + sizeof(uint32) > end)
+	if (*pos + SizeOfPaxTuple > end)
 		elog(ERROR, "pax WAL record is truncated");
-	memcpy(&len, *pos, sizeof(uint32));
-	*pos += sizeof(uint32);
-	if (len < SizeofHeapTupleHeader || *pos + len > end)
-		elog(ERROR, "pax WAL record holds a tuple of invalid length %u", len);
-	tb = new_tuple_buf(ctx, len);
-	memcpy(tb->tuple.t_data, *pos, len);
-	*pos += len;
+	memcpy(&xt, *pos, SizeOfPaxTuple);
+	*pos += SizeOfPaxTuple;
+	if (xt.datalen > end - *pos)
+		elog(ERROR, "pax WAL record holds a tuple of invalid length %u", xt.datalen);
+	/* as heap's DecodeXLogTuple() */
+	tb = new_tuple_buf(ctx, xt.datalen + SizeofHeapTupleHeader);
+	header = tb->tuple.t_data;
+	memset(header, 0, SizeofHeapTupleHeader);
+	header->t_infomask = xt.t_infomask;
+	header->t_infomask2 = xt.t_infomask2;
+	header->t_hoff = xt.t_hoff;
+	memcpy((char *) header + SizeofHeapTupleHeader, *pos, xt.datalen);
+	*pos += xt.datalen;
 	return tb;
 }
 
-/* A delta append that is a plain INSERT: its MinimalTuple as a heap tuple. */
+/*
+ * A delta append that is a plain INSERT, or an UPDATE's new version: its
+ * MinimalTuple as a heap tuple, with the old row's identity for an UPDATE.
+ */
 static void
 decode_delta_insert(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 {
 	XLogReaderState *r = buf->record;
 	xl_pax_delta_insert *xl = (xl_pax_delta_insert *) XLogRecGetData(r);
 	ReorderBufferTupleBuf *tb;
+	ReorderBufferTupleBuf *oldtup = NULL;
 	Size		len;
 	char	   *item;
 	uint32		mlen;
 
-	if (!(xl->flags & XLP_DECODE))
+	if (!(xl->flags & (XLP_DECODE | XLP_UPDATE)))
 		return;
 	item = XLogRecGetBlockData(r, 0, &len);
 	if (item == NULL || len < PAX_DELTA_ITEM_HEADER_SIZE + sizeof(uint32))
@@ -684,13 +854,40 @@ decode_delta_insert(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	memcpy(&mlen, item + PAX_DELTA_ITEM_HEADER_SIZE, sizeof(uint32));
 	if (PAX_DELTA_ITEM_HEADER_SIZE + mlen > len)
 		elog(ERROR, "pax delta insert record holds a row of invalid length %u", mlen);
+	if (xl->flags & XLP_HAS_OLD)
+	{
+		char	   *pos = (char *) (xl + 1);
+
+		oldtup = read_tuple(ctx, &pos, (char *) xl + XLogRecGetDataLen(r));
+	}
 
 	/* heap_tuple_from_minimal_tuple(), into the reorder buffer's memory */
 	tb = new_tuple_buf(ctx, mlen + MINIMAL_TUPLE_OFFSET);
 	memcpy((char *) tb->tuple.t_data + MINIMAL_TUPLE_OFFSET,
 		   item + PAX_DELTA_ITEM_HEADER_SIZE, mlen);
 	memset(tb->tuple.t_data, 0, offsetof(HeapTupleHeaderData, t_infomask2));
-	queue_change(ctx, buf, XLogRecGetXid(r), xl->node, REORDER_BUFFER_CHANGE_INSERT, tb, NULL,
+	queue_change(ctx, buf, XLogRecGetXid(r), xl->node,
+				 (xl->flags & XLP_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
+				 REORDER_BUFFER_CHANGE_INSERT, tb, oldtup, true);
+}
+
+/* A row state change that is a DELETE: the old row's identity, if logged. */
+static void
+decode_row_state(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, RelFileNode node)
+{
+	XLogReaderState *r = buf->record;
+	xl_pax_row_state *xl = (xl_pax_row_state *) XLogRecGetData(r);
+	ReorderBufferTupleBuf *oldtup = NULL;
+
+	if (!(xl->flags & XLP_DELETE))
+		return;
+	if (xl->flags & XLP_HAS_OLD)
+	{
+		char	   *pos = (char *) (xl + 1);
+
+		oldtup = read_tuple(ctx, &pos, (char *) xl + XLogRecGetDataLen(r));
+	}
+	queue_change(ctx, buf, XLogRecGetXid(r), node, REORDER_BUFFER_CHANGE_DELETE, NULL, oldtup,
 				 true);
 }
 
@@ -938,6 +1135,8 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		ReorderBufferProcessXid(ctx->reorder, xid, buf->origptr);
 		XLogRecGetBlockTag(r, 0, &node, NULL, NULL);
 	}
+	else if (op == XLOG_PAX_ROW_STATE)
+		XLogRecGetBlockTag(r, 0, &node, NULL, NULL);
 	else
 		node = *(RelFileNode *) XLogRecGetData(r);	/* other records start with it */
 	if (SnapBuildCurrentState(ctx->snapshot_builder) < SNAPBUILD_FULL_SNAPSHOT ||
@@ -955,6 +1154,11 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		decode_group(ctx, buf, node);
 		return;
 	}
+	if (op == XLOG_PAX_ROW_STATE)
+	{
+		decode_row_state(ctx, buf, node);
+		return;
+	}
 	if (op == XLOG_PAX_DELTA_INSERT)
 	{
 		decode_delta_insert(ctx, buf);
@@ -966,11 +1170,6 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	end = (char *) xl + XLogRecGetDataLen(r);
 	if (xl->flags & XLP_HAS_OLD)
 		oldtup = read_tuple(ctx, &pos, end);
-	if (op == XLOG_PAX_DELETE || xl->ntuples == 0)
-	{
-		queue_change(ctx, buf, xid, xl->node, REORDER_BUFFER_CHANGE_DELETE, NULL, oldtup, true);
-		return;
-	}
 	for (i = 0; i < xl->ntuples; i++)
 		queue_change(ctx, buf, xid, xl->node,
 					 (op == XLOG_PAX_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :

@@ -137,12 +137,14 @@ make_delta_page(Relation rel, BlockNumber full_blk)
  * would take more than budget bytes (the caller makes a group of it).
  * When pax's changes are logically decoded, the append is logged by pax's
  * own WAL record, which also carries the row for decoding: with
- * decode_insert (a plain INSERT) it decodes as one, and *decoded says so.
+ * decode_insert (a plain INSERT) it decodes as one, with update_old (an
+ * UPDATE's new version, and the old row's identity) as the UPDATE, and
+ * *decoded says so.
  */
 bool
 pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
-				 CommandId cid, Size budget, bool decode_insert, uint64 *rownum,
-				 Size *used, bool *decoded)
+				 CommandId cid, Size budget, bool decode_insert,
+				 const PaxLogicalOld *update_old, uint64 *rownum, Size *used, bool *decoded)
 {
 	MinimalTuple mtup = heap_form_minimal_tuple(desc, values, isnull);
 	Size		itemsz = DELTA_HEADER_SIZE + mtup->t_len;
@@ -186,8 +188,9 @@ pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
 
 				if (pax_logical_delta(rel))
 				{
-					off = pax_log_delta_insert(rel, buf, item, itemsz, decode_insert);
-					*decoded = decode_insert;
+					off = pax_log_delta_insert(rel, buf, item, itemsz, decode_insert,
+											   update_old);
+					*decoded = decode_insert || update_old != NULL;
 					*rownum = PaxDeltaPageGetOpaque(page)->first_rownum + off - 1;
 				}
 				else

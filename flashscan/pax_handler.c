@@ -711,7 +711,7 @@ pax_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 {
 	/* bulk paths (CREATE TABLE AS, rewrites) pass a bulk-insert state: groups */
 	if (!pax_insert_row(rel, slot, cid,
-						(bistate == NULL ? PAX_INSERT_SMALL : 0) | PAX_INSERT_DECODE))
+						(bistate == NULL ? PAX_INSERT_SMALL : 0) | PAX_INSERT_DECODE, NULL))
 		pax_log_logical_insert(rel, &slot, 1);
 	pgstat_count_heap_insert(rel, 1);
 }
@@ -726,7 +726,7 @@ pax_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 	/* rows the group's records do not decode get a record of their own */
 	for (i = 0; i < nslots; i++)
-		if (!pax_insert_row(rel, slots[i], cid, PAX_INSERT_DECODE))
+		if (!pax_insert_row(rel, slots[i], cid, PAX_INSERT_DECODE, NULL))
 			undecoded[nundecoded++] = slots[i];
 	pax_log_logical_insert(rel, undecoded, nundecoded);
 	pfree(undecoded);
@@ -749,7 +749,7 @@ pax_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 	uint64		rownum;
 
 	/* in the delta, for others' unique checks; decoded once confirmed, not now */
-	(void) pax_insert_row(rel, slot, cid, PAX_INSERT_SHARED);
+	(void) pax_insert_row(rel, slot, cid, PAX_INSERT_SHARED, NULL);
 	rownum = pax_tid_to_rownum(&slot->tts_tid);
 	pax_flush_row(rel, rownum);
 	pax_set_speculative_token(rel, rownum, specToken);
@@ -784,19 +784,19 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				 TM_FailureData *tmfd, bool changingPart)
 {
 	uint64		rownum = pax_tid_to_rownum(tid);
-
 	TM_Result	result;
+	PaxLogicalOld *old;
 
 	pax_flush_row(rel, rownum);
+	/* the old row's identity, logged with the delete when changes are decoded */
+	old = pax_logical_old(rel, tid, NULL);
 	result = pax_modify_row(rel, &rownum, cid, crosscheck,
 							changingPart ? PAX_MODIFY_MOVE : PAX_MODIFY_DELETE,
 							LockTupleExclusive, NULL,
-							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
+							wait ? LockWaitBlock : LockWaitSkip, false, tmfd, old);
+	pax_free_logical_old(old);
 	if (result == TM_Ok)
-	{
-		pax_log_logical_change(rel, tid, NULL);
 		pgstat_count_heap_delete(rel);
-	}
 	return result;
 }
 
@@ -868,6 +868,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	uint64		new_rownum;
 	TM_Result	result;
 	PaxKeyCheck kc;
+	PaxLogicalOld *old;
 
 	memset(&kc, 0, sizeof(kc));
 	kc.keys_unchanged = update_keeps_keys;
@@ -881,7 +882,7 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	pax_flush_row(rel, rownum);
 	result = pax_modify_row(rel, &rownum, cid, crosscheck, PAX_MODIFY_UPDATE,
 							LockTupleNoKeyExclusive, &kc,
-							wait ? LockWaitBlock : LockWaitSkip, false, tmfd);
+							wait ? LockWaitBlock : LockWaitSkip, false, tmfd, NULL);
 	/*
 	 * The lock READ COMMITTED's recheck takes on the newest version: as
 	 * heap's, no stronger than the update needs, so that it passes the FOR
@@ -893,10 +894,17 @@ pax_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		*lockmode = LockTupleNoKeyExclusive;
 	if (result != TM_Ok)
 		return result;
-	(void) pax_insert_row(rel, slot, cid, PAX_INSERT_SMALL);
+	/*
+	 * When changes are decoded, the new version's delta append carries the
+	 * old row's identity and decodes as the UPDATE; a new version that goes
+	 * to a group gets a record of its own.
+	 */
+	old = pax_logical_old(rel, otid, slot);
+	if (!pax_insert_row(rel, slot, cid, PAX_INSERT_SMALL, old) && old != NULL)
+		pax_log_logical_change(rel, old, slot);
+	pax_free_logical_old(old);
 	new_rownum = pax_tid_to_rownum(&slot->tts_tid);
 	pax_link_update(rel, rownum, new_rownum);
-	pax_log_logical_change(rel, otid, slot);
 	if (kc.state == 1 || kc.own_lock_mode >= 0)
 	{
 		pax_flush_row(rel, new_rownum);
@@ -929,7 +937,7 @@ pax_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	pax_flush_row(rel, rownum);
 	result = pax_modify_row(rel, &rownum, cid, InvalidSnapshot, PAX_MODIFY_LOCK, mode, &kc,
 							wait_policy,
-							(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0, tmfd);
+							(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0, tmfd, NULL);
 	/* TM_Invisible too: ON CONFLICT DO UPDATE asks the slot who inserted the row */
 	if (result == TM_Ok || result == TM_SelfModified || result == TM_Updated ||
 		result == TM_Deleted || result == TM_Invisible)

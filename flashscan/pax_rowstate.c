@@ -197,18 +197,39 @@ release_row_slot(RowSlot *rs)
 }
 
 /*
- * Start a WAL-logged change of a locked slot: returns the slot in the
- * page image the generic WAL record will hold; GenericXLogFinish(*state)
- * applies it.
+ * Start a change of a locked slot: returns a copy of its state to change,
+ * which finish_slot_change() writes and logs.
  */
 static PaxRowState *
-begin_slot_change(Relation rel, RowSlot *rs, GenericXLogState **state)
+begin_slot_change(RowSlot *rs, PaxRowState *copy)
 {
+	*copy = *rs->st;
+	return copy;
+}
+
+/*
+ * Write a locked slot's new state st, WAL-logged: in a generic record, or
+ * when changes are decoded, in pax's own (pax_log_row_state()), which also
+ * carries the old row of a DELETE (deleted, NULL otherwise) for decoding.
+ */
+static void
+finish_slot_change(Relation rel, RowSlot *rs, const PaxRowState *st,
+				   const PaxLogicalOld *deleted)
+{
+	Size		off = (char *) rs->st - (char *) BufferGetPage(rs->buf);
+	GenericXLogState *state;
 	Page		page;
 
-	*state = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(*state, rs->buf, 0);
-	return (PaxRowState *) ((char *) page + ((char *) rs->st - (char *) BufferGetPage(rs->buf)));
+	if (pax_logical_delta(rel))
+	{
+		pax_log_row_state(rel, rs->buf, off, st, deleted);
+		return;
+	}
+	Assert(deleted == NULL);
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, rs->buf, 0);
+	memcpy((char *) page + off, st, sizeof(PaxRowState));
+	GenericXLogFinish(state);
 }
 
 /*
@@ -842,7 +863,7 @@ lock_later_versions(Relation rel, uint64 rownum, PaxKeyCheck *kc, TransactionId 
 		int			own;
 		int			keys;
 		MultiXactId multi = InvalidMultiXactId;
-		GenericXLogState *state;
+		PaxRowState change;
 		PaxRowState *st;
 
 		CHECK_FOR_INTERRUPTS();
@@ -874,7 +895,7 @@ lock_later_versions(Relation rel, uint64 rownum, PaxKeyCheck *kc, TransactionId 
 			else if ((seen.flags & PAX_ROW_LOCK_ONLY) && TransactionIdIsInProgress(seen.xmax))
 				multi = MultiXactIdCreate(seen.xmax, lock_status(pax_row_lock_mode(&seen)),
 										  xid, MultiXactStatusForKeyShare);
-			st = begin_slot_change(rel, &rs, &state);
+			st = begin_slot_change(&rs, &change);
 			if (MultiXactIdIsValid(multi))
 			{
 				st->xmax = multi;
@@ -887,7 +908,7 @@ lock_later_versions(Relation rel, uint64 rownum, PaxKeyCheck *kc, TransactionId 
 			}
 			st->cmax = InvalidCommandId;
 			pax_row_set_next(st, rownum);
-			GenericXLogFinish(state);
+			finish_slot_change(rel, &rs, st, NULL);
 			release_row_slot(&rs);
 			return CHAIN_LOCKED;
 		}
@@ -921,10 +942,10 @@ lock_later_versions(Relation rel, uint64 rownum, PaxKeyCheck *kc, TransactionId 
 				MultiXactIdExpand(seen.xmax, xid, MultiXactStatusForKeyShare) :
 				MultiXactIdCreate(seen.xmax, MultiXactStatusNoKeyUpdate,
 								  xid, MultiXactStatusForKeyShare);
-			st = begin_slot_change(rel, &rs, &state);
+			st = begin_slot_change(&rs, &change);
 			st->xmax = multi;
 			st->flags = PAX_ROW_UPDATED | PAX_ROW_MULTI;
-			GenericXLogFinish(state);
+			finish_slot_change(rel, &rs, st, NULL);
 		}
 		writer = pax_row_updater(&seen);
 		rownum = pax_row_next(&seen);
@@ -955,11 +976,14 @@ step_to(Relation rel, uint64 *rownum, uint64 next, ItemPointer tid, bool *have_t
  * (PAX_MODIFY_LOCK) row *rownum for command cid.  With lock_last_version,
  * an update chain is followed to its last version, whose row number
  * replaces *rownum.  Returns heap's TM_Result codes with tmfd filled.
+ * deleted: a delete's old row for logical decoding (pax_logical_old()),
+ * logged with the change; NULL when changes are not decoded.
  */
 TM_Result
 pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			   PaxModifyKind kind, LockTupleMode mode, PaxKeyCheck *keycheck,
-			   LockWaitPolicy wait_policy, bool lock_last_version, TM_FailureData *tmfd)
+			   LockWaitPolicy wait_policy, bool lock_last_version, TM_FailureData *tmfd,
+			   const PaxLogicalOld *deleted)
 {
 	TM_Result	result;
 	bool		have_tuple_lock = false;
@@ -1243,7 +1267,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 				MultiXactStatusNoKeyUpdate : MultiXactStatusUpdate;
 			bool		own_by_other = own_mode >= 0 &&
 				((rs.st->flags & PAX_ROW_MULTI) || !TransactionIdEquals(rs.st->xmax, cur));
-			GenericXLogState *state;
+			PaxRowState change;
 			PaxRowState *st;
 
 			if (join_update || status == SLOT_SHARED || own_by_other)
@@ -1253,7 +1277,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 									  join_update ? MultiXactStatusNoKeyUpdate :
 									  lock_status(pax_row_lock_mode(rs.st)),
 									  cur, newstatus);
-			st = begin_slot_change(rel, &rs, &state);
+			st = begin_slot_change(&rs, &change);
 
 			if (join_update)
 			{
@@ -1263,7 +1287,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 				st->xmax = new_multi;
 				st->flags = PAX_ROW_UPDATED | PAX_ROW_MULTI;
 				pax_row_set_next(st, next);
-				GenericXLogFinish(state);
+				finish_slot_change(rel, &rs, st, NULL);
 				release_row_slot(&rs);
 				result = TM_Ok;
 				break;
@@ -1294,7 +1318,9 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			}
 			st->cmax = cid;
 			pax_row_set_next(st, *rownum);
-			GenericXLogFinish(state);
+			finish_slot_change(rel, &rs, st,
+							   (kind == PAX_MODIFY_DELETE || kind == PAX_MODIFY_MOVE) ?
+							   deleted : NULL);
 		}
 		release_row_slot(&rs);
 		result = TM_Ok;
@@ -1315,16 +1341,16 @@ void
 pax_kill_speculative_row(Relation rel, uint64 rownum)
 {
 	RowSlot		rs;
-	GenericXLogState *state;
+	PaxRowState change;
 	PaxRowState *st;
 
 	lock_written_row_slot(rel, rownum, &rs);
-	st = begin_slot_change(rel, &rs, &state);
+	st = begin_slot_change(&rs, &change);
 	st->xmax = GetCurrentTransactionId();
 	st->cmax = GetCurrentCommandId(false);
 	st->flags = 0;
 	pax_row_set_next(st, rownum);
-	GenericXLogFinish(state);
+	finish_slot_change(rel, &rs, st, NULL);
 	release_row_slot(&rs);
 }
 
@@ -1339,7 +1365,7 @@ void
 pax_set_speculative_token(Relation rel, uint64 rownum, uint32 token)
 {
 	RowSlot		rs;
-	GenericXLogState *state;
+	PaxRowState change;
 	PaxRowState *st;
 
 	lock_written_row_slot(rel, rownum, &rs);
@@ -1350,11 +1376,11 @@ pax_set_speculative_token(Relation rel, uint64 rownum, uint32 token)
 		release_row_slot(&rs);
 		return;
 	}
-	st = begin_slot_change(rel, &rs, &state);
+	st = begin_slot_change(&rs, &change);
 	st->flags = (token != 0) ? PAX_ROW_SPECULATIVE : 0;
 	st->cmax = InvalidCommandId;
 	pax_row_set_next(st, (token != 0) ? token : rownum);
-	GenericXLogFinish(state);
+	finish_slot_change(rel, &rs, st, NULL);
 	release_row_slot(&rs);
 }
 
@@ -1377,7 +1403,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 				i,
 				nkeep = 0;
 	bool		own_kept = false;
-	GenericXLogState *state;
+	PaxRowState change;
 	PaxRowState *st;
 
 	if (!lock_row_slot(rel, old_rownum, &rs))
@@ -1411,7 +1437,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 		return;
 
 	lock_written_row_slot(rel, new_rownum, &rs);
-	st = begin_slot_change(rel, &rs, &state);
+	st = begin_slot_change(&rs, &change);
 	if (nkeep > 1)
 	{
 		st->xmax = MultiXactIdCreateFromMembers(nkeep, keep);
@@ -1424,7 +1450,7 @@ pax_carry_locks(Relation rel, uint64 old_rownum, uint64 new_rownum, int own_mode
 	}
 	st->cmax = InvalidCommandId;
 	pax_row_set_next(st, new_rownum);
-	GenericXLogFinish(state);
+	finish_slot_change(rel, &rs, st, NULL);
 	release_row_slot(&rs);
 }
 
@@ -1433,7 +1459,7 @@ void
 pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
 {
 	RowSlot		rs;
-	GenericXLogState *state;
+	PaxRowState change;
 	PaxRowState *st;
 
 	lock_written_row_slot(rel, old_rownum, &rs);
@@ -1441,9 +1467,9 @@ pax_link_update(Relation rel, uint64 old_rownum, uint64 new_rownum)
 		!(rs.st->flags & PAX_ROW_UPDATED))
 		elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\" is not being updated by this transaction",
 			 old_rownum, RelationGetRelationName(rel));
-	st = begin_slot_change(rel, &rs, &state);
+	st = begin_slot_change(&rs, &change);
 	pax_row_set_next(st, new_rownum);
-	GenericXLogFinish(state);
+	finish_slot_change(rel, &rs, st, NULL);
 	release_row_slot(&rs);
 }
 

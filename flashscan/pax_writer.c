@@ -443,10 +443,12 @@ pax_copy_writer_end(PaxCopyWriter *w)
  * detoasted and decompressed: groups and the delta hold plain values only.
  * True when the row's WAL record already decodes it as an INSERT
  * (PAX_INSERT_DECODE and a delta append logged by pax_log_delta_insert(),
- * or a group logged by pax_log_group_blocks()).
+ * or a group logged by pax_log_group_blocks()), or as the UPDATE whose new
+ * version it is (update_old, the old row's identity, and a delta append).
  */
 bool
-pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
+pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+			   const PaxLogicalOld *update_old)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), true);
@@ -490,7 +492,8 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options)
 		budget = PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes;
 	if (budget > 0 &&
 		pax_delta_insert(rel, desc, vals, isnull, cid, budget,
-						 (options & PAX_INSERT_DECODE) != 0, &rownum, &used, &decoded))
+						 (options & PAX_INSERT_DECODE) != 0, update_old, &rownum, &used,
+						 &decoded))
 		wb->delta_bytes += used;
 	else
 	{

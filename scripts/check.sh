@@ -2,7 +2,8 @@
 # Run every test of ssdkit against the installed extensions:
 #   1. pg_regress over sql/ (schedule: test/schedule) on a scratch cluster
 #      made with initdb --data-checksums and all extensions preloaded;
-#   2. pg_isolation_regress over specs/ (schedule: test/isolation_schedule);
+#   2. pg_isolation_regress over specs/ (schedule: test/isolation_schedule),
+#      with wal_level replica, then logical;
 #   3. the TAP suite t/*.pl through prove;
 #   4. as root, the Debian packages: built, installed, and every extension's
 #      installcheck on a fresh cluster (scripts/package.sh).
@@ -46,6 +47,14 @@ run_regress "$PGXS_DIR/src/test/regress/pg_regress" schedule \
 echo "== isolation (specs/) =="
 run_regress "$PGXS_DIR/src/test/isolation/pg_isolation_regress" isolation_schedule \
 	"$scratch/isolation" isolation_regression "$root/isolation.diffs"
+# With wal_level = logical pax logs row states, delta appends and groups in
+# records of its own (flashscan/pax_decode.c): the same specs once more.
+ssdkit_cluster_stop "$data"
+echo "wal_level = logical" | as_pg tee -a "$data/postgresql.conf" >/dev/null
+ssdkit_cluster_start "$data"
+echo "== isolation (specs/, wal_level = logical) =="
+run_regress "$PGXS_DIR/src/test/isolation/pg_isolation_regress" isolation_schedule \
+	"$scratch/isolation-logical" isolation_logical "$root/isolation.diffs"
 ssdkit_cluster_stop "$data"
 trap - EXIT
 

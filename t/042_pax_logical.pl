@@ -244,7 +244,7 @@ my ($recs) = $pub->safe_psql('postgres', q{
 	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
 	         pg_current_wal_lsn())
 	 WHERE resource_manager = 'pax'});
-is($recs, 'DELETE,DELTA_INSERT,GROUP,INSERT,UPDATE', 'pg_walinspect names the pax records');
+is($recs, 'DELTA_INSERT,GROUP,INSERT,ROW_STATE,UPDATE', 'pg_walinspect names the pax records');
 
 # Stock pg_waldump reads the WAL: it cannot load this library's
 # descriptions, so it shows the records as those of custom resource
