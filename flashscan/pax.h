@@ -393,8 +393,12 @@ extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);
 extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag);
+/* How logical decoding sees the rows of a group written (pax_decode.c) */
+#define PAX_DECODE_NONE			0	/* not at all, or from records of their own */
+#define PAX_DECODE_INSERT		1	/* as INSERTs */
+#define PAX_DECODE_UPDATE		2	/* as UPDATEs' new versions (no old identity logged) */
 extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
-								   TupleDesc desc);
+								   int decode_as);
 extern PaxDirectory *pax_current_directory(Relation rel);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
 extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
@@ -416,7 +420,7 @@ extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
 extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
 							  bool by_block);
 extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
-							 const PaxRowState *states, TupleDesc decode_desc);
+							 const PaxRowState *states, int decode_as);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern bool pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot);
 extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
@@ -547,7 +551,7 @@ extern OffsetNumber pax_log_delta_insert(Relation rel, Buffer buf, const char *i
 extern void pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 							  const PaxLogicalOld *deleted);
 extern void pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs,
-								 const char *stream, Size stream_len, TupleDesc desc);
+								 const char *stream, Size stream_len, int decode_as);
 
 /* pax_ddl.c */
 extern void pax_ddl_init(void);

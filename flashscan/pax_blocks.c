@@ -274,13 +274,12 @@ group_stream_len(PaxGroupEntry *entry)
 
 /*
  * Write a group's blocks (stream holds entry->nblocks payloads laid out by
- * pax_layout_group()); fills in the entry's first_block and tag.  desc, for
- * a group of inserted rows that logical decoding must see (NULL otherwise),
- * describes its columns: such a group is logged by pax_decode.c in records
- * that decoding turns into the rows' INSERTs, when changes are decoded.
+ * pax_layout_group()); fills in the entry's first_block and tag.  A group
+ * whose rows logical decoding is to see in its WAL (decode_as, when changes
+ * are decoded) is logged by pax_decode.c in records of its own.
  */
 void
-pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, TupleDesc desc)
+pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, int decode_as)
 {
 	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
 
@@ -293,8 +292,8 @@ pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, T
 	}
 	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs);
 	entry->first_block = BufferGetBlockNumber(bufs[0]);
-	if (desc != NULL && pax_logical_delta(rel))
-		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), desc);
+	if (decode_as != PAX_DECODE_NONE && pax_logical_delta(rel))
+		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), decode_as);
 	else
 		pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
 						 PAX_BLOCK_PAYLOAD, entry->tag);

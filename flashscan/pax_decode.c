@@ -13,13 +13,14 @@
  *	- a row appended to the delta (single-row INSERT, an UPDATE's new
  *	  version): DELTA_INSERT, decoded as the INSERT, or as the UPDATE with
  *	  the old row's identity it carries;
- *	- a group of inserted rows (COPY, multi-row INSERT): GROUP records,
- *	  whose minipages decoding reads back into the rows' INSERTs;
+ *	- a group of inserted rows (COPY, multi-row INSERT), or of an UPDATE's
+ *	  new versions: GROUP records, whose minipages decoding reads back
+ *	  into the rows' INSERTs or UPDATEs;
  *	- a row map slot (DELETE, locks, the old half of an UPDATE): ROW_STATE,
  *	  decoded as the DELETE with the old row's identity it carries;
- *	- the rest (an UPDATE whose new version goes to a group, the confirmed
- *	  row of INSERT ... ON CONFLICT, CREATE TABLE AS): INSERT and UPDATE
- *	  records holding heap tuples, beside the pages' own records.
+ *	- the rest (an UPDATE that logs old columns and whose new version goes
+ *	  to a group, the confirmed row of INSERT ... ON CONFLICT): INSERT and
+ *	  UPDATE records holding heap tuples, beside the pages' own records.
  * The old row's identity is what heap's ExtractReplicaIdentity() logs (the
  * identity index's key columns for a DELETE, or an UPDATE that changes
  * them; the whole old row with REPLICA IDENTITY FULL; nothing with
@@ -154,7 +155,8 @@ typedef struct xl_pax_row_state
  * blocks as pax_fill_block() did.  With wal_level = logical it replaces the
  * generic full-page records of such a group, so a COPY logs its rows once:
  * decoding gathers the group's payload from its records and, at the last
- * one, decodes the minipages into the rows' INSERTs.  The first record
+ * one, decodes the minipages into the rows' INSERTs, or (XLP_UPDATE) the
+ * UPDATEs whose new versions they are (updates that log no old columns).  The first record
  * (first_index 0) is followed by nrows, ncols and one xl_pax_column per
  * column: what decoding needs, since it cannot read the catalogs then.
  */
@@ -167,7 +169,7 @@ typedef struct xl_pax_group
 	uint32		first_index;	/* of this record's first block in the group */
 	uint32		stream_len;		/* the group's payload bytes */
 	uint32		tag;
-	uint16		flags;			/* XLP_DECODE */
+	uint16		flags;			/* XLP_DECODE (INSERTs) or XLP_UPDATE (UPDATEs) */
 	uint16		pad;
 } xl_pax_group;
 
@@ -412,8 +414,9 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
  */
 void
 pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const char *stream,
-					 Size stream_len, TupleDesc desc)
+					 Size stream_len, int decode_as)
 {
+	TupleDesc	desc = RelationGetDescr(rel);
 	xl_pax_group xl;
 	xl_pax_group_head head;
 	xl_pax_column *cols;
@@ -427,7 +430,7 @@ pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const cha
 	xl.nblocks = entry->nblocks;
 	xl.stream_len = (uint32) stream_len;
 	xl.tag = entry->tag;
-	xl.flags = XLP_DECODE;
+	xl.flags = (decode_as == PAX_DECODE_UPDATE) ? XLP_UPDATE : XLP_DECODE;
 	memset(&head, 0, sizeof(head));
 	head.nrows = entry->nrows;
 	head.ncols = entry->ncols;
@@ -749,7 +752,8 @@ pax_rm_desc(StringInfo buf, XLogReaderState *record)
 		appendStringInfo(buf, "group at block %u of %u blocks: blocks %u-%u; inserter %u%s",
 						 gx->first_block, gx->nblocks, gx->first_index,
 						 gx->first_index + XLogRecMaxBlockId(record), gx->xid,
-						 (gx->flags & XLP_DECODE) ? "; decoded" : "");
+						 (gx->flags & XLP_DECODE) ? "; decoded" :
+						 (gx->flags & XLP_UPDATE) ? "; decoded as updates" : "");
 		if (gx->first_index == 0 &&
 			XLogRecGetDataLen(record) >= sizeof(xl_pax_group) + sizeof(xl_pax_group_head))
 		{
@@ -909,6 +913,7 @@ typedef struct GroupAssembly
 	uint32		nrows;
 	uint16		ncols;
 	uint32		stream_len;
+	uint16		flags;			/* xl_pax_group's */
 	xl_pax_column *cols;
 	char	   *stream;
 } GroupAssembly;
@@ -998,6 +1003,7 @@ start_assembly(LogicalDecodingContext *ctx, XLogReaderState *r, RelFileNode node
 	ga->nrows = head->nrows;
 	ga->ncols = head->ncols;
 	ga->stream_len = gx->stream_len;
+	ga->flags = gx->flags;
 	ga->cols = palloc(Max(colbytes, 1));
 	memcpy(ga->cols, head + 1, colbytes);
 	for (c = 0; c < ga->ncols; c++)
@@ -1009,7 +1015,7 @@ start_assembly(LogicalDecodingContext *ctx, XLogReaderState *r, RelFileNode node
 	return ga;
 }
 
-/* The gathered group's rows, as INSERTs of its inserter. */
+/* The gathered group's rows, as INSERTs (or UPDATEs) of its inserter. */
 static void
 emit_group_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, GroupAssembly *ga)
 {
@@ -1056,8 +1062,9 @@ emit_group_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, GroupAssembl
 		tb = new_tuple_buf(ctx, tup->t_len);
 		memcpy(tb->tuple.t_data, tup->t_data, tup->t_len);
 		heap_freetuple(tup);
-		queue_change(ctx, buf, ga->xid, ga->node, REORDER_BUFFER_CHANGE_INSERT, tb, NULL,
-					 k == ga->nrows - 1);
+		queue_change(ctx, buf, ga->xid, ga->node,
+					 (ga->flags & XLP_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
+					 REORDER_BUFFER_CHANGE_INSERT, tb, NULL, k == ga->nrows - 1);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);

@@ -54,7 +54,7 @@ typedef struct PaxWriteBuffer
 	TransactionId xid;
 	CommandId	cid;
 	uint16		flags;			/* PaxGroupEntry flags of the group */
-	bool		decode;			/* plain INSERTs: the group's WAL decodes them */
+	int			decode_as;		/* how the group's WAL decodes its rows (PAX_DECODE_*) */
 	TransactionId horizon;		/* of the group (copies by VACUUM FULL) */
 	int			natts;
 	int			group_blocks;
@@ -133,7 +133,7 @@ reset_buffer(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid)
 	wb->xid = xid;
 	wb->cid = cid;
 	wb->flags = 0;
-	wb->decode = false;
+	wb->decode_as = PAX_DECODE_NONE;
 	wb->states = NULL;
 	wb->natts = desc->natts;
 	wb->group_blocks = pax_relation_group_blocks(rel);
@@ -200,7 +200,7 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 	MemoryContextSwitchTo(old);
 
 	/* a copied group keeps its rows' deleters and lockers (VACUUM FULL) */
-	pax_append_group(rel, entry, stream, wb->states, wb->decode ? desc : NULL);
+	pax_append_group(rel, entry, stream, wb->states, wb->decode_as);
 
 	wb->first_rownum += wb->nrows;
 	wb->nrows = 0;
@@ -251,14 +251,13 @@ blocks_with_row(PaxWriteBuffer *wb, TupleDesc desc, const Datum *vals,
  * Does a row inserted by (xid, cid), going to a group with these flags,
  * belong to the buffered group?  Frozen rows (visible to every snapshot)
  * share a group whoever inserted them; it keeps the newest inserter, for
- * standby snapshots (pax_group_visible()).  Rows a group's WAL decodes as
- * INSERTs (decode) and rows decoded otherwise (an UPDATE's new versions)
- * never share one.
+ * standby snapshots (pax_group_visible()).  Rows its WAL decodes
+ * differently (decode_as) never share one.
  */
 static bool
-same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flags, bool decode)
+same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flags, int decode_as)
 {
-	if (wb->flags != flags || wb->decode != decode)
+	if (wb->flags != flags || wb->decode_as != decode_as)
 		return false;
 	if (flags & PAX_GROUP_FROZEN)
 		return true;
@@ -270,11 +269,11 @@ same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flag
  * next group, writing the buffered group first when the row does not fit it
  * or has another insertion; returns the row's number.  flags and state (a
  * row state, or NULL) come from VACUUM FULL's copies; inserts pass 0, NULL.
- * decode: the row is a plain INSERT that the group's WAL is to decode.
+ * decode_as: how the group's WAL is to decode the row (PAX_DECODE_*).
  */
 static uint64
 buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, uint16 flags,
-		   const Datum *vals, const bool *isnull, const PaxRowState *state, bool decode)
+		   const Datum *vals, const bool *isnull, const PaxRowState *state, int decode_as)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			natts = desc->natts;
@@ -287,13 +286,13 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 	int			att;
 
 	if (wb->capacity > 0 &&
-		(!same_insertion(wb, xid, cid, flags, decode) || wb->natts != natts))
+		(!same_insertion(wb, xid, cid, flags, decode_as) || wb->natts != natts))
 		seal_group(wb, rel);
 	if (wb->capacity == 0)
 	{
 		reset_buffer(wb, rel, xid, cid);
 		wb->flags = flags;
-		wb->decode = decode;
+		wb->decode_as = decode_as;
 	}
 
 	/* Does the group still fit with this row?  If not, write it first. */
@@ -304,7 +303,7 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 		seal_group(wb, rel);
 		reset_buffer(wb, rel, xid, cid);
 		wb->flags = flags;
-		wb->decode = decode;
+		wb->decode_as = decode_as;
 		nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 	}
 	/*
@@ -344,7 +343,7 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 			seal_group(wb, rel);
 			reset_buffer(wb, rel, xid, cid);
 			wb->flags = flags;
-		wb->decode = decode;
+		wb->decode_as = decode_as;
 			nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 		}
 		if (wb->nrows == 0)
@@ -424,7 +423,7 @@ pax_copy_writer_add(PaxCopyWriter *w, TransactionId xmin, CommandId cmin, bool f
 					const Datum *values, const bool *isnull, const PaxRowState *state)
 {
 	return buffer_row(&w->wb, w->rel, xmin, cmin, frozen ? PAX_GROUP_FROZEN : 0,
-					  values, isnull, state, false);
+					  values, isnull, state, PAX_DECODE_NONE);
 }
 
 void
@@ -444,7 +443,8 @@ pax_copy_writer_end(PaxCopyWriter *w)
  * True when the row's WAL record already decodes it as an INSERT
  * (PAX_INSERT_DECODE and a delta append logged by pax_log_delta_insert(),
  * or a group logged by pax_log_group_blocks()), or as the UPDATE whose new
- * version it is (update_old, the old row's identity, and a delta append).
+ * version it is (update_old, the old row's identity: with a delta append,
+ * or with a group when no old columns are logged).
  */
 bool
 pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
@@ -497,11 +497,14 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 		wb->delta_bytes += used;
 	else
 	{
-		bool		decode = (options & PAX_INSERT_DECODE) != 0;
+		/* an UPDATE's new version decodes from the group unless old columns are logged */
+		int			decode_as = (options & PAX_INSERT_DECODE) ? PAX_DECODE_INSERT :
+			(update_old != NULL && update_old->tuple == NULL) ? PAX_DECODE_UPDATE :
+			PAX_DECODE_NONE;
 
 		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL,
-							decode);
-		decoded = decode && pax_logical_delta(rel);
+							decode_as);
+		decoded = decode_as != PAX_DECODE_NONE && pax_logical_delta(rel);
 	}
 	pax_rownum_to_tid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);

@@ -69,6 +69,8 @@ foreach my $ri (sort keys %identity)
 			SAVEPOINT b; INSERT INTO $t SELECT g, g, 'rolled back after a read', 1 FROM generate_series(7000, 7300) g;
 			SELECT count(*) FROM $t; ROLLBACK TO b;
 			COMMIT;
+			UPDATE $t SET v = 'updated in bulk' WHERE id BETWEEN 100000 AND 102000;
+			UPDATE $t SET code = -code WHERE id BETWEEN 102001 AND 103000;
 			DELETE FROM $t WHERE id = 1000;
 			TRUNCATE $t;
 		});
