@@ -94,13 +94,13 @@
 
 /*
  * A record's main data: this header, then (XLP_HAS_OLD) one old tuple,
- * then (XLP_HAS_NEW) ntuples new tuples; each tuple is an xl_pax_tuple and
- * the tuple's bytes past its HeapTupleHeader's fixed fields (null bitmap,
- * padding, data), unaligned: what heap's records hold of a tuple.
+ * then (XLP_HAS_NEW) ntuples new tuples.  A tuple is logged as heap logs
+ * one: an xl_pax_tuple, then its bytes past its HeapTupleHeader's fixed
+ * fields (null bitmap, padding, data), unaligned; here each is preceded by
+ * its length (a uint32), elsewhere a record's last tuple runs to its end.
  */
 typedef struct xl_pax_tuple
 {
-	uint32		datalen;		/* bytes past SizeofHeapTupleHeader */
 	uint16		t_infomask2;
 	uint16		t_infomask;
 	uint8		t_hoff;
@@ -134,19 +134,26 @@ typedef struct xl_pax_delta_insert
 
 #define XLP_DECODE				0x0020	/* (beside xl_pax_rows' flags, which DELTA_INSERT shares) */
 #define XLP_UPDATE				0x0008	/* (XLP_HAS_OLD and XLP_OLD_IS_KEY as above) */
-#define XLP_DELETE				0x0010
 
 /*
- * XLOG_PAX_ROW_STATE: a new state of one row's slot in a row map page
- * (block 0, whose data is the slot's offset in the page, a uint16, and the
- * PaxRowState).  It replaces the generic record of the change when changes
- * are decoded; for a DELETE (XLP_DELETE) the old row's identity follows
- * this header as with xl_pax_rows, and the record decodes as the DELETE.
+ * XLOG_PAX_ROW_STATE: a new state of one row's slot in a row map page,
+ * block 0, whose data is an xl_pax_row_state and the slot's changed bytes
+ * (as small as generic WAL's delta of the change), then for a DELETE the
+ * old row's identity, if logged, as a tuple.  It replaces the generic
+ * record of the change when changes are decoded, and a DELETE's decodes as
+ * the DELETE (its data is kept beside a full-page image: REGBUF_KEEP_DATA).
  */
 typedef struct xl_pax_row_state
 {
-	uint16		flags;
+	uint16		offset;			/* the slot's, in the page */
+	uint8		from;			/* first changed byte of the slot */
+	uint8		len_flags;		/* changed bytes (RS_LEN_MASK), RS_* flags */
 } xl_pax_row_state;
+
+#define RS_LEN_MASK				0x1F
+#define RS_DELETE				0x20
+#define RS_HAS_OLD				0x40
+#define RS_OLD_IS_KEY			0x80
 
 /*
  * XLOG_PAX_GROUP: blocks of a group of inserted rows, up to
@@ -296,28 +303,23 @@ replica_identity(Relation rel, TupleTableSlot *old, TupleTableSlot *new, bool *i
 	return result;
 }
 
-/* Append a tuple, heap's way (xl_pax_tuple, then its bytes), to a record being built. */
+/*
+ * Append a tuple, heap's way (xl_pax_tuple, then its bytes), to a record
+ * being built; sized: preceded by its length (it is not the record's last).
+ */
 static void
-append_tuple(StringInfo buf, HeapTuple tup)
+append_tuple(StringInfo buf, HeapTuple tup, bool sized)
 {
 	xl_pax_tuple xt;
+	uint32		datalen = tup->t_len - SizeofHeapTupleHeader;
 
-	xt.datalen = tup->t_len - SizeofHeapTupleHeader;
 	xt.t_infomask2 = tup->t_data->t_infomask2;
 	xt.t_infomask = tup->t_data->t_infomask;
 	xt.t_hoff = tup->t_data->t_hoff;
+	if (sized)
+		appendBinaryStringInfo(buf, (char *) &datalen, sizeof(uint32));
 	appendBinaryStringInfo(buf, (char *) &xt, SizeOfPaxTuple);
-	appendBinaryStringInfo(buf, (char *) tup->t_data + SizeofHeapTupleHeader, xt.datalen);
-}
-
-/* The logical part of an UPDATE's or DELETE's record: flags and old identity. */
-static void
-append_old(StringInfo buf, const PaxLogicalOld *old, uint16 *flags)
-{
-	if (old == NULL || old->tuple == NULL)
-		return;
-	*flags |= XLP_HAS_OLD | (old->is_key ? XLP_OLD_IS_KEY : 0);
-	append_tuple(buf, old->tuple);
+	appendBinaryStringInfo(buf, (char *) tup->t_data + SizeofHeapTupleHeader, datalen);
 }
 
 /*
@@ -343,9 +345,9 @@ write_record(Relation rel, uint8 info, HeapTuple oldtup, bool old_is_key,
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, (char *) &xl, sizeof(xl));
 	if (oldtup)
-		append_tuple(&buf, oldtup);
+		append_tuple(&buf, oldtup, true);
 	for (i = 0; i < nnew; i++)
-		append_tuple(&buf, newtups[i]);
+		append_tuple(&buf, newtups[i], true);
 
 	XLogBeginInsert();
 	XLogRegisterData(buf.data, buf.len);
@@ -384,7 +386,11 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
 	memset(&xl, 0, sizeof(xl));
 	xl.flags = decode_insert ? XLP_DECODE : update_old ? XLP_UPDATE : 0;
 	initStringInfo(&old);
-	append_old(&old, update_old, &xl.flags);
+	if (update_old && update_old->tuple)
+	{
+		xl.flags |= XLP_HAS_OLD | (update_old->is_key ? XLP_OLD_IS_KEY : 0);
+		append_tuple(&old, update_old->tuple, false);
+	}
 	START_CRIT_SECTION();
 	off = PageAddItem(page, (Item) item, itemsz, InvalidOffsetNumber, false, false);
 	if (off == InvalidOffsetNumber)
@@ -571,29 +577,41 @@ pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 				  const PaxLogicalOld *deleted)
 {
 	Page		page = BufferGetPage(buf);
+	const char *cur = (const char *) page + offset;
+	const char *new = (const char *) st;
 	xl_pax_row_state xl;
 	StringInfoData data;
-	uint16		off16 = (uint16) offset;
+	int			from = 0;
+	int			to = sizeof(PaxRowState);
 	XLogRecPtr	recptr;
 
+	StaticAssertStmt(sizeof(PaxRowState) <= RS_LEN_MASK, "a row state must fit RS_LEN_MASK");
 	Assert(offset + sizeof(PaxRowState) <= BLCKSZ);
-	memset(&xl, 0, sizeof(xl));
-	initStringInfo(&data);
+	/* only the bytes that change, as generic WAL's delta would hold them */
+	while (from < to && cur[from] == new[from])
+		from++;
+	while (to > from && cur[to - 1] == new[to - 1])
+		to--;
+	xl.offset = (uint16) offset;
+	xl.from = (uint8) from;
+	xl.len_flags = (uint8) (to - from);
 	if (deleted)
-	{
-		xl.flags = XLP_DELETE;
-		append_old(&data, deleted, &xl.flags);
-	}
+		xl.len_flags |= RS_DELETE;
+	if (deleted && deleted->tuple)
+		xl.len_flags |= RS_HAS_OLD | (deleted->is_key ? RS_OLD_IS_KEY : 0);
+	initStringInfo(&data);
+	appendBinaryStringInfo(&data, (char *) &xl, sizeof(xl));
+	appendBinaryStringInfo(&data, new + from, to - from);
+	if (deleted && deleted->tuple)
+		append_tuple(&data, deleted->tuple, false);
+
 	START_CRIT_SECTION();
 	memcpy((char *) page + offset, st, sizeof(PaxRowState));
 	MarkBufferDirty(buf);
 	XLogBeginInsert();
-	XLogRegisterData((char *) &xl, sizeof(xl));
-	if (data.len > 0)
-		XLogRegisterData(data.data, data.len);
-	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-	XLogRegisterBufData(0, (char *) &off16, sizeof(uint16));
-	XLogRegisterBufData(0, (char *) st, sizeof(PaxRowState));
+	/* a DELETE's data is kept beside a full-page image: decoding reads it */
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (deleted ? REGBUF_KEEP_DATA : 0));
+	XLogRegisterBufData(0, data.data, data.len);
 	if (deleted)
 		XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
 	recptr = XLogInsert(PAX_RMGR_ID, XLOG_PAX_ROW_STATE);
@@ -631,7 +649,28 @@ redo_group(XLogReaderState *record)
 	}
 }
 
-/* Redo of XLOG_PAX_ROW_STATE: the slot gets its new state. */
+/*
+ * A ROW_STATE record's block data: its header, and where its changed bytes
+ * and (a DELETE's) old tuple start.
+ */
+static void
+parse_row_state(XLogReaderState *record, xl_pax_row_state *xl, char **bytes, char **end)
+{
+	Size		len = 0;
+	char	   *data = XLogRecGetBlockData(record, 0, &len);
+
+	if (data == NULL || len < sizeof(xl_pax_row_state))
+		elog(ERROR, "pax row state record has no data");
+	memcpy(xl, data, sizeof(xl_pax_row_state));
+	*bytes = data + sizeof(xl_pax_row_state);
+	*end = data + len;
+	if (xl->from + (xl->len_flags & RS_LEN_MASK) > sizeof(PaxRowState) ||
+		*bytes + (xl->len_flags & RS_LEN_MASK) > *end ||
+		xl->offset < SizeOfPageHeaderData || xl->offset + sizeof(PaxRowState) > BLCKSZ)
+		elog(ERROR, "pax row state record is corrupted");
+}
+
+/* Redo of XLOG_PAX_ROW_STATE: the slot gets its changed bytes. */
 static void
 redo_row_state(XLogReaderState *record)
 {
@@ -640,18 +679,12 @@ redo_row_state(XLogReaderState *record)
 	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
 	{
 		Page		page = BufferGetPage(buf);
-		Size		len;
-		char	   *data = XLogRecGetBlockData(record, 0, &len);
-		uint16		off;
+		xl_pax_row_state xl;
+		char	   *bytes;
+		char	   *end;
 
-		if (data == NULL || len != sizeof(uint16) + sizeof(PaxRowState))
-			elog(PANIC, "pax row state redo: record of block %u has %zu bytes",
-				 BufferGetBlockNumber(buf), len);
-		memcpy(&off, data, sizeof(uint16));
-		if (off < SizeOfPageHeaderData || off + sizeof(PaxRowState) > BLCKSZ)
-			elog(PANIC, "pax row state redo: offset %u in block %u", off,
-				 BufferGetBlockNumber(buf));
-		memcpy((char *) page + off, data + sizeof(uint16), sizeof(PaxRowState));
+		parse_row_state(record, &xl, &bytes, &end);
+		memcpy((char *) page + xl.offset + xl.from, bytes, xl.len_flags & RS_LEN_MASK);
 		PageSetLSN(page, record->EndRecPtr);
 		MarkBufferDirty(buf);
 	}
@@ -737,12 +770,20 @@ pax_rm_desc(StringInfo buf, XLogReaderState *record)
 	}
 	if ((XLogRecGetInfo(record) & XLOG_PAX_OPMASK) == XLOG_PAX_ROW_STATE)
 	{
-		xl_pax_row_state *rx = (xl_pax_row_state *) XLogRecGetData(record);
+		xl_pax_row_state rx;
+		Size		len = 0;
+		char	   *data = XLogRecHasBlockRef(record, 0) ?
+			XLogRecGetBlockData(record, 0, &len) : NULL;
 
-		if (rx->flags & XLP_DELETE)
-			appendStringInfoString(buf, "decoded as a delete");
-		if (rx->flags & XLP_HAS_OLD)
-			appendStringInfoString(buf, (rx->flags & XLP_OLD_IS_KEY) ? "; old key" : "; old row");
+		if (data == NULL || len < sizeof(rx))
+			return;				/* a full-page image only */
+		memcpy(&rx, data, sizeof(rx));
+		appendStringInfo(buf, "slot at %u: %u bytes from %u", rx.offset,
+						 rx.len_flags & RS_LEN_MASK, rx.from);
+		if (rx.len_flags & RS_DELETE)
+			appendStringInfoString(buf, "; decoded as a delete");
+		if (rx.len_flags & RS_HAS_OLD)
+			appendStringInfoString(buf, (rx.len_flags & RS_OLD_IS_KEY) ? "; old key" : "; old row");
 		return;
 	}
 	if ((XLogRecGetInfo(record) & XLOG_PAX_OPMASK) == XLOG_PAX_GROUP)
@@ -811,27 +852,37 @@ queue_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, TransactionId x
  * advances past it.
  */
 static ReorderBufferTupleBuf *
-read_tuple(LogicalDecodingContext *ctx, char **pos, char *end)
+read_tuple(LogicalDecodingContext *ctx, char **pos, char *end, bool sized)
 {
 	xl_pax_tuple xt;
+	uint32		datalen;
 	ReorderBufferTupleBuf *tb;
 	HeapTupleHeader header;
 
+	if (sized)
+	{
+		if (*pos + sizeof(uint32) > end)
+			elog(ERROR, "pax WAL record is truncated");
+		memcpy(&datalen, *pos, sizeof(uint32));
+		*pos += sizeof(uint32);
+	}
 	if (*pos + SizeOfPaxTuple > end)
 		elog(ERROR, "pax WAL record is truncated");
 	memcpy(&xt, *pos, SizeOfPaxTuple);
 	*pos += SizeOfPaxTuple;
-	if (xt.datalen > end - *pos)
-		elog(ERROR, "pax WAL record holds a tuple of invalid length %u", xt.datalen);
+	if (!sized)
+		datalen = end - *pos;
+	if (datalen > end - *pos)
+		elog(ERROR, "pax WAL record holds a tuple of invalid length %u", datalen);
 	/* as heap's DecodeXLogTuple() */
-	tb = new_tuple_buf(ctx, xt.datalen + SizeofHeapTupleHeader);
+	tb = new_tuple_buf(ctx, datalen + SizeofHeapTupleHeader);
 	header = tb->tuple.t_data;
 	memset(header, 0, SizeofHeapTupleHeader);
 	header->t_infomask = xt.t_infomask;
 	header->t_infomask2 = xt.t_infomask2;
 	header->t_hoff = xt.t_hoff;
-	memcpy((char *) header + SizeofHeapTupleHeader, *pos, xt.datalen);
-	*pos += xt.datalen;
+	memcpy((char *) header + SizeofHeapTupleHeader, *pos, datalen);
+	*pos += datalen;
 	return tb;
 }
 
@@ -862,7 +913,7 @@ decode_delta_insert(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	{
 		char	   *pos = (char *) (xl + 1);
 
-		oldtup = read_tuple(ctx, &pos, (char *) xl + XLogRecGetDataLen(r));
+		oldtup = read_tuple(ctx, &pos, (char *) xl + XLogRecGetDataLen(r), false);
 	}
 
 	/* heap_tuple_from_minimal_tuple(), into the reorder buffer's memory */
@@ -880,16 +931,23 @@ static void
 decode_row_state(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, RelFileNode node)
 {
 	XLogReaderState *r = buf->record;
-	xl_pax_row_state *xl = (xl_pax_row_state *) XLogRecGetData(r);
 	ReorderBufferTupleBuf *oldtup = NULL;
+	xl_pax_row_state xl;
+	Size		len = 0;
+	char	   *bytes;
+	char	   *end;
 
-	if (!(xl->flags & XLP_DELETE))
+	/* without data (a full-page image alone) it is no DELETE: those keep it */
+	if (XLogRecGetBlockData(r, 0, &len) == NULL || len == 0)
 		return;
-	if (xl->flags & XLP_HAS_OLD)
+	parse_row_state(r, &xl, &bytes, &end);
+	if (!(xl.len_flags & RS_DELETE))
+		return;
+	if (xl.len_flags & RS_HAS_OLD)
 	{
-		char	   *pos = (char *) (xl + 1);
+		char	   *pos = bytes + (xl.len_flags & RS_LEN_MASK);
 
-		oldtup = read_tuple(ctx, &pos, (char *) xl + XLogRecGetDataLen(r));
+		oldtup = read_tuple(ctx, &pos, end, false);
 	}
 	queue_change(ctx, buf, XLogRecGetXid(r), node, REORDER_BUFFER_CHANGE_DELETE, NULL, oldtup,
 				 true);
@@ -1176,12 +1234,12 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	pos = (char *) xl + sizeof(xl_pax_rows);
 	end = (char *) xl + XLogRecGetDataLen(r);
 	if (xl->flags & XLP_HAS_OLD)
-		oldtup = read_tuple(ctx, &pos, end);
+		oldtup = read_tuple(ctx, &pos, end, true);
 	for (i = 0; i < xl->ntuples; i++)
 		queue_change(ctx, buf, xid, xl->node,
 					 (op == XLOG_PAX_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
 					 REORDER_BUFFER_CHANGE_INSERT,
-					 read_tuple(ctx, &pos, end), (i == 0) ? oldtup : NULL,
+					 read_tuple(ctx, &pos, end, true), (i == 0) ? oldtup : NULL,
 					 i == xl->ntuples - 1);
 }
 

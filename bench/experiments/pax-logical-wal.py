@@ -14,7 +14,7 @@ result = sys.argv[1]
 rows = report.read_csv(result)
 meta = report.read_meta(result)
 by = {(r["level"], r["table"], r["phase"]): r for r in rows}
-phases = ["bulk", "insert", "update", "delete"]
+phases = ["bulk", "bulk-update", "insert", "update", "delete", "bulk-delete"]
 
 
 def wal_per_change(level, t, p):
@@ -30,7 +30,7 @@ def speed(level, t, p):
     return float(r["changes"]) / (float(r["ms"]) / 1000.0)
 
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+fig, axes = plt.subplots(1, 2, figsize=(13, 4))
 for ax, (title, fn) in zip(axes, [
         ("WAL bytes per change, logical / replica", lambda t, p: wal_per_change("logical", t, p) / wal_per_change("replica", t, p)),
         ("changes per second, logical / replica", lambda t, p: speed("logical", t, p) / speed("replica", t, p))]):

@@ -6,10 +6,11 @@
 # flashscan preloaded and autovacuum off, once with wal_level = replica and
 # once with wal_level = logical (no slot: the records are written either
 # way, their decoding is the subscriber's cost).  For each table in turn:
-# a bulk INSERT ... SELECT of --bulk rows, then with pgbench (--clients
-# sessions, one statement per transaction) --txns single-row INSERTs,
-# --txns single-row UPDATEs of a non-key column and --txns single-row
-# DELETEs by key; WAL bytes and tps per phase.  The figure of merit is the
+# a bulk INSERT ... SELECT of --bulk rows and one UPDATE of a non-key
+# column of all of them, then with pgbench (--clients sessions, one
+# statement per transaction) --txns single-row INSERTs, --txns single-row
+# UPDATEs of a non-key column and --txns single-row DELETEs by key, then
+# one DELETE of half the bulk rows; WAL bytes and tps per phase.  The figure of merit is the
 # ratio logical / replica of each table and phase, pax's against heap's.
 #
 # Options: --rows 200000  --bulk 100000  --txns 10000  --clients 2
@@ -21,7 +22,7 @@ experiment_main() {
 	local pristine data per_client level t
 	pristine=$(pristine_cluster "logical-wal-$rows" load_logical_wal "$rows")
 	per_client=$((txns / clients))
-	meta settings "SSD tier; $rows preloaded rows per table; bulk INSERT of $bulk rows, then pgbench -n -c $clients -j $clients -t $per_client per phase (one single-row statement per transaction); shared_buffers 256MB; autovacuum off; synchronous_commit on; flashscan preloaded; wal_level replica, then logical (no slot)"
+	meta settings "SSD tier; $rows preloaded rows per table; bulk INSERT of $bulk rows and an UPDATE of them, then pgbench -n -c $clients -j $clients -t $per_client per phase (one single-row statement per transaction), then a DELETE of $((bulk / 2)) rows; shared_buffers 256MB; autovacuum off; synchronous_commit on; flashscan preloaded; wal_level replica, then logical (no slot)"
 	echo "level,table,phase,tps,ms,wal_bytes,changes" >"$RESULT.csv"
 	for level in replica logical; do
 		data=$(tier_copy "$pristine" ssd logicalwal)
@@ -30,6 +31,8 @@ experiment_main() {
 		for t in heap pax; do
 			logical_wal_sql "$level" "$t" bulk "$bulk" \
 				"INSERT INTO lw_$t SELECT g, g % 1000, random(), 'note ' || g FROM generate_series($rows + 1, $rows + $bulk) g"
+			logical_wal_sql "$level" "$t" bulk-update "$bulk" \
+				"UPDATE lw_$t SET v = v + 1 WHERE id > $rows"
 			logical_wal_phase "$level" "$t" insert \
 				"INSERT INTO lw_$t VALUES (:id, :id % 1000, random(), 'note ' || :id);" \
 				"\\set id 10000000 + random(1, 1000000000000)" "$clients" "$per_client"
@@ -37,6 +40,8 @@ experiment_main() {
 				"\\set id random(1, $rows)" "$clients" "$per_client"
 			logical_wal_phase "$level" "$t" delete "DELETE FROM lw_$t WHERE id = :id;" \
 				"\\set id random(1, $rows)" "$clients" "$per_client"
+			logical_wal_sql "$level" "$t" bulk-delete "$((bulk / 2))" \
+				"DELETE FROM lw_$t WHERE id > $rows + $bulk / 2"
 		done
 		pg_stop "$data"
 		rm -rf "$data"
