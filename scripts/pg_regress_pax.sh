@@ -43,6 +43,8 @@
 #   RUN_TIMEOUT        hard limit for one pg_regress run, seconds         (1500)
 #   RETRIAGE           a run directory: skip the runs, redo its summary (after
 #                      editing known_differences.txt)
+#   EXTRA_CONF         lines added to every mode's postgresql.conf, e.g.
+#                      "wal_level = logical" (pax then logs its own records)
 #   KNOWN_DIFFS        known-differences file ("mode test reason"; isolation
 #                      specs are named isolation/<spec>)
 #                      (test/pg_regress_pax/known_differences.txt)
@@ -288,6 +290,7 @@ cluster_start() { # MODE DIR
 		log_line_prefix = '%m [%p] %a '
 		logging_collector = off
 	EOF
+	[ -n "${EXTRA_CONF:-}" ] && printf '%s\n' "$EXTRA_CONF" >>"$DATA/postgresql.conf"
 	case $mode in
 	flashscan) echo "default_table_access_method = pax" >>"$DATA/postgresql.conf" ;;
 	noflashscan) printf 'default_table_access_method = pax\nflashscan.enable = off\n' >>"$DATA/postgresql.conf" ;;
