@@ -533,6 +533,7 @@ extern void pax_writer_init(void);
 extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 						   const PaxLogicalOld *update_old);
 extern void pax_flush_relation(Relation rel);
+extern void pax_flush_decoded_rows(Relation rel);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
 							 CommandId *cid);

@@ -29,8 +29,10 @@
  * see pax tables as they see heap tables.  TRUNCATE needs nothing here:
  * PostgreSQL logs it for every logically logged table, whatever its access
  * method.  Rows a transaction inserts in bulk are decoded where their group
- * is written: when it is full, when the transaction reads the table, or at
- * commit, so after changes the transaction made to other tables meanwhile.
+ * is written: when it is full, before a change of the table decoded at once
+ * (pax_flush_decoded_rows()), when the transaction reads the table, or at
+ * commit; so in the table's order, but maybe after changes the transaction
+ * made to other tables meanwhile.
  *
  * The records are written only when the resource manager is registered,
  * which PostgreSQL allows only from shared_preload_libraries; every server

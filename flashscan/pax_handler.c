@@ -767,6 +767,7 @@ pax_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	{
 		pax_set_speculative_token(rel, rownum, 0);
 		/* decoded as a plain insert once confirmed (a killed one never shows) */
+		pax_flush_decoded_rows(rel);
 		pax_log_logical_insert(rel, &slot, 1);
 		return;
 	}
@@ -788,6 +789,7 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	PaxLogicalOld *old;
 
 	pax_flush_row(rel, rownum);
+	pax_flush_decoded_rows(rel);
 	/* the old row's identity, logged with the delete when changes are decoded */
 	old = pax_logical_old(rel, tid, NULL);
 	result = pax_modify_row(rel, &rownum, cid, crosscheck,

@@ -490,6 +490,9 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 		budget = BLCKSZ;
 	else if ((options & PAX_INSERT_SMALL) && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT)
 		budget = PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes;
+	/* a delta append decoded at once comes after the rows buffered before it */
+	if (budget > 0 && ((options & PAX_INSERT_DECODE) || update_old != NULL))
+		pax_flush_decoded_rows(rel);
 	if (budget > 0 &&
 		pax_delta_insert(rel, desc, vals, isnull, cid, budget,
 						 (options & PAX_INSERT_DECODE) != 0, update_old, &rownum, &used,
@@ -553,6 +556,24 @@ pax_flush_relation(Relation rel)
 	PaxWriteBuffer *wb = lookup_buffer(RelationGetRelid(rel), false);
 
 	if (wb != NULL && wb->nrows > 0)
+		seal_group(wb, rel);
+}
+
+/*
+ * Before a change of rel that a record of its own decodes at once (a
+ * DELETE, a delta append, a confirmed upsert): write the buffered rows
+ * whose group decodes them, so that logical decoding sees the table's
+ * changes in the order they were made, as heap's.
+ */
+void
+pax_flush_decoded_rows(Relation rel)
+{
+	PaxWriteBuffer *wb;
+
+	if (!pax_logical_delta(rel))
+		return;
+	wb = lookup_buffer(RelationGetRelid(rel), false);
+	if (wb != NULL && wb->nrows > 0 && wb->decode_as != PAX_DECODE_NONE)
 		seal_group(wb, rel);
 }
 

@@ -91,6 +91,36 @@ foreach my $ri (sort keys %identity)
 	is($out{pax}, $out{heap}, "replica identity $ri: pax decodes as heap");
 }
 
+# Two-phase decoding: a prepared transaction's changes (a group of rows, an
+# update, a delete) are decoded at PREPARE, as heap's.
+$pub->safe_psql('postgres',
+	q{SELECT pg_create_logical_replication_slot('td2pc', 'test_decoding', false, true)});
+my %twopc;
+foreach my $am ('pax', 'heap')
+{
+	my $t = "${am}_dflt";
+	my $get = q{SELECT string_agg(data, E'\n' ORDER BY ord) FROM
+		(SELECT data, row_number() OVER () AS ord
+		   FROM pg_logical_slot_get_changes('td2pc', NULL, NULL, 'include-xids', '0')) c};
+	$pub->safe_psql('postgres', qq{
+		INSERT INTO $t SELECT g, g, 'before', 1 FROM generate_series(2001, 2400) g;
+		SELECT count(*) FROM pg_logical_slot_get_changes('td2pc', NULL, NULL);
+		BEGIN;
+		INSERT INTO $t SELECT g, g, 'prepared', 1 FROM generate_series(3000, 3300) g;
+		UPDATE $t SET v = 'prepared update' WHERE id = 2005;
+		DELETE FROM $t WHERE id = 2006;
+		PREPARE TRANSACTION 'tp_$am';
+	});
+	my $at_prepare = $pub->safe_psql('postgres', $get);
+	$pub->safe_psql('postgres', "COMMIT PREPARED 'tp_$am'");
+	$twopc{$am} = $at_prepare . "\n--\n" . $pub->safe_psql('postgres', $get);
+	$twopc{$am} =~ s/\b$t\b/T/g;
+	$twopc{$am} =~ s/tp_$am/tp/g;
+}
+like($twopc{pax}, qr/PREPARE TRANSACTION 'tp'.*--\nCOMMIT PREPARED 'tp'/s,
+	'two-phase: the prepared pax transaction is decoded at PREPARE');
+is($twopc{pax}, $twopc{heap}, 'two-phase: pax decodes as heap');
+
 # ---------------------------------------------------------------- a subscriber
 # Publisher pax tables, subscriber heap tables (stock server: no flashscan).
 my $sub = SSDKitTest::node('pax_sub', preload => [], init => { allows_streaming => 'logical' });
