@@ -446,6 +446,7 @@ typedef struct PaxLogicalOld
 } PaxLogicalOld;
 
 /* pax_delta.c */
+extern Size pax_delta_item_size(TupleDesc desc, Datum *values, bool *isnull);
 extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
 							 CommandId cid, Size budget, bool decode_insert,
 							 const PaxLogicalOld *update_old, uint64 *rownum,

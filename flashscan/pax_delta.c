@@ -132,6 +132,25 @@ make_delta_page(Relation rel, BlockNumber full_blk)
 }
 
 /*
+ * The bytes a row's delta item takes (its PaxDeltaRowHeader and
+ * MinimalTuple), computed as heap_form_minimal_tuple() sizes the tuple,
+ * without forming it.
+ */
+Size
+pax_delta_item_size(TupleDesc desc, Datum *values, bool *isnull)
+{
+	bool		hasnull = false;
+	Size		len;
+	int			i;
+
+	for (i = 0; i < desc->natts && !hasnull; i++)
+		hasnull = isnull[i];
+	len = SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(desc->natts) : 0);
+	len = MAXALIGN(len + MINIMAL_TUPLE_OFFSET) - MINIMAL_TUPLE_OFFSET;
+	return DELTA_HEADER_SIZE + len + heap_compute_data_size(desc, values, isnull);
+}
+
+/*
  * Append a row (plain values, as a group would hold them) to the delta;
  * *rownum gets its row number, *used the bytes it took.  False if its item
  * would take more than budget bytes (the caller makes a group of it).
@@ -146,17 +165,16 @@ pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
 				 CommandId cid, Size budget, bool decode_insert,
 				 const PaxLogicalOld *update_old, uint64 *rownum, Size *used, bool *decoded)
 {
-	MinimalTuple mtup = heap_form_minimal_tuple(desc, values, isnull);
-	Size		itemsz = DELTA_HEADER_SIZE + mtup->t_len;
+	Size		itemsz = pax_delta_item_size(desc, values, isnull);
+	MinimalTuple mtup;
 	TransactionId xid;
 	char	   *item;
 
 	*decoded = false;
 	if (itemsz > budget)
-	{
-		pfree(mtup);
 		return false;
-	}
+	mtup = heap_form_minimal_tuple(desc, values, isnull);
+	Assert(itemsz == DELTA_HEADER_SIZE + mtup->t_len);
 	*used = MAXALIGN(itemsz) + sizeof(ItemIdData);
 	/* the (sub)transaction's own xid, as heap's t_xmin: a rollback to savepoint hides it */
 	xid = GetCurrentTransactionId();

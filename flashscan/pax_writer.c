@@ -491,7 +491,8 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	else if ((options & PAX_INSERT_SMALL) && wb->delta_bytes < PAX_DELTA_BYTES_PER_XACT)
 		budget = PAX_DELTA_BYTES_PER_XACT - wb->delta_bytes;
 	/* a delta append decoded at once comes after the rows buffered before it */
-	if (budget > 0 && ((options & PAX_INSERT_DECODE) || update_old != NULL))
+	if (budget > 0 && ((options & PAX_INSERT_DECODE) || update_old != NULL) &&
+		pax_delta_item_size(desc, vals, isnull) <= budget)
 		pax_flush_decoded_rows(rel);
 	if (budget > 0 &&
 		pax_delta_insert(rel, desc, vals, isnull, cid, budget,

@@ -120,6 +120,14 @@ foreach my $am ('pax', 'heap')
 like($twopc{pax}, qr/PREPARE TRANSACTION 'tp'.*--\nCOMMIT PREPARED 'tp'/s,
 	'two-phase: the prepared pax transaction is decoded at PREPARE');
 is($twopc{pax}, $twopc{heap}, 'two-phase: pax decodes as heap');
+# Decoding in order must not cost the table its groups: a bulk INSERT past
+# the transaction's delta budget still fills one group.
+$pub->safe_psql('postgres', q{
+	CREATE TABLE bulk_groups (id int, v text) USING pax;
+	INSERT INTO bulk_groups SELECT g, 'row ' || g FROM generate_series(1, 5000) g;
+});
+is($pub->safe_psql('postgres', q{SELECT count(*) FROM pax_groups('bulk_groups') WHERE NOT delta}),
+	'1', 'a bulk INSERT under wal_level = logical writes one group');
 
 # ---------------------------------------------------------------- a subscriber
 # Publisher pax tables, subscriber heap tables (stock server: no flashscan).
