@@ -52,13 +52,13 @@ md = ["# pax-logical-wal: what wal_level = logical costs pax and heap", "",
       "Command: `bench/run pax-logical-wal " + meta.get("args", "").strip() + "`", ""]
 md += report.setup_section(meta)
 md += ["", "## WAL per change and its ratio", "",
-       "| phase | heap replica B | heap logical B | heap ratio | pax replica B | pax logical B | pax ratio | pax ratio / heap ratio |",
-       "|---|---|---|---|---|---|---|---|"]
+       "| phase | heap replica B | heap logical B | heap ratio | pax replica B | pax logical B | pax ratio | pax ratio / heap ratio | logical adds B: heap / pax |",
+       "|---|---|---|---|---|---|---|---|---|"]
 for p in phases:
     hr, hl = wal_per_change("replica", "heap", p), wal_per_change("logical", "heap", p)
     pr, pl = wal_per_change("replica", "pax", p), wal_per_change("logical", "pax", p)
     md.append(f"| {p} | {hr:,.0f} | {hl:,.0f} | {hl / hr:.2f} | {pr:,.0f} | {pl:,.0f} | {pl / pr:.2f} | "
-              f"{(pl / pr) / (hl / hr):.2f} |")
+              f"{(pl / pr) / (hl / hr):.2f} | {round(hl - hr) + 0:+,} / {round(pl - pr) + 0:+,} |")
 md += ["", "## Changes per second and its ratio", "",
        "| phase | heap replica | heap logical | heap ratio | pax replica | pax logical | pax ratio |",
        "|---|---|---|---|---|---|---|"]
