@@ -393,12 +393,12 @@ extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);
 extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag);
-/* How logical decoding sees the rows of a group written (pax_decode.c) */
-#define PAX_DECODE_NONE			0	/* not at all, or from records of their own */
-#define PAX_DECODE_INSERT		1	/* as INSERTs */
-#define PAX_DECODE_UPDATE		2	/* as UPDATEs' new versions (no old identity logged) */
+/* How logical decoding sees a row of a group written (pax_decode.c) */
+#define PAX_DECODE_NONE			0	/* not at all, or from a record of its own */
+#define PAX_DECODE_INSERT		1	/* as an INSERT */
+#define PAX_DECODE_UPDATE		2	/* as an UPDATE's new version (no old identity logged) */
 extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
-								   int decode_as);
+								   const uint8 *decode_kinds);
 extern PaxDirectory *pax_current_directory(Relation rel);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
 extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
@@ -420,7 +420,7 @@ extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
 extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
 							  bool by_block);
 extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
-							 const PaxRowState *states, int decode_as);
+							 const PaxRowState *states, const uint8 *decode_kinds);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern bool pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot);
 extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
@@ -534,7 +534,7 @@ extern void pax_writer_init(void);
 extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 						   const PaxLogicalOld *update_old);
 extern void pax_flush_relation(Relation rel);
-extern void pax_flush_decoded_rows(Relation rel);
+extern void pax_flush_decoded_rows(Relation rel, CommandId cid);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
 							 CommandId *cid);
@@ -553,7 +553,7 @@ extern OffsetNumber pax_log_delta_insert(Relation rel, Buffer buf, const char *i
 extern void pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 							  const PaxLogicalOld *deleted);
 extern void pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs,
-								 const char *stream, Size stream_len, int decode_as);
+								 const char *stream, Size stream_len, const uint8 *decode_kinds);
 
 /* pax_ddl.c */
 extern void pax_ddl_init(void);

@@ -275,11 +275,13 @@ group_stream_len(PaxGroupEntry *entry)
 /*
  * Write a group's blocks (stream holds entry->nblocks payloads laid out by
  * pax_layout_group()); fills in the entry's first_block and tag.  A group
- * whose rows logical decoding is to see in its WAL (decode_as, when changes
- * are decoded) is logged by pax_decode.c in records of its own.
+ * some of whose rows logical decoding is to see in its WAL (decode_kinds:
+ * one PAX_DECODE_* per row, or NULL for none), when changes are decoded, is
+ * logged by pax_decode.c in records of its own.
  */
 void
-pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, int decode_as)
+pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
+					   const uint8 *decode_kinds)
 {
 	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
 
@@ -292,8 +294,8 @@ pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, i
 	}
 	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs);
 	entry->first_block = BufferGetBlockNumber(bufs[0]);
-	if (decode_as != PAX_DECODE_NONE && pax_logical_delta(rel))
-		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), decode_as);
+	if (decode_kinds != NULL && pax_logical_delta(rel))
+		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), decode_kinds);
 	else
 		pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
 						 PAX_BLOCK_PAYLOAD, entry->tag);

@@ -135,15 +135,18 @@ typedef struct xl_pax_delta_insert
 } xl_pax_delta_insert;
 
 #define XLP_DECODE				0x0020	/* (beside xl_pax_rows' flags, which DELTA_INSERT shares) */
+#define XLP_KINDS				0x0040	/* GROUP: each row's PAX_DECODE_* follows */
 #define XLP_UPDATE				0x0008	/* (XLP_HAS_OLD and XLP_OLD_IS_KEY as above) */
 
 /*
  * XLOG_PAX_ROW_STATE: a new state of one row's slot in a row map page,
  * block 0, whose data is an xl_pax_row_state and the slot's changed bytes
- * (as small as generic WAL's delta of the change), then for a DELETE the
- * old row's identity, if logged, as a tuple.  It replaces the generic
- * record of the change when changes are decoded, and a DELETE's decodes as
- * the DELETE (its data is kept beside a full-page image: REGBUF_KEEP_DATA).
+ * (as small as generic WAL's delta of the change).  It replaces the
+ * generic record of the change when changes are decoded, and a DELETE's
+ * decodes as the DELETE: its block data is kept beside a full-page image
+ * (REGBUF_KEEP_DATA) and the old row's identity, if logged, is the
+ * record's main data (a tuple: block data is limited to 64 kB, a pax row
+ * is not).
  */
 typedef struct xl_pax_row_state
 {
@@ -165,7 +168,10 @@ typedef struct xl_pax_row_state
  * generic full-page records of such a group, so a COPY logs its rows once:
  * decoding gathers the group's payload from its records and, at the last
  * one, decodes the minipages into the rows' INSERTs, or (XLP_UPDATE) the
- * UPDATEs whose new versions they are (updates that log no old columns).  The first record
+ * UPDATEs whose new versions they are (updates that log no old columns),
+ * or (XLP_KINDS, a statement that did both, or also updates decoded from
+ * records of their own) each row as its kind, one byte per row after the
+ * columns.  The first record
  * (first_index 0) is followed by nrows, ncols and one xl_pax_column per
  * column: what decoding needs, since it cannot read the catalogs then.
  */
@@ -178,7 +184,7 @@ typedef struct xl_pax_group
 	uint32		first_index;	/* of this record's first block in the group */
 	uint32		stream_len;		/* the group's payload bytes */
 	uint32		tag;
-	uint16		flags;			/* XLP_DECODE (INSERTs) or XLP_UPDATE (UPDATEs) */
+	uint16		flags;			/* XLP_DECODE (INSERTs), XLP_UPDATE (UPDATEs) or XLP_KINDS */
 	uint16		pad;
 } xl_pax_group;
 
@@ -422,8 +428,10 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
  */
 void
 pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const char *stream,
-					 Size stream_len, int decode_as)
+					 Size stream_len, const uint8 *decode_kinds)
 {
+	bool		uniform = true;
+	uint32		k;
 	TupleDesc	desc = RelationGetDescr(rel);
 	xl_pax_group xl;
 	xl_pax_group_head head;
@@ -438,7 +446,10 @@ pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const cha
 	xl.nblocks = entry->nblocks;
 	xl.stream_len = (uint32) stream_len;
 	xl.tag = entry->tag;
-	xl.flags = (decode_as == PAX_DECODE_UPDATE) ? XLP_UPDATE : XLP_DECODE;
+	for (k = 1; k < entry->nrows && uniform; k++)
+		uniform = decode_kinds[k] == decode_kinds[0];
+	xl.flags = !uniform ? XLP_KINDS :
+		(decode_kinds[0] == PAX_DECODE_UPDATE) ? XLP_UPDATE : XLP_DECODE;
 	memset(&head, 0, sizeof(head));
 	head.nrows = entry->nrows;
 	head.ncols = entry->ncols;
@@ -473,6 +484,8 @@ pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const cha
 			XLogRegisterData((char *) &head, sizeof(head));
 			if (entry->ncols > 0)
 				XLogRegisterData((char *) cols, sizeof(xl_pax_column) * entry->ncols);
+			if (!uniform)
+				XLogRegisterData((char *) decode_kinds, entry->nrows);
 		}
 		for (j = i; j < end; j++)
 		{
@@ -583,6 +596,7 @@ pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 	const char *new = (const char *) st;
 	xl_pax_row_state xl;
 	StringInfoData data;
+	StringInfoData old;
 	int			from = 0;
 	int			to = sizeof(PaxRowState);
 	XLogRecPtr	recptr;
@@ -604,13 +618,16 @@ pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 	initStringInfo(&data);
 	appendBinaryStringInfo(&data, (char *) &xl, sizeof(xl));
 	appendBinaryStringInfo(&data, new + from, to - from);
+	initStringInfo(&old);
 	if (deleted && deleted->tuple)
-		append_tuple(&data, deleted->tuple, false);
+		append_tuple(&old, deleted->tuple, false);
 
 	START_CRIT_SECTION();
 	memcpy((char *) page + offset, st, sizeof(PaxRowState));
 	MarkBufferDirty(buf);
 	XLogBeginInsert();
+	if (old.len > 0)
+		XLogRegisterData(old.data, old.len);
 	/* a DELETE's data is kept beside a full-page image: decoding reads it */
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (deleted ? REGBUF_KEEP_DATA : 0));
 	XLogRegisterBufData(0, data.data, data.len);
@@ -620,6 +637,7 @@ pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 	PageSetLSN(page, recptr);
 	END_CRIT_SECTION();
 	pfree(data.data);
+	pfree(old.data);
 }
 
 /* ------------------------------------------------------------------------
@@ -725,7 +743,9 @@ pax_rm_redo(XLogReaderState *record)
 		Size		len;
 		char	   *item = XLogRecGetBlockData(record, 0, &len);
 
-		if (PageAddItem(page, (Item) item, len, xl->offnum, false, false) != xl->offnum)
+		/* appended: the next offset, so that no line pointer moves */
+		if (xl->offnum != OffsetNumberNext(PageGetMaxOffsetNumber(page)) ||
+			PageAddItem(page, (Item) item, len, xl->offnum, false, false) != xl->offnum)
 			elog(PANIC, "pax delta insert redo: could not add the row at offset %u of block %u",
 				 xl->offnum, BufferGetBlockNumber(buf));
 		PageSetLSN(page, record->EndRecPtr);
@@ -796,7 +816,8 @@ pax_rm_desc(StringInfo buf, XLogReaderState *record)
 						 gx->first_block, gx->nblocks, gx->first_index,
 						 gx->first_index + XLogRecMaxBlockId(record), gx->xid,
 						 (gx->flags & XLP_DECODE) ? "; decoded" :
-						 (gx->flags & XLP_UPDATE) ? "; decoded as updates" : "");
+						 (gx->flags & XLP_UPDATE) ? "; decoded as updates" :
+						 (gx->flags & XLP_KINDS) ? "; decoded row by row" : "");
 		if (gx->first_index == 0 &&
 			XLogRecGetDataLen(record) >= sizeof(xl_pax_group) + sizeof(xl_pax_group_head))
 		{
@@ -947,9 +968,9 @@ decode_row_state(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, RelFileNode
 		return;
 	if (xl.len_flags & RS_HAS_OLD)
 	{
-		char	   *pos = bytes + (xl.len_flags & RS_LEN_MASK);
+		char	   *pos = XLogRecGetData(r);
 
-		oldtup = read_tuple(ctx, &pos, end, false);
+		oldtup = read_tuple(ctx, &pos, pos + XLogRecGetDataLen(r), false);
 	}
 	queue_change(ctx, buf, XLogRecGetXid(r), node, REORDER_BUFFER_CHANGE_DELETE, NULL, oldtup,
 				 true);
@@ -974,6 +995,7 @@ typedef struct GroupAssembly
 	uint16		ncols;
 	uint32		stream_len;
 	uint16		flags;			/* xl_pax_group's */
+	uint8	   *kinds;			/* XLP_KINDS: each row's PAX_DECODE_* */
 	xl_pax_column *cols;
 	char	   *stream;
 } GroupAssembly;
@@ -1031,6 +1053,8 @@ drop_assembly(GroupAssembly *ga)
 	assemblies = list_delete_ptr(assemblies, ga);
 	pfree(ga->stream);
 	pfree(ga->cols);
+	if (ga->kinds)
+		pfree(ga->kinds);
 	pfree(ga);
 }
 
@@ -1048,7 +1072,8 @@ start_assembly(LogicalDecodingContext *ctx, XLogReaderState *r, RelFileNode node
 	if (XLogRecGetDataLen(r) < sizeof(xl_pax_group) + sizeof(xl_pax_group_head))
 		elog(ERROR, "pax group record is truncated");
 	colbytes = sizeof(xl_pax_column) * head->ncols;
-	if (XLogRecGetDataLen(r) < sizeof(xl_pax_group) + sizeof(xl_pax_group_head) + colbytes)
+	if (XLogRecGetDataLen(r) < sizeof(xl_pax_group) + sizeof(xl_pax_group_head) + colbytes +
+		((gx->flags & XLP_KINDS) ? head->nrows : 0))
 		elog(ERROR, "pax group record lacks its columns");
 
 	old = MemoryContextSwitchTo(assembly_memory(ctx));
@@ -1066,6 +1091,11 @@ start_assembly(LogicalDecodingContext *ctx, XLogReaderState *r, RelFileNode node
 	ga->flags = gx->flags;
 	ga->cols = palloc(Max(colbytes, 1));
 	memcpy(ga->cols, head + 1, colbytes);
+	if (gx->flags & XLP_KINDS)
+	{
+		ga->kinds = palloc(Max(head->nrows, 1));
+		memcpy(ga->kinds, (char *) (head + 1) + colbytes, head->nrows);
+	}
 	for (c = 0; c < ga->ncols; c++)
 		if ((uint64) ga->cols[c].offset + ga->cols[c].nbytes > ga->stream_len)
 			elog(ERROR, "pax group record: minipage %d lies outside the group's payload", c);
@@ -1075,7 +1105,16 @@ start_assembly(LogicalDecodingContext *ctx, XLogReaderState *r, RelFileNode node
 	return ga;
 }
 
-/* The gathered group's rows, as INSERTs (or UPDATEs) of its inserter. */
+/* A gathered group's row k: how it decodes (PAX_DECODE_*). */
+static inline int
+row_kind(const GroupAssembly *ga, uint32 k)
+{
+	if (ga->kinds)
+		return ga->kinds[k];
+	return (ga->flags & XLP_UPDATE) ? PAX_DECODE_UPDATE : PAX_DECODE_INSERT;
+}
+
+/* The gathered group's rows, as INSERTs or UPDATEs of its inserter. */
 static void
 emit_group_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, GroupAssembly *ga)
 {
@@ -1088,8 +1127,12 @@ emit_group_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, GroupAssembl
 	Datum	   *rowvals = palloc(sizeof(Datum) * Max(ga->ncols, 1));
 	bool	   *rownulls = palloc(sizeof(bool) * Max(ga->ncols, 1));
 	uint32		k;
+	uint32		last = 0;
 	int			c;
 
+	for (k = 0; k < ga->nrows; k++)
+		if (row_kind(ga, k) != PAX_DECODE_NONE)
+			last = k;
 	for (c = 0; c < ga->ncols; c++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, c);
@@ -1112,7 +1155,11 @@ emit_group_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, GroupAssembl
 	{
 		HeapTuple	tup;
 		ReorderBufferTupleBuf *tb;
+		int			kind = row_kind(ga, k);
 
+		/* rows decoded from records of their own (updates logging old columns) */
+		if (kind == PAX_DECODE_NONE)
+			continue;
 		for (c = 0; c < ga->ncols; c++)
 		{
 			rowvals[c] = values[c][k];
@@ -1123,8 +1170,8 @@ emit_group_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, GroupAssembl
 		memcpy(tb->tuple.t_data, tup->t_data, tup->t_len);
 		heap_freetuple(tup);
 		queue_change(ctx, buf, ga->xid, ga->node,
-					 (ga->flags & XLP_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
-					 REORDER_BUFFER_CHANGE_INSERT, tb, NULL, k == ga->nrows - 1);
+					 (kind == PAX_DECODE_UPDATE) ? REORDER_BUFFER_CHANGE_UPDATE :
+					 REORDER_BUFFER_CHANGE_INSERT, tb, NULL, k == last);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);

@@ -767,7 +767,7 @@ pax_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	{
 		pax_set_speculative_token(rel, rownum, 0);
 		/* decoded as a plain insert once confirmed (a killed one never shows) */
-		pax_flush_decoded_rows(rel);
+		pax_flush_decoded_rows(rel, GetCurrentCommandId(false));
 		pax_log_logical_insert(rel, &slot, 1);
 		return;
 	}
@@ -789,7 +789,7 @@ pax_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	PaxLogicalOld *old;
 
 	pax_flush_row(rel, rownum);
-	pax_flush_decoded_rows(rel);
+	pax_flush_decoded_rows(rel, cid);
 	/* the old row's identity, logged with the delete when changes are decoded */
 	old = pax_logical_old(rel, tid, NULL);
 	result = pax_modify_row(rel, &rownum, cid, crosscheck,
@@ -981,6 +981,12 @@ pax_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 
 	/* CREATE TABLE, CREATE TABLE AS, ALTER TABLE SET ACCESS METHOD, rewrites */
 	pax_check_column_count(rel, RelationGetDescr(rel)->natts);
+	/*
+	 * TRUNCATE: rows this transaction buffered go to the old file first.  A
+	 * rollback to a savepoint before the TRUNCATE brings that file back, and
+	 * them with it; the new file starts its own row numbers.
+	 */
+	pax_flush_relation(rel);
 	pax_forget_relation(RelationGetRelid(rel));
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();

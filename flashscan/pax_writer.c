@@ -54,7 +54,9 @@ typedef struct PaxWriteBuffer
 	TransactionId xid;
 	CommandId	cid;
 	uint16		flags;			/* PaxGroupEntry flags of the group */
-	int			decode_as;		/* how the group's WAL decodes its rows (PAX_DECODE_*) */
+	uint8	   *decode_kinds;	/* [capacity] how the group's WAL decodes each row
+								 * (PAX_DECODE_*), or NULL: no row */
+	CommandId	decoded_cid;	/* the last command that buffered such a row */
 	TransactionId horizon;		/* of the group (copies by VACUUM FULL) */
 	int			natts;
 	int			group_blocks;
@@ -133,7 +135,7 @@ reset_buffer(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid)
 	wb->xid = xid;
 	wb->cid = cid;
 	wb->flags = 0;
-	wb->decode_as = PAX_DECODE_NONE;
+	wb->decode_kinds = NULL;
 	wb->states = NULL;
 	wb->natts = desc->natts;
 	wb->group_blocks = pax_relation_group_blocks(rel);
@@ -200,11 +202,12 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 	MemoryContextSwitchTo(old);
 
 	/* a copied group keeps its rows' deleters and lockers (VACUUM FULL) */
-	pax_append_group(rel, entry, stream, wb->states, wb->decode_as);
+	pax_append_group(rel, entry, stream, wb->states, wb->decode_kinds);
 
 	wb->first_rownum += wb->nrows;
 	wb->nrows = 0;
 	MemoryContextReset(wb->cxt);
+	wb->decode_kinds = NULL;
 	wb->capacity = 0;
 }
 
@@ -221,6 +224,8 @@ grow_buffer(PaxWriteBuffer *wb)
 	}
 	if (wb->states)
 		wb->states = repalloc(wb->states, sizeof(PaxRowState) * cap);
+	if (wb->decode_kinds)
+		wb->decode_kinds = repalloc(wb->decode_kinds, cap);
 	wb->capacity = cap;
 }
 
@@ -251,13 +256,12 @@ blocks_with_row(PaxWriteBuffer *wb, TupleDesc desc, const Datum *vals,
  * Does a row inserted by (xid, cid), going to a group with these flags,
  * belong to the buffered group?  Frozen rows (visible to every snapshot)
  * share a group whoever inserted them; it keeps the newest inserter, for
- * standby snapshots (pax_group_visible()).  Rows its WAL decodes
- * differently (decode_as) never share one.
+ * standby snapshots (pax_group_visible()).
  */
 static bool
-same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flags, int decode_as)
+same_insertion(PaxWriteBuffer *wb, TransactionId xid, CommandId cid, uint16 flags)
 {
-	if (wb->flags != flags || wb->decode_as != decode_as)
+	if (wb->flags != flags)
 		return false;
 	if (flags & PAX_GROUP_FROZEN)
 		return true;
@@ -286,13 +290,12 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 	int			att;
 
 	if (wb->capacity > 0 &&
-		(!same_insertion(wb, xid, cid, flags, decode_as) || wb->natts != natts))
+		(!same_insertion(wb, xid, cid, flags) || wb->natts != natts))
 		seal_group(wb, rel);
 	if (wb->capacity == 0)
 	{
 		reset_buffer(wb, rel, xid, cid);
 		wb->flags = flags;
-		wb->decode_as = decode_as;
 	}
 
 	/* Does the group still fit with this row?  If not, write it first. */
@@ -303,7 +306,6 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 		seal_group(wb, rel);
 		reset_buffer(wb, rel, xid, cid);
 		wb->flags = flags;
-		wb->decode_as = decode_as;
 		nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 	}
 	/*
@@ -343,7 +345,6 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 			seal_group(wb, rel);
 			reset_buffer(wb, rel, xid, cid);
 			wb->flags = flags;
-		wb->decode_as = decode_as;
 			nblocks = blocks_with_row(wb, desc, vals, isnull, new_bytes, new_nulls, sizes);
 		}
 		if (wb->nrows == 0)
@@ -377,6 +378,13 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 		if (TransactionIdIsValid(wb->states[wb->nrows].xmax))
 			pax_row_set_next(&wb->states[wb->nrows], rownum);
 	}
+	/* rows of every kind share a group: each row's kind goes with it */
+	if (decode_as != PAX_DECODE_NONE && wb->decode_kinds == NULL)
+		wb->decode_kinds = palloc0(wb->capacity);
+	if (wb->decode_kinds)
+		wb->decode_kinds[wb->nrows] = (uint8) decode_as;
+	if (decode_as != PAX_DECODE_NONE)
+		wb->decoded_cid = cid;
 	if ((flags & PAX_GROUP_FROZEN) && TransactionIdFollows(xid, wb->xid))
 		wb->xid = xid;
 	MemoryContextSwitchTo(old);
@@ -493,7 +501,7 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	/* a delta append decoded at once comes after the rows buffered before it */
 	if (budget > 0 && ((options & PAX_INSERT_DECODE) || update_old != NULL) &&
 		pax_delta_item_size(desc, vals, isnull) <= budget)
-		pax_flush_decoded_rows(rel);
+		pax_flush_decoded_rows(rel, cid);
 	if (budget > 0 &&
 		pax_delta_insert(rel, desc, vals, isnull, cid, budget,
 						 (options & PAX_INSERT_DECODE) != 0, update_old, &rownum, &used,
@@ -501,14 +509,18 @@ pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 		wb->delta_bytes += used;
 	else
 	{
-		/* an UPDATE's new version decodes from the group unless old columns are logged */
-		int			decode_as = (options & PAX_INSERT_DECODE) ? PAX_DECODE_INSERT :
+		/*
+		 * When changes are decoded: an INSERT from the group, an UPDATE's
+		 * new version too unless old columns are logged.
+		 */
+		int			decode_as = !pax_logical_delta(rel) ? PAX_DECODE_NONE :
+			(options & PAX_INSERT_DECODE) ? PAX_DECODE_INSERT :
 			(update_old != NULL && update_old->tuple == NULL) ? PAX_DECODE_UPDATE :
 			PAX_DECODE_NONE;
 
 		rownum = buffer_row(wb, rel, GetCurrentTransactionId(), cid, 0, vals, isnull, NULL,
 							decode_as);
-		decoded = decode_as != PAX_DECODE_NONE && pax_logical_delta(rel);
+		decoded = decode_as != PAX_DECODE_NONE;
 	}
 	pax_rownum_to_tid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
@@ -561,20 +573,24 @@ pax_flush_relation(Relation rel)
 }
 
 /*
- * Before a change of rel that a record of its own decodes at once (a
- * DELETE, a delta append, a confirmed upsert): write the buffered rows
- * whose group decodes them, so that logical decoding sees the table's
- * changes in the order they were made, as heap's.
+ * Before a change of rel by command cid that a record of its own decodes
+ * at once (a DELETE, a delta append, a confirmed upsert): write the rows an
+ * earlier command buffered that their group decodes, so that logical
+ * decoding sees the table's statements in the order they ran, as heap's.
+ * Within one statement (MERGE, a data-modifying CTE) rows are not flushed
+ * for that: its buffered rows decode after its changes decoded at once,
+ * which a subscriber applies to the same effect (a row it changes is
+ * written before: pax_flush_row()), and its groups stay whole.
  */
 void
-pax_flush_decoded_rows(Relation rel)
+pax_flush_decoded_rows(Relation rel, CommandId cid)
 {
 	PaxWriteBuffer *wb;
 
 	if (!pax_logical_delta(rel))
 		return;
 	wb = lookup_buffer(RelationGetRelid(rel), false);
-	if (wb != NULL && wb->nrows > 0 && wb->decode_as != PAX_DECODE_NONE)
+	if (wb != NULL && wb->nrows > 0 && wb->decode_kinds != NULL && wb->decoded_cid != cid)
 		seal_group(wb, rel);
 }
 
@@ -681,6 +697,7 @@ pax_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		{
 			/* the rows die with the subtransaction; the reservation too */
 			MemoryContextReset(wb->cxt);
+			wb->decode_kinds = NULL;
 			wb->nrows = 0;
 			wb->capacity = 0;
 			wb->first_rownum = wb->reserved_end = 0;

@@ -593,4 +593,39 @@ SELECT pg_relation_size('vtr') AS emptied_size, count(*) FROM vtr;
 INSERT INTO vtr VALUES (1, 'again');
 SELECT * FROM vtr;
 DROP TABLE vtr;
+
+-- TRUNCATE rolled back to a savepoint keeps the rows the transaction
+-- inserted before it (buffered ones included), and their index entries.
+CREATE TABLE trs (a int PRIMARY KEY, b text) USING pax;
+BEGIN;
+INSERT INTO trs SELECT g, 'c' FROM generate_series(1, 3000) g;
+SAVEPOINT s;
+TRUNCATE trs;
+INSERT INTO trs VALUES (1, 'after truncate');
+ROLLBACK TO s;
+COMMIT;
+SELECT count(*), sum(a), count(*) FILTER (WHERE b = 'c') FROM trs;
+SET enable_seqscan = off;
+SELECT a, b FROM trs WHERE a = 2999;
+RESET enable_seqscan;
+BEGIN;
+INSERT INTO trs SELECT g, 'd' FROM generate_series(3001, 4000) g;
+TRUNCATE trs;
+INSERT INTO trs VALUES (5, 'kept');
+COMMIT;
+SELECT * FROM trs;
+DROP TABLE trs;
+
+-- A statement that inserts and updates (MERGE, a data-modifying CTE) fills
+-- whole groups, not one group per row.
+CREATE TABLE mrg (id int PRIMARY KEY, v text) USING pax;
+INSERT INTO mrg SELECT g * 2, 'x' FROM generate_series(1, 10000) g;
+MERGE INTO mrg USING (SELECT g AS id FROM generate_series(1, 20000) g) s ON mrg.id = s.id
+  WHEN MATCHED THEN UPDATE SET v = 'u' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'n');
+SELECT count(*) < 20 AS few_groups FROM pax_groups('mrg');
+WITH u AS (UPDATE mrg SET v = 'w' WHERE id <= 5000 RETURNING id)
+INSERT INTO mrg SELECT id + 100000, 'c' FROM u;
+SELECT count(*) < 30 AS still_few_groups FROM pax_groups('mrg');
+SELECT v, count(*) FROM mrg GROUP BY v ORDER BY v;
+DROP TABLE mrg;
 DROP EXTENSION flashscan;

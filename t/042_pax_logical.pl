@@ -69,6 +69,9 @@ foreach my $ri (sort keys %identity)
 			SAVEPOINT b; INSERT INTO $t SELECT g, g, 'rolled back after a read', 1 FROM generate_series(7000, 7300) g;
 			SELECT count(*) FROM $t; ROLLBACK TO b;
 			COMMIT;
+			INSERT INTO $t SELECT 2000, 2000, string_agg(md5(g::text), ''), 1
+			  FROM generate_series(1, 3000) g;
+			DELETE FROM $t WHERE id = 2000;
 			UPDATE $t SET v = 'updated in bulk' WHERE id BETWEEN 100000 AND 102000;
 			UPDATE $t SET code = -code WHERE id BETWEEN 102001 AND 103000;
 			DELETE FROM $t WHERE id = 1000;
@@ -120,6 +123,31 @@ foreach my $am ('pax', 'heap')
 like($twopc{pax}, qr/PREPARE TRANSACTION 'tp'.*--\nCOMMIT PREPARED 'tp'/s,
 	'two-phase: the prepared pax transaction is decoded at PREPARE');
 is($twopc{pax}, $twopc{heap}, 'two-phase: pax decodes as heap');
+# Statements that mix kinds of change keep whole groups, and decode the
+# same rows as heap (in another order within the statement: sorted here).
+my %mixed;
+foreach my $am ('pax', 'heap')
+{
+	my $t = "mix_$am";
+	$pub->safe_psql('postgres', qq{
+		CREATE TABLE $t (id int PRIMARY KEY, v text) USING $am;
+		INSERT INTO $t SELECT g * 2, 'x' FROM generate_series(1, 5000) g;
+		SELECT count(*) FROM pg_logical_slot_get_changes('td', NULL, NULL);
+		MERGE INTO $t USING (SELECT g AS id FROM generate_series(1, 10000) g) s ON $t.id = s.id
+		  WHEN MATCHED THEN UPDATE SET v = 'u' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'n');
+		UPDATE $t SET id = CASE WHEN id % 3 = 0 THEN -id ELSE id END, v = 'k';
+		WITH d AS (DELETE FROM $t WHERE id BETWEEN 1 AND 4000 RETURNING id)
+		INSERT INTO $t SELECT id + 100000, 'm' FROM d;
+	});
+	$mixed{$am} = join("\n", sort split /\n/, $pub->safe_psql('postgres',
+		q{SELECT data FROM pg_logical_slot_get_changes('td', NULL, NULL, 'include-xids', '0')}));
+	$mixed{$am} =~ s/\b$t\b/T/g;
+}
+cmp_ok(length($mixed{pax}), '>', 100000, 'mixed statements: pax changes are decoded');
+is($mixed{pax}, $mixed{heap}, 'mixed statements: pax decodes the rows heap does');
+cmp_ok($pub->safe_psql('postgres', q{SELECT count(*) FROM pax_groups('mix_pax')}), '<', 40,
+	'MERGE, partial key updates and DELETE ... INSERT CTEs keep whole groups');
+
 # Decoding in order must not cost the table its groups: a bulk INSERT past
 # the transaction's delta budget still fills one group.
 $pub->safe_psql('postgres', q{
