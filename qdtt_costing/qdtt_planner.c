@@ -68,6 +68,7 @@
 #include "utils/backend_status.h"
 #include "utils/lsyscache.h"
 #include "utils/spccache.h"
+#include "utils/timestamp.h"
 
 #include "qdtt_costing.h"
 #include "ssdkit_qdtt.h"
@@ -95,13 +96,24 @@ typedef struct QdttRelPlan
 	int			pfts_max_workers;
 } QdttRelPlan;
 
-/* Online CPUs, for the parallel seq scan degree. */
+/*
+ * Online CPUs, for the parallel seq scan degree: read once per backend.
+ * glibc's sysconf(_SC_NPROCESSORS_ONLN) opens and parses a /sys file on
+ * every call, which cost a quarter of pgbench -S's throughput when done at
+ * every planning.
+ */
 static int
 cpu_count(void)
 {
-	long		n = sysconf(_SC_NPROCESSORS_ONLN);
+	static int	ncpus = 0;
 
-	return (n > 0) ? (int) n : 1;
+	if (ncpus == 0)
+	{
+		long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		ncpus = (n > 0) ? (int) n : 1;
+	}
+	return ncpus;
 }
 
 /*
@@ -111,12 +123,26 @@ cpu_count(void)
 static double
 queue_depth_share(void)
 {
+	/*
+	 * Counting the backends copies every backend's status entry: once per
+	 * transaction would be at every simple-protocol statement, 1% of
+	 * pgbench -S's time.  The count is a load estimate; a tenth of a second
+	 * old is as good.
+	 */
+	static double cached_share = 0;
+	static int	cached_budget = 0;
+	static TimestampTz cached_at = 0;
+	TimestampTz now;
 	int			n,
 				i,
 				active = 0;
 
 	if (qdtt_queue_depth_budget <= 0)
 		return (double) QDTT_MAX_QUEUE_DEPTH_LIMIT * 1024;
+	now = GetCurrentTimestamp();
+	if (cached_share > 0 && cached_budget == qdtt_queue_depth_budget &&
+		now - cached_at < 100 * 1000 && now >= cached_at)
+		return cached_share;
 	n = pgstat_fetch_stat_numbackends();
 	for (i = 1; i <= n; i++)
 	{
@@ -127,7 +153,10 @@ queue_depth_share(void)
 			active++;
 	}
 	active = Max(active, 1);
-	return Max(1.0, (double) (qdtt_queue_depth_budget / active));
+	cached_share = Max(1.0, (double) (qdtt_queue_depth_budget / active));
+	cached_budget = qdtt_queue_depth_budget;
+	cached_at = now;
+	return cached_share;
 }
 
 /* Page cost of the model in PostgreSQL units for the user's seq_page_cost. */
@@ -257,6 +286,43 @@ add_candidate(List *list, Path *path, RelOptInfo *rel, bool partial,
 	c->band = band;
 	c->qd = qd;
 	return lappend(list, c);
+}
+
+/*
+ * Does the model price a bitmap heap scan's pages as a serial scan's?  Then
+ * regeneration needs no round of its own for bitmap paths.
+ */
+static bool
+bitmap_priced_as_serial(const QdttRelPlan *p)
+{
+	return !p->bitmap_prefetch_gain &&
+		page_cost(p, p->heap_band, p->bitmap_qd) == page_cost(p, p->heap_band, 1);
+}
+
+/*
+ * Can no parallel index path of rel win?  A query of this one relation
+ * alone, expected to return at most a row, whose cheapest serial candidate
+ * costs less than starting parallel workers (every Gather pays
+ * parallel_setup_cost): pgbench -S's and TPC-B's statements, planned at
+ * every execution with the simple protocol, skip that round.
+ */
+static bool
+parallel_cannot_pay(PlannerInfo *root, RelOptInfo *rel, List *cands)
+{
+	Cost		cheapest = -1;
+	ListCell   *lc;
+
+	if (root->parent_root != NULL || rel->rows > 1 ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON)
+		return false;
+	foreach(lc, cands)
+	{
+		Path	   *path = ((Candidate *) lfirst(lc))->path;
+
+		if (cheapest < 0 || path->total_cost < cheapest)
+			cheapest = path->total_cost;
+	}
+	return cheapest >= 0 && cheapest < parallel_setup_cost;
 }
 
 /* Heap pages a path is expected to read (for qdtt_explain). */
@@ -499,14 +565,15 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 	PG_TRY();
 	{
 		RelOptInfo *scratch;
+		RelOptInfo *serial;
 		Relids		required_outer = rel->lateral_relids;
 
 		/* Serial: Seq Scan, Index Scan, Index Only Scan, TID scans at QD 1. */
 		set_page_costs(p, 1, 1);
 		cands = add_candidate(cands, create_seqscan_path(root, rel, required_outer, 0),
 							  rel, false, 1, 1);
-		scratch = index_paths_in_scratch(root, rel, false);
-		foreach(lc, scratch->pathlist)
+		serial = index_paths_in_scratch(root, rel, false);
+		foreach(lc, serial->pathlist)
 			if (IsA(lfirst(lc), IndexPath))
 				cands = add_candidate(cands, lfirst(lc), rel, false, p->heap_band, 1);
 		create_tidscan_paths(root, rel);	/* straight into rel */
@@ -523,21 +590,35 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		 * Plain index paths are disabled here so that, priced at this
 		 * queue depth they do not have, they cannot crowd out bitmap paths.
 		 */
-		set_page_costs(p, p->bitmap_qd, 1);
-		if (p->bitmap_prefetch_gain)
-			seq_page_cost = random_page_cost;
-		enable_indexscan = false;
-		enable_indexonlyscan = false;
-		scratch = index_paths_in_scratch(root, rel, false);
-		enable_indexscan = saved_enable_indexscan;
-		enable_indexonlyscan = saved_enable_indexonlyscan;
+		if (bitmap_priced_as_serial(p))
+		{
+			/*
+			 * Bitmap pages cost what serial ones do (no prefetch, or none the
+			 * model gains from): the bitmap paths of the serial round are
+			 * the ones a round of their own would build, at the same costs
+			 * (those index paths pruned there lose to the same paths here).
+			 */
+			scratch = serial;
+		}
+		else
+		{
+			set_page_costs(p, p->bitmap_qd, 1);
+			if (p->bitmap_prefetch_gain)
+				seq_page_cost = random_page_cost;
+			enable_indexscan = false;
+			enable_indexonlyscan = false;
+			scratch = index_paths_in_scratch(root, rel, false);
+			enable_indexscan = saved_enable_indexscan;
+			enable_indexonlyscan = saved_enable_indexonlyscan;
+		}
 		foreach(lc, scratch->pathlist)
 			if (IsA(lfirst(lc), BitmapHeapPath))
 				cands = add_candidate(cands, lfirst(lc), rel, false,
 									  p->heap_band, p->bitmap_qd);
 
 		/* Parallel index and bitmap scans: QD = participants. */
-		if (rel->consider_parallel && required_outer == NULL && p->pis_workers != 0)
+		if (rel->consider_parallel && required_outer == NULL && p->pis_workers != 0 &&
+			!parallel_cannot_pay(root, rel, cands))
 		{
 			if (p->pis_workers > 0)
 				rel->rel_parallel_workers = p->pis_workers;
