@@ -767,8 +767,8 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 				t_done;
 	char	   *device;
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {0};
+	Datum		values[9];
+	bool		nulls[9] = {0};
 	int			bi,
 				qi,
 				q;
@@ -983,6 +983,8 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		nulls[5] = (stopped_at == 0);
 		values[6] = Float8GetDatum(t_prepared - t_start);
 		values[7] = Float8GetDatum(t_done - t_prepared);
+		/* what qdtt_apply_prefetch() would set */
+		values[8] = Int32GetDatum(qdtt_model_prefetch_depth(&m));
 	}
 	ssdkit_uring_destroy(c.ring);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -69,7 +69,8 @@ CREATE FUNCTION qdtt_calibrate(
 	OUT points_defaulted integer,
 	OUT stopped_at_queue_depth integer,
 	OUT prepare_seconds float8,
-	OUT measure_seconds float8)
+	OUT measure_seconds float8,
+	OUT recommended_io_concurrency integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'qdtt_calibrate'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
@@ -77,6 +78,14 @@ REVOKE ALL ON FUNCTION qdtt_calibrate(name, integer, float8, boolean) FROM PUBLI
 
 COMMENT ON FUNCTION qdtt_calibrate(name, integer, float8, boolean) IS
 'measure the device of a tablespace as QDTT(band, queue depth) and store it as the tablespace''s model';
+
+CREATE FUNCTION qdtt_apply_prefetch(tablespace name DEFAULT 'pg_default')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'qdtt_apply_prefetch'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION qdtt_apply_prefetch(name) IS
+'set the tablespace''s effective_io_concurrency and maintenance_io_concurrency to its model''s maximum beneficial queue depth (ALTER TABLESPACE)';
 
 CREATE FUNCTION qdtt_cost(band float8, queue_depth float8,
 						  tablespace name DEFAULT 'pg_default')

@@ -50,6 +50,7 @@ typedef struct QdttModel
 
 /* qdtt_model.c */
 extern const QdttModel *qdtt_model_for_tablespace(Oid spcoid, bool *incomplete);
+extern int	qdtt_model_prefetch_depth(const QdttModel *m);
 extern double qdtt_model_cost(const QdttModel *model, double band, double qd);
 extern int	qdtt_model_beneficial_qd(const QdttModel *model, double threshold);
 extern Oid	qdtt_model_table(bool missing_ok);

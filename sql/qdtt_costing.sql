@@ -139,6 +139,22 @@ SELECT 'pg_default', b, q, CASE WHEN b = 1 THEN 10 ELSE 80 / q END
 FROM unnest(ARRAY[1, 16, 1000000]) b, unnest(ARRAY[1, 2, 4, 8]) q;
 SELECT max_beneficial_queue_depth FROM qdtt_model LIMIT 1;
 
+-- qdtt_apply_prefetch() sets the model's depth as the tablespace's prefetch
+-- depth, through ALTER TABLESPACE and its privilege checks.
+SELECT qdtt_apply_prefetch('pg_default');
+SELECT spcoptions FROM pg_tablespace WHERE spcname = 'pg_default';
+ALTER TABLESPACE pg_default RESET (effective_io_concurrency, maintenance_io_concurrency);
+SELECT qdtt_apply_prefetch('pg_global');
+SELECT qdtt_apply_prefetch('no_such_tablespace');
+CREATE ROLE qdtt_prefetch_nobody;
+GRANT USAGE ON SCHEMA public TO qdtt_prefetch_nobody;
+SET ROLE qdtt_prefetch_nobody;
+SELECT qdtt_apply_prefetch('pg_default');
+RESET ROLE;
+REVOKE USAGE ON SCHEMA public FROM qdtt_prefetch_nobody;
+DROP ROLE qdtt_prefetch_nobody;
+SELECT spcoptions FROM pg_tablespace WHERE spcname = 'pg_default';
+
 -- Query 3.1 at 2%: stock picks a (parallel) seq scan, QDTT a parallel
 -- index scan with the model's degree (beneficial QD 8, capped at 4 workers).
 SET qdtt.enable = off;

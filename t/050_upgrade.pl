@@ -59,6 +59,10 @@ is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_extension e, pg_available_extensions a "
 		  . "WHERE a.name = e.extname AND a.default_version <> e.extversion"),
 	'0', 'installed versions are the default versions');
+is($node->safe_psql('postgres',
+		"SELECT pg_get_function_arguments('qdtt_calibrate'::regproc) LIKE '%recommended_io_concurrency%', "
+		  . "to_regprocedure('qdtt_apply_prefetch(name)') IS NOT NULL"),
+	't|t', 'qdtt_costing 0.2: qdtt_calibrate() recommends a prefetch depth, qdtt_apply_prefetch() exists');
 
 sub still_there
 {
