@@ -45,6 +45,7 @@
  */
 #include "postgres.h"
 
+#include "access/bufmask.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -1292,9 +1293,23 @@ pax_rm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 					 i == xl->ntuples - 1);
 }
 
+/*
+ * wal_consistency_checking = 'pax': what may differ between a page and its
+ * replayed copy.  Every byte pax's records change is logged, so only the
+ * LSN, the checksum and the unused space between pd_lower and pd_upper
+ * (zero on group and row map blocks, free space on delta pages) are masked.
+ */
+static void
+pax_rm_mask(char *pagedata, BlockNumber blkno)
+{
+	mask_page_lsn_and_checksum(pagedata);
+	mask_unused_space(pagedata);
+}
+
 static RmgrData pax_rmgr = {
 	.rm_name = PAX_RMGR_NAME,
 	.rm_redo = pax_rm_redo,
+	.rm_mask = pax_rm_mask,
 	.rm_desc = pax_rm_desc,
 	.rm_identify = pax_rm_identify,
 	.rm_decode = pax_rm_decode

@@ -17,7 +17,8 @@ use SSDKitTest;
 my $pub = SSDKitTest::node('pax_pub',
 	preload => ['flashscan'],
 	init => { allows_streaming => 'logical' },
-	conf => "max_prepared_transactions = 10\nlogical_decoding_work_mem = 64kB\n");
+	conf => "max_prepared_transactions = 10\nlogical_decoding_work_mem = 64kB\n"
+	  . "wal_consistency_checking = 'pax,generic'\n");
 $pub->safe_psql('postgres', q{
 	CREATE EXTENSION flashscan;
 	CREATE EXTENSION pg_walinspect;
@@ -313,6 +314,21 @@ my ($recs) = $pub->safe_psql('postgres', q{
 	         pg_current_wal_lsn())
 	 WHERE resource_manager = 'pax'});
 is($recs, 'DELTA_INSERT,GROUP,INSERT,ROW_STATE,UPDATE', 'pg_walinspect names the pax records');
+# wal_consistency_checking = 'pax,generic' gave every record of the pages
+# the standby and crash recovery replayed above an image to compare with.
+is($pub->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE fpi_length = 0)
+	  FROM pg_get_wal_records_info(
+	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
+	         pg_current_wal_lsn())
+	 WHERE resource_manager = 'pax' AND block_ref LIKE '%blkref%'}), '0',
+	'every pax record carries page images for wal_consistency_checking')
+  or diag($pub->safe_psql('postgres', q{
+	SELECT record_type, count(*), min(start_lsn), max(start_lsn), min(description)
+	  FROM pg_get_wal_records_info(
+	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
+	         pg_current_wal_lsn())
+	 WHERE resource_manager = 'pax' AND block_ref LIKE '%blkref%' AND fpi_length = 0 GROUP BY 1}));
 
 # Stock pg_waldump reads the WAL: it cannot load this library's
 # descriptions, so it shows the records as those of custom resource
