@@ -67,12 +67,31 @@ _PG_init(void)
 							 &qdtt_cost_unit_us, 0, 0, 1000000,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	DefineCustomIntVariable("qdtt.residency_interval",
+							"Seconds between two passes of the residency sampler (0 = no sampling).",
+							"A pass counts every relation fork's blocks in shared_buffers and in the OS page cache.",
+							&qdtt_residency_interval, 10, 0, 86400,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("qdtt.residency_max_pages",
+							"OS pages one residency pass examines for the page cache count, at most.",
+							"A pass past it keeps the older counts of the relations it did not reach; the next pass goes on from there.",
+							&qdtt_residency_max_pages, 33554432, 1, PG_INT32_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	/* sizes shared memory: only when loaded at server start */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("qdtt.residency_max_relations",
+								"Relation forks the residency sampler tracks, at most (shared memory).",
+								NULL,
+								&qdtt_residency_max_relations, 10000, 100, 10000000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
 	/* Unknown settings in our namespaces are errors, so typos show. */
 	MarkGUCPrefixReserved("qdtt");
 	MarkGUCPrefixReserved("qdtt_costing");
 
 	qdtt_model_init();
 	qdtt_planner_init();
+	qdtt_residency_init();
 }
 
 /* qdtt_costing_status(): library version, how it was loaded, io_uring support. */

@@ -51,6 +51,12 @@ typedef struct QdttModel
 /* qdtt_model.c */
 extern const QdttModel *qdtt_model_for_tablespace(Oid spcoid, bool *incomplete);
 extern int	qdtt_model_prefetch_depth(const QdttModel *m);
+
+/* qdtt_residency.c */
+extern int	qdtt_residency_interval;
+extern int	qdtt_residency_max_pages;
+extern int	qdtt_residency_max_relations;
+extern void qdtt_residency_init(void);
 extern double qdtt_model_cost(const QdttModel *model, double band, double qd);
 extern int	qdtt_model_beneficial_qd(const QdttModel *model, double threshold);
 extern Oid	qdtt_model_table(bool missing_ok);
