@@ -398,7 +398,7 @@ extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag
 #define PAX_DECODE_INSERT		1	/* as an INSERT */
 #define PAX_DECODE_UPDATE		2	/* as an UPDATE's new version (no old identity logged) */
 extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
-								   const uint8 *decode_kinds);
+								   TupleDesc desc, const uint8 *decode_kinds);
 extern PaxDirectory *pax_current_directory(Relation rel);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
 extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
@@ -420,7 +420,8 @@ extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
 extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
 							  bool by_block);
 extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
-							 const PaxRowState *states, const uint8 *decode_kinds);
+							 const PaxRowState *states, TupleDesc desc,
+							 const uint8 *decode_kinds);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern bool pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot);
 extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
@@ -534,6 +535,7 @@ extern void pax_writer_init(void);
 extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 						   const PaxLogicalOld *update_old);
 extern void pax_flush_relation(Relation rel);
+extern void pax_flush_all_buffers(void);
 extern void pax_flush_decoded_rows(Relation rel, CommandId cid);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,
@@ -553,7 +555,8 @@ extern OffsetNumber pax_log_delta_insert(Relation rel, Buffer buf, const char *i
 extern void pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 							  const PaxLogicalOld *deleted);
 extern void pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs,
-								 const char *stream, Size stream_len, const uint8 *decode_kinds);
+								 const char *stream, Size stream_len, TupleDesc desc,
+								 const uint8 *decode_kinds);
 
 /* pax_ddl.c */
 extern void pax_ddl_init(void);

@@ -47,6 +47,13 @@ no_prefetch_walker(PlanState *ps, void *context)
 static void
 pax_executor_start(QueryDesc *queryDesc, int eflags)
 {
+	/*
+	 * Parallel workers read pax tables from their files, not from this
+	 * backend's write buffers: a plan that may run in workers needs the
+	 * rows this transaction buffered written first (pax_writer.c).
+	 */
+	if (queryDesc->plannedstmt->parallelModeNeeded)
+		pax_flush_all_buffers();
 	if (prev_executor_start)
 		prev_executor_start(queryDesc, eflags);
 	else

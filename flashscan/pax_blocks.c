@@ -277,11 +277,12 @@ group_stream_len(PaxGroupEntry *entry)
  * pax_layout_group()); fills in the entry's first_block and tag.  A group
  * some of whose rows logical decoding is to see in its WAL (decode_kinds:
  * one PAX_DECODE_* per row, or NULL for none), when changes are decoded, is
- * logged by pax_decode.c in records of its own.
+ * logged by pax_decode.c in records of its own, with the columns of desc
+ * (the descriptor the rows were encoded under).
  */
 void
 pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
-					   const uint8 *decode_kinds)
+					   TupleDesc desc, const uint8 *decode_kinds)
 {
 	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
 
@@ -295,7 +296,8 @@ pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
 	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs);
 	entry->first_block = BufferGetBlockNumber(bufs[0]);
 	if (decode_kinds != NULL && pax_logical_delta(rel))
-		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), decode_kinds);
+		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), desc,
+							 decode_kinds);
 	else
 		pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
 						 PAX_BLOCK_PAYLOAD, entry->tag);

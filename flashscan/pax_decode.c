@@ -429,11 +429,10 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
  */
 void
 pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const char *stream,
-					 Size stream_len, const uint8 *decode_kinds)
+					 Size stream_len, TupleDesc desc, const uint8 *decode_kinds)
 {
 	bool		uniform = true;
 	uint32		k;
-	TupleDesc	desc = RelationGetDescr(rel);
 	xl_pax_group xl;
 	xl_pax_group_head head;
 	xl_pax_column *cols;

@@ -163,15 +163,15 @@ pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
 /*
  * Write a sealed group: its blocks, its row map if states is not NULL (one
  * state per row, tagged like the group's blocks), then its entry.
- * decode_kinds: see pax_write_group_blocks().
+ * desc (the rows' descriptor) and decode_kinds: see pax_write_group_blocks().
  */
 void
 pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
-				 const PaxRowState *states, const uint8 *decode_kinds)
+				 const PaxRowState *states, TupleDesc desc, const uint8 *decode_kinds)
 {
 	Buffer		metabuf;
 
-	pax_write_group_blocks(rel, entry, stream, decode_kinds);
+	pax_write_group_blocks(rel, entry, stream, desc, decode_kinds);
 	if (states)
 	{
 		uint32		n = PaxRowMapBlocks(entry->nrows);

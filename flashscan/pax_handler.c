@@ -334,9 +334,19 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 		if (pax_visible_rows(scan->base.rs_rd, g, scan->base.rs_snapshot, scan->visible,
 							 scan->strategy, NULL) == 0)
 			continue;
+		/*
+		 * Index builds: which rows are alive (unique checks count those).
+		 * No row of a group whose insertion SnapshotSelf does not see (an
+		 * aborted transaction's, before VACUUM marks it) is.
+		 */
 		if (scan->base.rs_snapshot->snapshot_type == SNAPSHOT_ANY)
-			(void) pax_visible_rows(scan->base.rs_rd, g, SnapshotSelf, scan->alive,
-									scan->strategy, NULL);
+		{
+			if (pax_group_visible(g, SnapshotSelf))
+				(void) pax_visible_rows(scan->base.rs_rd, g, SnapshotSelf, scan->alive,
+										scan->strategy, NULL);
+			else
+				memset(scan->alive, 0, sizeof(bool) * g->nrows);
+		}
 		old = MemoryContextSwitchTo(scan->scan_cxt);
 
 		/*

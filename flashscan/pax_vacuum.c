@@ -634,7 +634,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 		char	   *stream = pax_encode_group(desc, natts, nstored, values, isnull, NULL, NULL,
 											  nstored < span ? present : NULL, entry);
 
-		pax_write_group_blocks(rel, entry, stream, NULL);
+		pax_write_group_blocks(rel, entry, stream, desc, NULL);
 		if (any_state)
 		{
 			map_blocks = PaxRowMapBlocks(span);

@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -59,6 +60,8 @@ typedef struct PaxWriteBuffer
 	CommandId	decoded_cid;	/* the last command that buffered such a row */
 	TransactionId horizon;		/* of the group (copies by VACUUM FULL) */
 	int			natts;
+	TupleDesc	desc;			/* the descriptor the rows were buffered under */
+	RelFileNode node;			/* the file the reserved row numbers are of */
 	int			group_blocks;
 	uint32		nrows;
 	uint32		capacity;		/* allocated rows per column */
@@ -138,6 +141,7 @@ reset_buffer(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid)
 	wb->decode_kinds = NULL;
 	wb->states = NULL;
 	wb->natts = desc->natts;
+	wb->desc = CreateTupleDescCopy(desc);
 	wb->group_blocks = pax_relation_group_blocks(rel);
 	wb->nrows = 0;
 	wb->capacity = 64;
@@ -181,8 +185,10 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 	 * The rows were buffered under the first wb->natts columns; ALTER TABLE
 	 * may have added columns since (the group then stores fewer columns and
 	 * readers supply the new ones' defaults).  Columns are never removed
-	 * from the descriptor, and a type change rewrites the table (which
-	 * reads it, writing this buffer first).
+	 * from the descriptor.  A type change rewrites the table, reading it
+	 * with the old descriptor after the catalog already has the new types,
+	 * and writes this buffer first: the rows are encoded as they were
+	 * buffered, under wb->desc.
 	 */
 	if (desc->natts < wb->natts)
 		elog(ERROR, "pax table \"%s\" lost columns with rows buffered",
@@ -197,12 +203,12 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 	entry->cmin = wb->cid;
 	entry->row_map = InvalidBlockNumber;
 	entry->horizon = wb->horizon;
-	stream = pax_encode_group(desc, wb->natts, wb->nrows, wb->values, wb->isnull,
+	stream = pax_encode_group(wb->desc, wb->natts, wb->nrows, wb->values, wb->isnull,
 							  wb->hasnulls, wb->data_bytes, NULL, entry);
 	MemoryContextSwitchTo(old);
 
 	/* a copied group keeps its rows' deleters and lockers (VACUUM FULL) */
-	pax_append_group(rel, entry, stream, wb->states, wb->decode_kinds);
+	pax_append_group(rel, entry, stream, wb->states, wb->desc, wb->decode_kinds);
 
 	wb->first_rownum += wb->nrows;
 	wb->nrows = 0;
@@ -289,6 +295,21 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 	MemoryContext old;
 	int			att;
 
+	/*
+	 * Row numbers reserved in another file of the relation (CLUSTER and
+	 * ALTER TABLE rewrites swap files without a new-file callback) are not
+	 * this file's: a new reservation.  Its rows were written before the
+	 * rewrite read the table.
+	 */
+	if (!RelFileNodeEquals(wb->node, rel->rd_node))
+	{
+		if (wb->nrows > 0)
+			elog(ERROR, "pax table \"%s\" has buffered rows of a file it no longer has",
+				 RelationGetRelationName(rel));
+		wb->first_rownum = wb->reserved_end = 0;
+		wb->capacity = 0;
+		wb->node = rel->rd_node;
+	}
 	if (wb->capacity > 0 &&
 		(!same_insertion(wb, xid, cid, flags) || wb->natts != natts))
 		seal_group(wb, rel);
@@ -549,12 +570,18 @@ pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot, CommandId *c
 	ExecClearTuple(slot);
 	for (att = 0; att < slot->tts_tupleDescriptor->natts; att++)
 	{
-		bool		have = att < wb->natts;
-
-		slot->tts_values[att] = have ? wb->values[att][ri] : (Datum) 0;
-		slot->tts_isnull[att] = have ? wb->isnull[att][ri] : true;
+		if (att < wb->natts)
+		{
+			slot->tts_values[att] = wb->values[att][ri];
+			slot->tts_isnull[att] = wb->isnull[att][ri];
+		}
+		else					/* added since: its default, as a group's reader gives */
+			slot->tts_values[att] = getmissingattr(slot->tts_tupleDescriptor, att + 1,
+												   &slot->tts_isnull[att]);
 	}
 	ExecStoreVirtualTuple(slot);
+	/* the buffer's memory goes when its rows are written (a lock may do it) */
+	ExecMaterializeSlot(slot);
 	pax_rownum_to_tid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	pax_slot_set_inserted(slot, rel, rownum, wb->xid, wb->cid);
@@ -622,8 +649,13 @@ pax_forget_relation(Oid relid)
 	}
 }
 
-static void
-flush_all(void)
+/*
+ * Write every buffered row of this backend (at commit and prepare, and
+ * before a plan that may run in parallel workers, which read the tables,
+ * not this backend's memory).
+ */
+void
+pax_flush_all_buffers(void)
 {
 	HASH_SEQ_STATUS seq;
 	PaxWriteBuffer *wb;
@@ -665,7 +697,7 @@ pax_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			flush_all();
+			pax_flush_all_buffers();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:

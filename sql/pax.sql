@@ -628,4 +628,78 @@ INSERT INTO mrg SELECT id + 100000, 'c' FROM u;
 SELECT count(*) < 30 AS still_few_groups FROM pax_groups('mrg');
 SELECT v, count(*) FROM mrg GROUP BY v ORDER BY v;
 DROP TABLE mrg;
+
+-- The write buffer and DDL in the same transaction.
+-- ALTER COLUMN TYPE rewrites: buffered rows are written as they were typed.
+CREATE TABLE wb1 (id int PRIMARY KEY, b text, c int) USING pax;
+BEGIN;
+INSERT INTO wb1 SELECT g, 'x' || g, g FROM generate_series(1, 3000) g;
+ALTER TABLE wb1 ALTER COLUMN c TYPE bigint;
+COMMIT;
+SELECT sum(c), count(*) FROM wb1;
+BEGIN;
+INSERT INTO wb1 SELECT g, 'y' || g, g FROM generate_series(3001, 6000) g;
+ALTER TABLE wb1 ALTER COLUMN c TYPE text;
+COMMIT;
+SELECT count(*), max(c::int) FROM wb1 WHERE b LIKE 'y%';
+DROP TABLE wb1;
+-- A column added after rows were buffered reads as its default, also
+-- through an index and in an UPDATE of such a row.
+CREATE TABLE wb2 (id int PRIMARY KEY, b text) USING pax;
+BEGIN;
+INSERT INTO wb2 SELECT g, 'x' || g FROM generate_series(1, 3000) g;
+ALTER TABLE wb2 ADD COLUMN c int DEFAULT 7;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SELECT id, c FROM wb2 WHERE id = 2000;
+UPDATE wb2 SET b = 'u' WHERE id = 2000;
+COMMIT;
+SELECT id, b, c FROM wb2 WHERE id = 2000;
+SELECT count(*) FILTER (WHERE c = 7) FROM wb2;
+DROP TABLE wb2;
+-- A row locked through an index while it is still buffered (the lock
+-- writes the buffer).
+CREATE TABLE wb3 (id int PRIMARY KEY, b text) USING pax;
+BEGIN;
+INSERT INTO wb3 SELECT g, repeat('b', 20) || g FROM generate_series(1, 20000) g;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SELECT id, b FROM wb3 WHERE id = 19999 FOR UPDATE;
+COMMIT;
+DROP TABLE wb3;
+-- A unique index built after an aborted transaction's rows were written.
+CREATE TABLE wb4 (id int PRIMARY KEY, b text) USING pax;
+BEGIN;
+INSERT INTO wb4 SELECT g, 'x' FROM generate_series(1, 3000) g;
+SELECT count(*) FROM wb4;
+ROLLBACK;
+INSERT INTO wb4 SELECT g, 'y' FROM generate_series(1, 3000) g;
+REINDEX TABLE wb4;
+CREATE UNIQUE INDEX wb4_b ON wb4 (id, b);
+SELECT count(*) FROM wb4;
+DROP TABLE wb4;
+-- CLUSTER in the transaction that buffered rows: the rows inserted after it
+-- get row numbers of the new file (none shared), and an UPDATE meets them all.
+CREATE TABLE wb5 (id int PRIMARY KEY, k int) USING pax;
+BEGIN;
+INSERT INTO wb5 SELECT g, g FROM generate_series(1, 3000) g;
+DELETE FROM wb5 WHERE id % 2 = 0;
+CLUSTER wb5 USING wb5_pkey;
+INSERT INTO wb5 SELECT g, g FROM generate_series(3001, 6000) g;
+UPDATE wb5 SET k = -k;
+COMMIT;
+SELECT count(*), count(*) FILTER (WHERE k > 0) AS not_updated, count(DISTINCT ctid) FROM wb5;
+SET enable_seqscan = off;
+SELECT count(*) FROM wb5 WHERE id > 0;
+RESET enable_seqscan;
+DROP TABLE wb5;
+-- Parallel workers see the rows the leader's transaction buffered.
+CREATE TABLE wb6 (id int, b text) USING pax;
+BEGIN;
+INSERT INTO wb6 SELECT g, 'x' FROM generate_series(1, 3000) g;
+SET LOCAL force_parallel_mode = on;
+SET LOCAL flashscan.enable = off;
+SELECT count(*) FROM wb6;
+COMMIT;
+DROP TABLE wb6;
 DROP EXTENSION flashscan;
