@@ -536,6 +536,7 @@ extern bool pax_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, in
 						   const PaxLogicalOld *update_old);
 extern void pax_flush_relation(Relation rel);
 extern void pax_flush_all_buffers(void);
+extern void pax_flush_decodable_buffers(void);
 extern void pax_flush_decoded_rows(Relation rel, CommandId cid);
 extern void pax_flush_row(Relation rel, uint64 rownum);
 extern bool pax_buffered_row(Relation rel, uint64 rownum, TupleTableSlot *slot,

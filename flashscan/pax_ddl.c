@@ -9,6 +9,12 @@
  * attribute count is checked from the object access hook, which
  * ATExecAddColumn calls for the new attribute once its number is known.
  *
+ * ALTER TABLE and RENAME change a table's catalog rows first and may then
+ * read the table (a rewrite), which writes the rows this transaction
+ * buffered: when logical decoding reads those rows from their groups, they
+ * are written before the statement (ProcessUtility hook), so that they are
+ * decoded under the catalog they were inserted under, as heap's rows are.
+ *
  * Publications: pax changes can be decoded only when flashscan was loaded
  * at server start (pax_decode.c).  Without that, a publication that would
  * cover a pax table (FOR TABLE, FOR TABLES IN SCHEMA, FOR ALL TABLES) is
@@ -33,6 +39,7 @@
 #include "commands/event_trigger.h"
 #include "fmgr.h"
 #include "nodes/parsenodes.h"
+#include "tcop/utility.h"
 #include "utils/syscache.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -191,9 +198,30 @@ pax_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	}
 }
 
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+static void
+pax_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					ProcessUtilityContext context, ParamListInfo params,
+					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+
+	if (IsA(parsetree, AlterTableStmt) || IsA(parsetree, RenameStmt))
+		pax_flush_decodable_buffers();
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+}
+
 void
 pax_ddl_init(void)
 {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = pax_object_access;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = pax_process_utility;
 }

@@ -80,6 +80,7 @@ static HTAB *write_buffers = NULL;
 static MemoryContext writer_cxt = NULL;
 
 static void pax_xact_callback(XactEvent event, void *arg);
+static void flush_buffers(bool decodable_only);
 static void pax_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 								 SubTransactionId parentSubid, void *arg);
 
@@ -657,6 +658,24 @@ pax_forget_relation(Oid relid)
 void
 pax_flush_all_buffers(void)
 {
+	flush_buffers(false);
+}
+
+/*
+ * Before DDL that may change a table's columns (pax_ddl.c): write the rows
+ * whose groups logical decoding reads, so that they are decoded under the
+ * catalog they were inserted under, as heap's rows are (decoded after an
+ * ALTER COLUMN TYPE, an int column's values read as text).
+ */
+void
+pax_flush_decodable_buffers(void)
+{
+	flush_buffers(true);
+}
+
+static void
+flush_buffers(bool decodable_only)
+{
 	HASH_SEQ_STATUS seq;
 	PaxWriteBuffer *wb;
 
@@ -665,7 +684,7 @@ pax_flush_all_buffers(void)
 	hash_seq_init(&seq, write_buffers);
 	while ((wb = hash_seq_search(&seq)) != NULL)
 	{
-		if (wb->nrows > 0)
+		if (wb->nrows > 0 && (!decodable_only || wb->decode_kinds != NULL))
 		{
 			/* a relation dropped in this transaction takes its rows along */
 			Relation	rel = try_relation_open(wb->relid, RowExclusiveLock);

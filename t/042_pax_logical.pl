@@ -149,6 +149,31 @@ is($mixed{pax}, $mixed{heap}, 'mixed statements: pax decodes the rows heap does'
 cmp_ok($pub->safe_psql('postgres', q{SELECT count(*) FROM pax_groups('mix_pax')}), '<', 40,
 	'MERGE, partial key updates and DELETE ... INSERT CTEs keep whole groups');
 
+# DDL in the transaction that buffered rows: they decode under the catalog
+# they were inserted under (a type change, an added column), as heap's.
+my %ddl;
+foreach my $am ('pax', 'heap')
+{
+	my $t = "ddl_$am";
+	$pub->safe_psql('postgres', qq{
+		CREATE TABLE $t (id int PRIMARY KEY, c int) USING $am;
+		SELECT count(*) FROM pg_logical_slot_get_changes('td', NULL, NULL);
+		BEGIN;
+		INSERT INTO $t SELECT g, g FROM generate_series(1, 3000) g;
+		ALTER TABLE $t ALTER COLUMN c TYPE text;
+		INSERT INTO $t SELECT g, 'v' || g FROM generate_series(3001, 5000) g;
+		ALTER TABLE $t ADD COLUMN d int DEFAULT 7;
+		INSERT INTO $t SELECT g, 'w', g FROM generate_series(5001, 6000) g;
+		ALTER TABLE $t RENAME COLUMN d TO e;
+		COMMIT;
+	});
+	$ddl{$am} = join("\n", sort split /\n/, $pub->safe_psql('postgres',
+		q{SELECT data FROM pg_logical_slot_get_changes('td', NULL, NULL, 'include-xids', '0')}));
+	$ddl{$am} =~ s/\b$t\b/T/g;
+}
+cmp_ok(length($ddl{pax}), '>', 100000, 'DDL after buffered rows: pax changes are decoded');
+is($ddl{pax}, $ddl{heap}, 'DDL after buffered rows: pax decodes them as heap does');
+
 # Decoding in order must not cost the table its groups: a bulk INSERT past
 # the transaction's delta budget still fills one group.
 $pub->safe_psql('postgres', q{
