@@ -189,7 +189,8 @@ SELECT pg_filenode_relation(CASE WHEN r.tablespace = d.dattablespace THEN 0 ELSE
 		 AS shared_buffers_fraction,
 	   CASE WHEN r.blocks > 0 THEN round(r.os_cache_blocks::numeric / r.blocks, 3) END
 		 AS os_cache_fraction,
-	   r.sampled_at
+	   r.sampled_at,
+	   r.untracked_forks
 FROM qdtt_residency() r, pg_database d
 WHERE d.datname = current_database() AND r.database IN (0, d.oid);
 REVOKE ALL ON qdtt_residency FROM PUBLIC;

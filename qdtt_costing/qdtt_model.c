@@ -515,18 +515,24 @@ qdtt_apply_prefetch(PG_FUNCTION_ARGS)
 
 	if (OidIsValid(qdtt_model_table(true)))
 		m = qdtt_model_for_tablespace(spcoid, &incomplete);
+	if (m == NULL && incomplete)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the QDTT model of tablespace \"%s\" is incomplete", spcname),
+				 errdetail("The prefetch depth comes from the model's queue-depth points."),
+				 errhint("Run qdtt_calibrate('%s') again.", spcname)));
 	if (m == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("tablespace \"%s\" has no %sQDTT model", spcname,
-						incomplete ? "complete " : ""),
+				 errmsg("tablespace \"%s\" has no QDTT model", spcname),
 				 errdetail("The prefetch depth comes from the model's queue-depth points."),
 				 errhint("Run qdtt_calibrate('%s') first.", spcname)));
 	depth = qdtt_model_prefetch_depth(m);
 	sql = psprintf("ALTER TABLESPACE %s SET (effective_io_concurrency = %d, "
 				   "maintenance_io_concurrency = %d)",
 				   quote_identifier(spcname), depth, depth);
-	SPI_connect();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not run \"%s\"", sql);
 	SPI_finish();

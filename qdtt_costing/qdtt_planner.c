@@ -312,7 +312,9 @@ parallel_cannot_pay(PlannerInfo *root, RelOptInfo *rel, List *cands)
 	Cost		cheapest = -1;
 	ListCell   *lc;
 
+	/* a partition's partial paths share one Gather with its siblings' */
 	if (root->parent_root != NULL || rel->rows > 1 ||
+		rel->reloptkind != RELOPT_BASEREL ||
 		bms_membership(root->all_baserels) != BMS_SINGLETON)
 		return false;
 	foreach(lc, cands)

@@ -19,10 +19,17 @@
  * its size.  qdtt.residency_max_pages bounds the OS pages a pass examines:
  * a pass past the bound keeps the previous counts of the relations it did
  * not reach and the next pass starts where it stopped, so on a large
- * cluster the OS-cache counts are a few passes old.  Relation forks whose
- * files are gone (DROP, TRUNCATE's old file) leave the table at the next
- * pass; shared memory holds at most qdtt.residency_max_relations forks
- * (the rest are not tracked, and the view says how many were left out).
+ * cluster the OS-cache counts are a few passes old.  A pass keeps one
+ * small entry per fork found in backend memory.  Relation forks whose
+ * files are gone (DROP, TRUNCATE's old file: the checkpoint after unlinks
+ * them) leave the table at the next pass; shared memory holds at most
+ * qdtt.residency_max_relations forks, the largest first (the view says how
+ * many were left out).
+ *
+ * A pass holds no lock while it reads directories and maps files, so that
+ * it can be cancelled and never holds up a shutdown or a barrier; passes
+ * take turns through pass_pid (the worker skips its turn when a backend's
+ * qdtt_sample_residency() is running, and the other way round).
  *
  *-------------------------------------------------------------------------
  */
@@ -77,6 +84,7 @@ typedef struct ResidencyEntry
 
 typedef struct ResidencyShared
 {
+	pg_atomic_uint32 pass_pid;	/* the process running a pass, or 0 */
 	uint64		pass;			/* passes published */
 	int64		untracked;		/* forks the last pass found no room for */
 	int64		last_pages;		/* OS pages the last pass examined */
@@ -88,17 +96,16 @@ typedef struct ResidencyShared
 static ResidencyShared *shared = NULL;
 static HTAB *shared_hash = NULL;
 static LWLock *table_lock = NULL;	/* the hash and ResidencyShared */
-static LWLock *pass_lock = NULL;	/* one pass at a time */
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* One fork found by a pass: its segments' paths and what they held. */
+/* One fork found by a pass: its size and segments, and what they held. */
 typedef struct FoundFork
 {
 	ResidencyKey key;
 	int64		blocks;
 	int64		os_blocks;		/* -1: not counted this pass */
-	List	   *paths;
+	uint32		nsegs;			/* segment files 0 .. nsegs - 1 seen */
 } FoundFork;
 
 PG_FUNCTION_INFO_V1(qdtt_residency);
@@ -123,7 +130,7 @@ residency_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(residency_shmem_size());
-	RequestNamedLWLockTranche("qdtt_residency", 2);
+	RequestNamedLWLockTranche("qdtt_residency", 1);
 }
 
 static void
@@ -138,7 +145,10 @@ residency_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	shared = ShmemInitStruct("qdtt residency", sizeof(ResidencyShared), &found);
 	if (!found)
+	{
 		memset(shared, 0, sizeof(ResidencyShared));
+		pg_atomic_init_u32(&shared->pass_pid, 0);
+	}
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(ResidencyKey);
 	info.entrysize = sizeof(ResidencyEntry);
@@ -146,7 +156,6 @@ residency_shmem_startup(void)
 								qdtt_residency_max_relations, &info, HASH_ELEM | HASH_BLOBS);
 	locks = GetNamedLWLockTranche("qdtt_residency");
 	table_lock = &locks[0].lock;
-	pass_lock = &locks[1].lock;
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -169,6 +178,18 @@ cmp_key(const ResidencyKey *a, const ResidencyKey *b)
 	return 0;
 }
 
+/* Larger forks first (then key order, for a stable result). */
+static int
+cmp_size(const void *a, const void *b)
+{
+	const FoundFork *fa = *(FoundFork *const *) a;
+	const FoundFork *fb = *(FoundFork *const *) b;
+
+	if (fa->blocks != fb->blocks)
+		return (fa->blocks > fb->blocks) ? -1 : 1;
+	return cmp_key(&fa->key, &fb->key);
+}
+
 static int
 cmp_found(const void *a, const void *b)
 {
@@ -181,7 +202,7 @@ cmp_found(const void *a, const void *b)
  * PG_VERSION, pg_internal.init).
  */
 static bool
-parse_file_name(const char *name, Oid *relnode, ForkNumber *fork)
+parse_file_name(const char *name, Oid *relnode, ForkNumber *fork, uint32 *segno)
 {
 	char	   *end;
 	unsigned long n;
@@ -202,13 +223,13 @@ parse_file_name(const char *name, Oid *relnode, ForkNumber *fork)
 			return false;
 		end += 1 + len;
 	}
+	*segno = 0;
 	if (*end == '.')
 	{
 		end++;
 		if (!isdigit((unsigned char) *end))
 			return false;
-		while (isdigit((unsigned char) *end))
-			end++;
+		*segno = (uint32) strtoul(end, &end, 10);
 	}
 	return *end == '\0';
 }
@@ -228,17 +249,16 @@ scan_directory(const char *dir, Oid spc, Oid db, HTAB *found)
 		FoundFork  *f;
 		bool		known;
 		struct stat st;
-		char	   *path;
+		char		path[MAXPGPATH];
+		uint32		segno;
 
+		CHECK_FOR_INTERRUPTS();
 		memset(&key, 0, sizeof(key));
-		if (!parse_file_name(de->d_name, &key.node.relNode, &key.fork))
+		if (!parse_file_name(de->d_name, &key.node.relNode, &key.fork, &segno))
 			continue;
-		path = psprintf("%s/%s", dir, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		{
-			pfree(path);
 			continue;
-		}
 		key.node.spcNode = spc;
 		key.node.dbNode = db;
 		f = hash_search(found, &key, HASH_ENTER, &known);
@@ -246,10 +266,10 @@ scan_directory(const char *dir, Oid spc, Oid db, HTAB *found)
 		{
 			f->blocks = 0;
 			f->os_blocks = -1;
-			f->paths = NIL;
+			f->nsegs = 0;
 		}
 		f->blocks += st.st_size / BLCKSZ;
-		f->paths = lappend(f->paths, path);
+		f->nsegs = Max(f->nsegs, segno + 1);
 	}
 	FreeDir(d);
 }
@@ -394,15 +414,15 @@ count_shared_buffers(void)
 /*
  * One pass: find every fork, count its OS-cached pages from the cursor on
  * until max_pages OS pages were examined, count shared_buffers, publish.
- * Returns the OS pages examined.
+ * Returns the OS pages examined.  The caller has the turn (claim_pass()).
  */
 static int64
-sample_pass(int64 max_pages)
+run_pass(int64 max_pages)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "qdtt residency pass",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	long		per_block = Max(1, BLCKSZ / sysconf(_SC_PAGESIZE));
+	int64		os_page = sysconf(_SC_PAGESIZE);
 	HTAB	   *found;
 	HTAB	   *sb;
 	HASH_SEQ_STATUS seq;
@@ -418,7 +438,6 @@ sample_pass(int64 max_pages)
 	ResidencyEntry *e;
 	uint64		pass;
 
-	LWLockAcquire(pass_lock, LW_EXCLUSIVE);
 	found = find_forks();
 
 	/* the OS count, in key order from where the last pass stopped */
@@ -441,8 +460,9 @@ sample_pass(int64 max_pages)
 	for (k = 0; k < nforks; k++)
 	{
 		FoundFork  *ff = sorted[(start + k) % nforks];
-		ListCell   *lc;
+		char	   *base;
 		int64		resident = 0;
+		uint32		seg;
 
 		if (k > 0 && examined >= max_pages)
 		{
@@ -450,22 +470,36 @@ sample_pass(int64 max_pages)
 			cursor_valid = true;
 			break;
 		}
-		foreach(lc, ff->paths)
+		base = relpathbackend(ff->key.node, InvalidBackendId, ff->key.fork);
+		for (seg = 0; seg < ff->nsegs; seg++)
 		{
+			char		path[MAXPGPATH];
 			int64		pages;
 
-			resident += os_resident_pages(lfirst(lc), &pages);
+			if (seg == 0)
+				strlcpy(path, base, sizeof(path));
+			else
+				snprintf(path, sizeof(path), "%s.%u", base, seg);
+			resident += os_resident_pages(path, &pages);
 			examined += pages;
 		}
-		ff->os_blocks = Min(resident / per_block, ff->blocks);
+		pfree(base);
+		ff->os_blocks = Min(resident * os_page / BLCKSZ, ff->blocks);
 		CHECK_FOR_INTERRUPTS();
 	}
 
 	sb = count_shared_buffers();
 
-	/* publish, and forget the forks whose files are gone */
+	/* the largest forks first, should the table be too small for all */
+	qsort(sorted, nforks, sizeof(FoundFork *), cmp_size);
+
+	/* publish: forget the forks whose files are gone, then enter the found */
 	LWLockAcquire(table_lock, LW_EXCLUSIVE);
 	pass = ++shared->pass;
+	hash_seq_init(&seq, shared_hash);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (hash_search(found, &e->key, HASH_FIND, NULL) == NULL)
+			hash_search(shared_hash, &e->key, HASH_REMOVE, NULL);
 	for (k = 0; k < nforks; k++)
 	{
 		bool		isnew = false;
@@ -501,20 +535,62 @@ sample_pass(int64 max_pages)
 			e->os_blocks = e->blocks;	/* truncated since */
 		e->pass = pass;
 	}
-	hash_seq_init(&seq, shared_hash);
-	while ((e = hash_seq_search(&seq)) != NULL)
-		if (e->pass != pass)
-			hash_search(shared_hash, &e->key, HASH_REMOVE, NULL);
 	shared->untracked = untracked;
 	shared->last_pages = examined;
 	shared->last_pass_at = GetCurrentTimestamp();
 	shared->cursor = cursor;
 	shared->cursor_valid = cursor_valid;
 	LWLockRelease(table_lock);
-	LWLockRelease(pass_lock);
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+	return examined;
+}
+
+/*
+ * Take the turn to run a pass: false while another live process has it.
+ * The turn is an atomic pid, not a lock, so that a pass stays cancellable.
+ */
+static bool
+claim_pass(void)
+{
+	uint32		holder = 0;
+
+	if (pg_atomic_compare_exchange_u32(&shared->pass_pid, &holder, (uint32) MyProcPid))
+		return true;
+	if (holder == (uint32) MyProcPid)
+		return true;
+	/* a process that died in a pass leaves its turn behind */
+	if (kill((pid_t) holder, 0) != 0 && errno == ESRCH)
+		return pg_atomic_compare_exchange_u32(&shared->pass_pid, &holder, (uint32) MyProcPid);
+	return false;
+}
+
+static void
+release_pass(void)
+{
+	uint32		mine = (uint32) MyProcPid;
+
+	(void) pg_atomic_compare_exchange_u32(&shared->pass_pid, &mine, 0);
+}
+
+/* A pass if this process gets the turn; -1 if another one has it. */
+static int64
+sample_pass(int64 max_pages)
+{
+	int64		examined = -1;
+
+	if (!claim_pass())
+		return -1;
+	PG_TRY();
+	{
+		examined = run_pass(max_pages);
+	}
+	PG_FINALLY();
+	{
+		release_pass();
+	}
+	PG_END_TRY();
 	return examined;
 }
 
@@ -632,12 +708,21 @@ qdtt_residency(PG_FUNCTION_ARGS)
 }
 
 /*
- * qdtt_sample_residency(): one pass now, in this backend (the worker's
- * next pass follows its own schedule); returns the OS pages examined.
+ * qdtt_sample_residency(): one pass now, in this backend (after the
+ * worker's, if one is running; the worker's next pass follows its own
+ * schedule); returns the OS pages examined.
  */
 Datum
 qdtt_sample_residency(PG_FUNCTION_ARGS)
 {
+	int64		examined;
+
 	require_shared_memory();
-	PG_RETURN_INT64(sample_pass(qdtt_residency_max_pages));
+	/* the worker's pass is short: wait for it (cancellable) */
+	while ((examined = sample_pass(qdtt_residency_max_pages)) < 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(10000L);
+	}
+	PG_RETURN_INT64(examined);
 }
