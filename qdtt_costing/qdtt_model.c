@@ -494,6 +494,33 @@ qdtt_max_beneficial_queue_depth(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The complete model of a tablespace named by a SQL caller, or an error
+ * saying what is missing (qdtt_cost(), qdtt_apply_prefetch()).
+ */
+static const QdttModel *
+required_model(const char *spcname)
+{
+	Oid			spcoid = qdtt_tablespace_oid(spcname);
+	const QdttModel *m;
+	bool		incomplete;
+
+	(void) qdtt_model_table(false);
+	m = qdtt_model_for_tablespace(spcoid, &incomplete);
+	if (m == NULL && incomplete)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("QDTT model of tablespace \"%s\" is incomplete", spcname),
+				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths."),
+				 errhint("Run qdtt_calibrate('%s') or complete the rows in qdtt_calibration.", spcname)));
+	if (m == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tablespace \"%s\" has no QDTT model", spcname),
+				 errhint("Run SELECT * FROM qdtt_calibrate('%s').", spcname)));
+	return m;
+}
+
+/*
  * qdtt_apply_prefetch(tablespace): set the tablespace's
  * effective_io_concurrency and maintenance_io_concurrency to its model's
  * maximum beneficial queue depth, with ALTER TABLESPACE (its privilege
@@ -507,27 +534,9 @@ Datum
 qdtt_apply_prefetch(PG_FUNCTION_ARGS)
 {
 	char	   *spcname = NameStr(*PG_GETARG_NAME(0));
-	Oid			spcoid = get_tablespace_oid(spcname, false);
-	const QdttModel *m = NULL;
-	bool		incomplete = false;
-	int			depth;
+	int			depth = qdtt_model_prefetch_depth(required_model(spcname));
 	char	   *sql;
 
-	if (OidIsValid(qdtt_model_table(true)))
-		m = qdtt_model_for_tablespace(spcoid, &incomplete);
-	if (m == NULL && incomplete)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the QDTT model of tablespace \"%s\" is incomplete", spcname),
-				 errdetail("The prefetch depth comes from the model's queue-depth points."),
-				 errhint("Run qdtt_calibrate('%s') again.", spcname)));
-	if (m == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("tablespace \"%s\" has no QDTT model", spcname),
-				 errdetail("The prefetch depth comes from the model's queue-depth points."),
-				 errhint("Run qdtt_calibrate('%s') first.", spcname)));
-	depth = qdtt_model_prefetch_depth(m);
 	sql = psprintf("ALTER TABLESPACE %s SET (effective_io_concurrency = %d, "
 				   "maintenance_io_concurrency = %d)",
 				   quote_identifier(spcname), depth, depth);
@@ -549,9 +558,6 @@ qdtt_cost(PG_FUNCTION_ARGS)
 	double		band = PG_GETARG_FLOAT8(0);
 	double		qd = PG_GETARG_FLOAT8(1);
 	char	   *spcname = NameStr(*PG_GETARG_NAME(2));
-	Oid			spcoid = qdtt_tablespace_oid(spcname);
-	const QdttModel *m;
-	bool		incomplete;
 
 	if (!(band >= 1.0) || isinf(band))
 		ereport(ERROR,
@@ -563,20 +569,7 @@ qdtt_cost(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("queue depth must be at least 1, got %g", qd)));
 
-	(void) qdtt_model_table(false);
-	m = qdtt_model_for_tablespace(spcoid, &incomplete);
-	if (m == NULL && incomplete)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("QDTT model of tablespace \"%s\" is incomplete", spcname),
-				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths."),
-				 errhint("Run qdtt_calibrate('%s') or complete the rows in qdtt_calibration.", spcname)));
-	if (m == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tablespace \"%s\" has no QDTT model", spcname),
-				 errhint("Run SELECT * FROM qdtt_calibrate('%s').", spcname)));
-	PG_RETURN_FLOAT8(qdtt_model_cost(m, band, qd));
+	PG_RETURN_FLOAT8(qdtt_model_cost(required_model(spcname), band, qd));
 }
 
 /*

@@ -79,16 +79,12 @@ typedef struct ResidencyEntry
 	int64		sb_blocks;		/* of them in shared_buffers */
 	int64		os_blocks;		/* in the OS page cache, or -1: not measured yet */
 	TimestampTz sampled_at;		/* of the OS count */
-	uint64		pass;			/* the last pass that found the fork's files */
 } ResidencyEntry;
 
 typedef struct ResidencyShared
 {
 	pg_atomic_uint32 pass_pid;	/* the process running a pass, or 0 */
-	uint64		pass;			/* passes published */
 	int64		untracked;		/* forks the last pass found no room for */
-	int64		last_pages;		/* OS pages the last pass examined */
-	TimestampTz last_pass_at;
 	ResidencyKey cursor;		/* where the next pass's OS counting starts */
 	bool		cursor_valid;
 } ResidencyShared;
@@ -436,7 +432,6 @@ run_pass(int64 max_pages)
 	ResidencyKey cursor;
 	bool		cursor_valid;
 	ResidencyEntry *e;
-	uint64		pass;
 
 	found = find_forks();
 
@@ -495,7 +490,6 @@ run_pass(int64 max_pages)
 
 	/* publish: forget the forks whose files are gone, then enter the found */
 	LWLockAcquire(table_lock, LW_EXCLUSIVE);
-	pass = ++shared->pass;
 	hash_seq_init(&seq, shared_hash);
 	while ((e = hash_seq_search(&seq)) != NULL)
 		if (hash_search(found, &e->key, HASH_FIND, NULL) == NULL)
@@ -533,11 +527,8 @@ run_pass(int64 max_pages)
 		}
 		else if (e->os_blocks > e->blocks)
 			e->os_blocks = e->blocks;	/* truncated since */
-		e->pass = pass;
 	}
 	shared->untracked = untracked;
-	shared->last_pages = examined;
-	shared->last_pass_at = GetCurrentTimestamp();
 	shared->cursor = cursor;
 	shared->cursor_valid = cursor_valid;
 	LWLockRelease(table_lock);
