@@ -332,11 +332,22 @@ is($standby->safe_psql('postgres', $query{acct}), $pub->safe_psql('postgres', $q
 $standby->stop;
 
 # ---------------------------------------------------------------- WAL tools
+# Every kind of pax record after the slot's restart point (its changes are
+# not consumed yet): a delta append, a group, a row state, an UPDATE record
+# (REPLICA IDENTITY FULL, new versions in a group) and an INSERT record (a
+# confirmed upsert).
+$pub->safe_psql('postgres', q{
+	CREATE TABLE kinds (id int PRIMARY KEY, v text) USING pax;
+	ALTER TABLE kinds REPLICA IDENTITY FULL;
+	INSERT INTO kinds SELECT g, 'k' FROM generate_series(1, 5000) g;
+	UPDATE kinds SET id = -id;
+	INSERT INTO kinds VALUES (1, 'u') ON CONFLICT (id) DO NOTHING;
+});
 my ($recs) = $pub->safe_psql('postgres', q{
 	SELECT string_agg(DISTINCT record_type, ',' ORDER BY record_type)
 	  FROM pg_get_wal_records_info(
 	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
-	         pg_current_wal_lsn())
+	         pg_current_wal_flush_lsn())
 	 WHERE resource_manager = 'pax'});
 is($recs, 'DELTA_INSERT,GROUP,INSERT,ROW_STATE,UPDATE', 'pg_walinspect names the pax records');
 # wal_consistency_checking = 'pax,generic' gave every record of the pages
@@ -345,14 +356,14 @@ is($pub->safe_psql('postgres', q{
 	SELECT count(*) FILTER (WHERE fpi_length = 0)
 	  FROM pg_get_wal_records_info(
 	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
-	         pg_current_wal_lsn())
+	         pg_current_wal_flush_lsn())
 	 WHERE resource_manager = 'pax' AND block_ref LIKE '%blkref%'}), '0',
 	'every pax record carries page images for wal_consistency_checking')
   or diag($pub->safe_psql('postgres', q{
 	SELECT record_type, count(*), min(start_lsn), max(start_lsn), min(description)
 	  FROM pg_get_wal_records_info(
 	         (SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = 'td'),
-	         pg_current_wal_lsn())
+	         pg_current_wal_flush_lsn())
 	 WHERE resource_manager = 'pax' AND block_ref LIKE '%blkref%' AND fpi_length = 0 GROUP BY 1}));
 
 # Stock pg_waldump reads the WAL: it cannot load this library's
