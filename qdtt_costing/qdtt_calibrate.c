@@ -672,7 +672,8 @@ static void
 store_model(const char *spcname, int64 *bands, int nbands, int *qds, int nqds,
 			double *cost, bool *measured, const char *device, int file_size_mb,
 			bool early_stop, int stopped_at, int beneficial, double prep_s,
-			double measure_s, int npoints, int ndefaulted)
+			double measure_s, int npoints, int ndefaulted,
+			const QdttMemoryCosts *mem)
 {
 	const char *schema = quote_identifier(get_namespace_name(qdtt_extension_schema()));
 	char	   *sql;
@@ -734,6 +735,30 @@ store_model(const char *spcname, int64 *bands, int nbands, int *qds, int nqds,
 		if (SPI_execute_with_args(sql, 11, rtypes, rv, rn, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not store the QDTT calibration run");
 	}
+	{
+		Oid			mtypes[9] = {NAMEOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+		FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
+		Datum		mv[9];
+
+		mv[0] = values[0];
+		mv[1] = Float8GetDatum(mem->shared_buffers_random_us);
+		mv[2] = Float8GetDatum(mem->shared_buffers_seq_us);
+		mv[3] = Float8GetDatum(mem->os_cache_random_us);
+		mv[4] = Float8GetDatum(mem->os_cache_seq_us);
+		mv[5] = Float8GetDatum(mem->seq_tuple_us);
+		mv[6] = Float8GetDatum(mem->bitmap_tuple_us);
+		mv[7] = Float8GetDatum(mem->bitmap_page_us);
+		mv[8] = Float8GetDatum(mem->index_tuple_us);
+		sql = psprintf("DELETE FROM %s.qdtt_memory_cost WHERE tablespace = $1", schema);
+		if (SPI_execute_with_args(sql, 1, mtypes, mv, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not delete the old QDTT memory costs");
+		sql = psprintf("INSERT INTO %s.qdtt_memory_cost (tablespace, shared_buffers_random_us, "
+					   "shared_buffers_seq_us, os_cache_random_us, os_cache_seq_us, seq_tuple_us, "
+					   "bitmap_tuple_us, bitmap_page_us, index_tuple_us) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", schema);
+		if (SPI_execute_with_args(sql, 9, mtypes, mv, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not store the QDTT memory costs");
+	}
 	SPI_finish();
 }
 
@@ -765,10 +790,11 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 	double		t_start,
 				t_prepared,
 				t_done;
+	QdttMemoryCosts mem = {0};
 	char	   *device;
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {0};
+	Datum		values[17];
+	bool		nulls[17] = {0};
 	int			bi,
 				qi,
 				q;
@@ -939,6 +965,13 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 					(errmsg("qdtt_calibrate: stopped early at queue depth %d: the largest band improved by less than %.0f%% over queue depth %d",
 							stopped_at, qdtt_stop_threshold * 100, qds[stop_qi - 1])));
 		}
+		pgstat_report_activity(STATE_RUNNING, "qdtt_calibrate: timing pages in memory");
+		qdtt_measure_memory(spcname, &mem);
+		ereport(NOTICE,
+				(errmsg("qdtt_calibrate: a page in shared_buffers costs %.3f us at random, %.3f us in sequence; from the OS page cache %.3f us and %.3f us; a tuple %.3f us in a seq scan, %.3f us in a bitmap heap scan (and %.3f us a page), %.3f us in an index scan",
+						mem.shared_buffers_random_us, mem.shared_buffers_seq_us,
+						mem.os_cache_random_us, mem.os_cache_seq_us, mem.seq_tuple_us,
+						mem.bitmap_tuple_us, mem.bitmap_page_us, mem.index_tuple_us)));
 		nremeasured = remeasure_outliers(&c, bands, nbands, qds, nqds, cost, measured);
 		if (nremeasured > 0)
 			ereport(NOTICE,
@@ -968,7 +1001,8 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		beneficial = qdtt_model_beneficial_qd(&m, qdtt_stop_threshold);
 		store_model(spcname, bands, nbands, qds, nqds, cost, measured, device,
 					file_size_mb, early_stop, stopped_at, beneficial,
-					t_prepared - t_start, t_done - t_prepared, npoints, ndefaulted);
+					t_prepared - t_start, t_done - t_prepared, npoints, ndefaulted,
+					&mem);
 
 		ereport(NOTICE,
 				(errmsg("qdtt_calibrate: measured %d points in %.2f s (file preparation %.2f s), %d defaulted",
@@ -985,6 +1019,14 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		values[7] = Float8GetDatum(t_done - t_prepared);
 		/* what qdtt_apply_prefetch() would set */
 		values[8] = Int32GetDatum(qdtt_model_prefetch_depth(&m));
+		values[9] = Float8GetDatum(mem.shared_buffers_random_us);
+		values[10] = Float8GetDatum(mem.shared_buffers_seq_us);
+		values[11] = Float8GetDatum(mem.os_cache_random_us);
+		values[12] = Float8GetDatum(mem.os_cache_seq_us);
+		values[13] = Float8GetDatum(mem.seq_tuple_us);
+		values[14] = Float8GetDatum(mem.bitmap_tuple_us);
+		values[15] = Float8GetDatum(mem.bitmap_page_us);
+		values[16] = Float8GetDatum(mem.index_tuple_us);
 	}
 	ssdkit_uring_destroy(c.ring);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -57,6 +57,37 @@ CREATE TRIGGER qdtt_calibration_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON qdtt_calibration
 	FOR EACH STATEMENT EXECUTE FUNCTION qdtt_model_changed();
 
+-- The memory points of each model, in microseconds: a page of an index
+-- scan (random) and of a seq scan, found in shared_buffers and read from
+-- the OS page cache, and what each scan type spends per tuple beyond its
+-- pages.  qdtt_calibrate() fills it; the planner prices the pages the
+-- residency sampler finds in memory with them (without a row, every page
+-- is priced as a device read and core's CPU costs stand).
+CREATE TABLE qdtt_memory_cost (
+	tablespace	name PRIMARY KEY,
+	shared_buffers_random_us float8 NOT NULL
+		CHECK (shared_buffers_random_us > 0 AND shared_buffers_random_us < 'Infinity'),
+	shared_buffers_seq_us float8 NOT NULL
+		CHECK (shared_buffers_seq_us > 0 AND shared_buffers_seq_us < 'Infinity'),
+	os_cache_random_us float8 NOT NULL
+		CHECK (os_cache_random_us > 0 AND os_cache_random_us < 'Infinity'),
+	os_cache_seq_us float8 NOT NULL
+		CHECK (os_cache_seq_us > 0 AND os_cache_seq_us < 'Infinity'),
+	seq_tuple_us float8 NOT NULL CHECK (seq_tuple_us >= 0 AND seq_tuple_us < 'Infinity'),
+	bitmap_tuple_us float8 NOT NULL CHECK (bitmap_tuple_us >= 0 AND bitmap_tuple_us < 'Infinity'),
+	bitmap_page_us float8 NOT NULL CHECK (bitmap_page_us >= 0 AND bitmap_page_us < 'Infinity'),
+	index_tuple_us float8 NOT NULL CHECK (index_tuple_us >= 0 AND index_tuple_us < 'Infinity'),
+	measured	boolean NOT NULL DEFAULT true
+);
+COMMENT ON TABLE qdtt_memory_cost IS
+'QDTT models'' memory points: cost (microseconds) of a page in shared_buffers and of one read from the OS page cache, at random (index scans) and in sequence (seq scans), and per tuple of each scan type beyond its pages';
+
+SELECT pg_catalog.pg_extension_config_dump('qdtt_memory_cost', '');
+
+CREATE TRIGGER qdtt_memory_cost_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON qdtt_memory_cost
+	FOR EACH STATEMENT EXECUTE FUNCTION qdtt_model_changed();
+
 CREATE FUNCTION qdtt_calibrate(
 	tablespace name DEFAULT 'pg_default',
 	file_size_mb integer DEFAULT 1024,
@@ -70,7 +101,15 @@ CREATE FUNCTION qdtt_calibrate(
 	OUT stopped_at_queue_depth integer,
 	OUT prepare_seconds float8,
 	OUT measure_seconds float8,
-	OUT recommended_io_concurrency integer)
+	OUT recommended_io_concurrency integer,
+	OUT shared_buffers_random_us float8,
+	OUT shared_buffers_seq_us float8,
+	OUT os_cache_random_us float8,
+	OUT os_cache_seq_us float8,
+	OUT seq_tuple_us float8,
+	OUT bitmap_tuple_us float8,
+	OUT bitmap_page_us float8,
+	OUT index_tuple_us float8)
 RETURNS record
 AS 'MODULE_PATHNAME', 'qdtt_calibrate'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
@@ -107,13 +146,18 @@ CREATE FUNCTION qdtt_explain(query text,
 	OUT stock_cost float8,
 	OUT qdtt_cost float8,
 	OUT chosen boolean,
-	OUT note text)
+	OUT note text,
+	OUT shared_buffers_fraction float8,
+	OUT os_cache_fraction float8,
+	OUT io_cost_memory float8,
+	OUT io_cost_device float8,
+	OUT memory_work_cost float8)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'qdtt_explain'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION qdtt_explain(text) IS
-'the scan paths the planner weighed for each base relation of a SELECT, with stock and QDTT costs, and which ones the plan uses';
+'the scan paths the planner weighed for each base relation of a SELECT, with stock and QDTT costs, the residency used and how the I/O cost splits between memory and the device, and which ones the plan uses';
 
 -- One row per tablespace and band: the costs across queue depths, what the
 -- planner charges (page_cost, in seq_page_cost units), and the gain.
@@ -144,14 +188,25 @@ SELECT p.tablespace,
 		   AS qd1_over_max_qd,
 	   qdtt_max_beneficial_queue_depth(p.tablespace) AS max_beneficial_queue_depth,
 	   r.calibrated_at,
-	   r.device
+	   r.device,
+	   m.shared_buffers_random_us,
+	   m.shared_buffers_seq_us,
+	   m.os_cache_random_us,
+	   m.os_cache_seq_us,
+	   m.seq_tuple_us,
+	   m.bitmap_tuple_us,
+	   m.bitmap_page_us,
+	   m.index_tuple_us
 FROM pts p
 LEFT JOIN qdtt_calibration_run r USING (tablespace)
-GROUP BY p.tablespace, p.band_pages, r.calibrated_at, r.device
+LEFT JOIN qdtt_memory_cost m USING (tablespace)
+GROUP BY p.tablespace, p.band_pages, r.calibrated_at, r.device, m.shared_buffers_random_us,
+		 m.shared_buffers_seq_us, m.os_cache_random_us, m.os_cache_seq_us,
+		 m.seq_tuple_us, m.bitmap_tuple_us, m.bitmap_page_us, m.index_tuple_us
 ORDER BY p.tablespace, p.band_pages;
 
 COMMENT ON VIEW qdtt_model IS
-'QDTT models per tablespace and band: cost per page at each queue depth, planner page cost, QDTT(band,1)/QDTT(band,max), maximum beneficial queue depth';
+'QDTT models per tablespace and band: cost per page at each queue depth, planner page cost, QDTT(band,1)/QDTT(band,max), maximum beneficial queue depth, and the memory points (microseconds a page in shared_buffers and from the OS page cache)';
 
 CREATE FUNCTION qdtt_residency(
 	OUT tablespace oid,

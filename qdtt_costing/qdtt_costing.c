@@ -25,6 +25,7 @@ int			qdtt_max_queue_depth = 32;
 double		qdtt_stop_threshold = 0.20;
 int			qdtt_queue_depth_budget = 64;
 double		qdtt_cost_unit_us = 0;
+bool		qdtt_use_residency = true;
 
 /* Whether the library came in through shared_preload_libraries. */
 static bool loaded_at_startup = false;
@@ -67,6 +68,11 @@ _PG_init(void)
 							 &qdtt_cost_unit_us, 0, 0, 1000000,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("qdtt.use_residency",
+							 "Prices a relation's pages by where the residency sampler found them: shared_buffers, the OS page cache or the device.",
+							 "Off prices every page as a device read at the model's cost (plans for a cold server).",
+							 &qdtt_use_residency, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	DefineCustomIntVariable("qdtt.residency_interval",
 							"Seconds between two passes of the residency sampler (0 = no sampling).",
 							"A pass counts every relation fork's blocks in shared_buffers and in the OS page cache.",

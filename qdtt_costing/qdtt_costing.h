@@ -19,7 +19,9 @@
 
 #include "postgres.h"
 
+#include "common/relpath.h"
 #include "nodes/pathnodes.h"
+#include "storage/relfilenode.h"
 
 /* Queue depths are powers of two up to this (the thesis's ladder goes to 32). */
 #define QDTT_MAX_QUEUE_DEPTH_LIMIT	256
@@ -33,6 +35,7 @@ extern int	qdtt_max_queue_depth;
 extern double qdtt_stop_threshold;
 extern int	qdtt_queue_depth_budget;
 extern double qdtt_cost_unit_us;
+extern bool qdtt_use_residency;
 
 /* A calibrated model of one tablespace's device. */
 typedef struct QdttModel
@@ -44,7 +47,29 @@ typedef struct QdttModel
 	int		   *qds;			/* ascending, qds[0] == 1 */
 	double	   *cost_us;		/* nbands x nqds, row-major by band */
 	int			max_beneficial_qd;	/* largest QD passing the stop rule */
+	/* the memory points (qdtt_memory.c), all 0 when the model has none */
+	double		sb_random_us;	/* an index scan's visit in shared_buffers */
+	double		sb_seq_us;		/* a seq scan's page in shared_buffers */
+	double		os_random_us;	/* an index scan's read from the OS page cache */
+	double		os_seq_us;		/* a seq scan's page from the OS page cache */
+	double		seq_tuple_us;	/* per tuple beyond pages: Seq Scan */
+	double		bitmap_tuple_us;	/* Bitmap Heap Scan */
+	double		bitmap_page_us; /* a Bitmap Heap Scan's page, in shared_buffers */
+	double		index_tuple_us; /* Index Scan, its page visit apart */
 } QdttModel;
+
+/* Memory points as qdtt_calibrate() measures them, microseconds a page. */
+typedef struct QdttMemoryCosts
+{
+	double		shared_buffers_random_us;
+	double		shared_buffers_seq_us;
+	double		os_cache_random_us;
+	double		os_cache_seq_us;
+	double		seq_tuple_us;
+	double		bitmap_tuple_us;
+	double		bitmap_page_us;
+	double		index_tuple_us;
+} QdttMemoryCosts;
 
 #define QDTT_POINT(m, bi, qi)	((m)->cost_us[(bi) * (m)->nqds + (qi)])
 
@@ -57,12 +82,17 @@ extern int	qdtt_residency_interval;
 extern int	qdtt_residency_max_pages;
 extern int	qdtt_residency_max_relations;
 extern void qdtt_residency_init(void);
+extern bool qdtt_residency_fractions(const RelFileNode *node, ForkNumber fork,
+									 double *sb, double *os);
 extern double qdtt_model_cost(const QdttModel *model, double band, double qd);
 extern int	qdtt_model_beneficial_qd(const QdttModel *model, double threshold);
 extern Oid	qdtt_model_table(bool missing_ok);
 extern Oid	qdtt_extension_schema(void);
 extern Oid	qdtt_tablespace_oid(const char *spcname);
 extern void qdtt_model_init(void);
+
+/* qdtt_memory.c */
+extern void qdtt_measure_memory(const char *spcname, QdttMemoryCosts *costs);
 
 /* qdtt_calibrate.c: nothing beyond its SQL function. */
 
@@ -83,6 +113,12 @@ typedef struct QdttCandidate
 	Cost		stock_cost;		/* total cost with PostgreSQL's costing */
 	Cost		qdtt_cost;		/* total cost with the QDTT model */
 	bool		has_qdtt;		/* false: QDTT left this relation alone */
+	bool		has_residency;	/* the pages were priced by residency */
+	double		sb_fraction;	/* heap pages in shared_buffers */
+	double		os_fraction;	/* heap pages in the OS page cache only */
+	Cost		io_cost_memory; /* I/O part of qdtt_cost served from memory */
+	Cost		io_cost_device; /* and from the device */
+	Cost		memory_work;	/* CPU work in memory core does not charge */
 	const char *note;			/* why, when it did */
 	Path	   *path;			/* the path object (for "chosen") */
 	int			round;			/* which set_rel_pathlist call produced it */

@@ -119,7 +119,9 @@ is_chosen(QdttCandidate *c, List *scans)
  * qdtt_explain(query text) RETURNS SETOF (relation regclass, scan text,
  *		index regclass, workers int, band_pages float8, queue_depth float8,
  *		heap_pages float8, stock_cost float8, qdtt_cost float8,
- *		chosen bool, note text)
+ *		chosen bool, note text, shared_buffers_fraction float8,
+ *		os_cache_fraction float8, io_cost_memory float8,
+ *		io_cost_device float8, memory_work_cost float8)
  */
 Datum
 qdtt_explain(PG_FUNCTION_ARGS)
@@ -178,8 +180,8 @@ qdtt_explain(PG_FUNCTION_ARGS)
 	foreach(lc, qdtt_capture)
 	{
 		QdttCandidate *c = lfirst(lc);
-		Datum		values[11];
-		bool		nulls[11] = {0};
+		Datum		values[16];
+		bool		nulls[16] = {0};
 		ListCell   *later;
 		bool		superseded = false;
 
@@ -213,6 +215,13 @@ qdtt_explain(PG_FUNCTION_ARGS)
 		values[9] = BoolGetDatum(is_chosen(c, scans));
 		values[10] = c->note ? CStringGetTextDatum(c->note) : (Datum) 0;
 		nulls[10] = (c->note == NULL);
+		values[11] = Float8GetDatum(c->sb_fraction);
+		values[12] = Float8GetDatum(c->os_fraction);
+		nulls[11] = nulls[12] = !c->has_residency;
+		values[13] = Float8GetDatum(c->io_cost_memory);
+		values[14] = Float8GetDatum(c->io_cost_device);
+		values[15] = Float8GetDatum(c->memory_work);
+		nulls[13] = nulls[14] = nulls[15] = !c->has_qdtt;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	qdtt_capture = NIL;

@@ -230,6 +230,77 @@ build_model(QdttModelEntry *e, Oid spcoid, RawPoint *pts, int n)
 		qdtt_model_beneficial_qd(m, qdtt_stop_threshold) : 1;
 }
 
+/* Column numbers of qdtt_memory_cost. */
+#define Anum_qdtt_mem_tablespace	1
+#define Anum_qdtt_mem_sb_random		2
+#define Anum_qdtt_mem_sb_seq		3
+#define Anum_qdtt_mem_os_random		4
+#define Anum_qdtt_mem_os_seq		5
+#define Anum_qdtt_mem_seq_tuple		6
+#define Anum_qdtt_mem_bitmap_tuple	7
+#define Anum_qdtt_mem_bitmap_page	8
+#define Anum_qdtt_mem_index_tuple	9
+
+/*
+ * The memory points of the models (qdtt_memory_cost): what a page costs
+ * when found in shared_buffers and when read from the OS page cache.  The
+ * table is missing until the extension is updated to 0.2; models then have
+ * none, and the planner prices every page as a device read.
+ */
+static void
+load_memory_costs(void)
+{
+	Oid			nsp = qdtt_extension_schema();
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid("qdtt_memory_cost", nsp) :
+		InvalidOid;
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	Snapshot	snapshot;
+	int			i;
+
+	if (!OidIsValid(relid))
+		return;
+	rel = table_open(relid, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		Oid			spcoid;
+		ListCell   *lc;
+
+		slot_getallattrs(slot);
+		for (i = 0; i < Anum_qdtt_mem_index_tuple; i++)
+			if (slot->tts_isnull[i])
+				break;
+		if (i < Anum_qdtt_mem_index_tuple)
+			continue;			/* the table's NOT NULLs prevent this */
+		spcoid = get_tablespace_oid(NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_mem_tablespace - 1])),
+									true);
+		foreach(lc, model_cache)
+		{
+			QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
+
+			if (OidIsValid(spcoid) && e->model.spcoid == spcoid)
+			{
+				e->model.sb_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_random - 1]);
+				e->model.sb_seq_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_seq - 1]);
+				e->model.os_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_os_random - 1]);
+				e->model.os_seq_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_os_seq - 1]);
+				e->model.seq_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_seq_tuple - 1]);
+				e->model.bitmap_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_bitmap_tuple - 1]);
+				e->model.bitmap_page_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_bitmap_page - 1]);
+				e->model.index_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_index_tuple - 1]);
+			}
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+}
+
 /* Read every model in the table into the cache. */
 static void
 load_models(void)
@@ -325,6 +396,7 @@ load_models(void)
 		}
 		i++;
 	}
+	load_memory_costs();
 	MemoryContextSwitchTo(oldcxt);
 	model_cache_valid = true;
 }
@@ -587,6 +659,10 @@ qdtt_model_changed(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("qdtt_model_changed() must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
+	/* qdtt_memory_cost's trigger too: backends watch the model table */
+	if (RelationGetRelid(trigdata->tg_relation) != qdtt_model_table(true) &&
+		OidIsValid(qdtt_model_table(true)))
+		CacheInvalidateRelcacheByRelid(qdtt_model_table(true));
 	model_cache_reset();
 	PG_RETURN_POINTER(NULL);
 }

@@ -67,6 +67,8 @@
 #include "optimizer/paths.h"
 #include "utils/backend_status.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/spccache.h"
 #include "utils/timestamp.h"
 
@@ -94,6 +96,13 @@ typedef struct QdttRelPlan
 	int			pis_workers;	/* -1: the stock heuristic */
 	double		pis_qd;
 	int			pfts_max_workers;
+	/* where the heap's pages are (see page_cost) */
+	bool		has_residency;
+	double		sb_fraction;	/* in shared_buffers */
+	double		os_fraction;	/* in the OS page cache only */
+	double		device_fraction;	/* read from the device */
+	double		memory_random_us;	/* a random page's memory part, us */
+	double		memory_seq_us;	/* a sequential page's memory part, us */
 } QdttRelPlan;
 
 /*
@@ -159,12 +168,37 @@ queue_depth_share(void)
 	return cached_share;
 }
 
-/* Page cost of the model in PostgreSQL units for the user's seq_page_cost. */
+/*
+ * Page cost of the model in PostgreSQL units for the user's seq_page_cost.
+ * With the relation's residency, a page read is a mix: the fraction in
+ * shared_buffers at the model's hit cost, the fraction only in the OS page
+ * cache at its copy cost, and the rest from the device at QDTT(band, qd).
+ * How many pages a scan reads stays core's business (index scans' re-reads
+ * of one page are Mackert-Lohman's, with effective_cache_size): residency
+ * prices each read, it does not remove reads, so caching is not counted
+ * twice.
+ */
 static double
 page_cost(const QdttRelPlan *p, double band, double qd)
 {
+	double		us;
+
 	qd = Min(qd, p->qd_share);
-	return p->unit * qdtt_model_cost(p->model, band, qd) / p->unit_us;
+	us = p->device_fraction * qdtt_model_cost(p->model, band, qd) +
+		(band <= 1 ? p->memory_seq_us : p->memory_random_us);
+	return p->unit * us / p->unit_us;
+}
+
+/* The device's share of page_cost(band, qd) (qdtt_explain's I/O split). */
+static double
+device_share(const QdttRelPlan *p, double band, double qd)
+{
+	double		dev,
+				mem = (band <= 1) ? p->memory_seq_us : p->memory_random_us;
+
+	qd = Min(qd, p->qd_share);
+	dev = p->device_fraction * qdtt_model_cost(p->model, band, qd);
+	return (dev + mem > 0) ? dev / (dev + mem) : 1.0;
 }
 
 /*
@@ -180,6 +214,48 @@ init_rel_plan(QdttRelPlan *p, const QdttModel *model)
 	p->unit_us = (qdtt_cost_unit_us > 0) ? qdtt_cost_unit_us :
 		QDTT_POINT(model, 0, 0);
 	p->qd_share = queue_depth_share();
+	p->has_residency = false;
+	p->sb_fraction = p->os_fraction = 0;
+	p->device_fraction = 1;
+	p->memory_random_us = p->memory_seq_us = 0;
+}
+
+/*
+ * Price the relation's pages by where the residency sampler last found its
+ * main fork (qdtt_residency.c), when the model has memory costs (models
+ * calibrated before they existed have none) and qdtt.use_residency is on.
+ * A relation the sampler has not seen (new, rewritten, or the sampler not
+ * running) is priced as device reads, as without residency.  The heap's
+ * residency prices the index pages too: amcostestimate reads
+ * random_page_cost for both, and an index is usually at least as resident
+ * as its heap.
+ */
+static void
+apply_residency(QdttRelPlan *p, Oid relid)
+{
+	const QdttModel *m = p->model;
+	Relation	r;
+	RelFileNode node;
+	double		sb,
+				os;
+
+	/* a model without memory points (made before 0.2) has all of them 0 */
+	if (!qdtt_use_residency || m->sb_random_us <= 0 || m->sb_seq_us <= 0 ||
+		m->os_random_us <= 0 || m->os_seq_us <= 0)
+		return;
+	r = RelationIdGetRelation(relid);	/* the planner holds a lock */
+	if (!RelationIsValid(r))
+		return;
+	node = r->rd_node;
+	RelationClose(r);
+	if (!qdtt_residency_fractions(&node, MAIN_FORKNUM, &sb, &os))
+		return;
+	p->has_residency = true;
+	p->sb_fraction = sb;
+	p->os_fraction = os;
+	p->device_fraction = Max(1.0 - sb - os, 0);
+	p->memory_random_us = sb * m->sb_random_us + os * m->os_random_us;
+	p->memory_seq_us = sb * m->sb_seq_us + os * m->os_seq_us;
 }
 
 /*
@@ -272,6 +348,7 @@ typedef struct Candidate
 	bool		partial;
 	double		band;
 	double		qd;
+	Cost		memory_work;	/* charge_memory_work's addition */
 } Candidate;
 
 static List *
@@ -285,6 +362,7 @@ add_candidate(List *list, Path *path, RelOptInfo *rel, bool partial,
 	c->partial = partial;
 	c->band = band;
 	c->qd = qd;
+	c->memory_work = 0;
 	return lappend(list, c);
 }
 
@@ -295,7 +373,13 @@ add_candidate(List *list, Path *path, RelOptInfo *rel, bool partial,
 static bool
 bitmap_priced_as_serial(const QdttRelPlan *p)
 {
-	return !p->bitmap_prefetch_gain &&
+	/*
+	 * With residency, paths carry charges core does not know of
+	 * (charge_memory_work): a bitmap path index paths pruned in the serial
+	 * round may win once they are added, so bitmap paths get a round of
+	 * their own.
+	 */
+	return !p->bitmap_prefetch_gain && !p->has_residency &&
 		page_cost(p, p->heap_band, p->bitmap_qd) == page_cost(p, p->heap_band, 1);
 }
 
@@ -325,6 +409,110 @@ parallel_cannot_pay(PlannerInfo *root, RelOptInfo *rel, List *cands)
 			cheapest = path->total_cost;
 	}
 	return cheapest >= 0 && cheapest < parallel_setup_cost;
+}
+
+/*
+ * Participants' share of a parallel path's per-tuple work, as core divides
+ * CPU costs (costsize.c's get_parallel_divisor, which is static).
+ */
+static double
+parallel_divisor(Path *path)
+{
+	double		divisor = path->parallel_workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader = 1.0 - (0.3 * path->parallel_workers);
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return Max(divisor, 1.0);
+}
+
+/* Microseconds of the model in planner cost units. */
+static double
+units(const QdttRelPlan *p, double us)
+{
+	return p->unit * us / p->unit_us;
+}
+
+/*
+ * What core does not charge for work in memory, added to a candidate of a
+ * relation priced by residency (apply_residency):
+ *
+ * An index scan visits a heap buffer for every tuple it fetches; core
+ * charges only the pages it reads (index_pages_fetched: re-visits of a page
+ * are cache hits, free).  On a device that is right, a hit being nothing
+ * next to a read.  In memory it is not: every visit is a buffer lookup,
+ * pin and lock (measured: a 20% index scan of a cached 46k-page table
+ * visited 600k tuples in 730 ms, a seq scan of all 3M took 170 ms).  Each
+ * re-visit is charged as a visit of the relation's memory-resident pages.
+ *
+ * Per tuple, each scan type costs what the calibration's tuple probe
+ * measured (qdtt_memory.c); where core's CPU constants charge less (the
+ * probe's query: cpu_tuple_cost and two operators, plus the index tuple
+ * and its operator for index and bitmap fetches), the difference is added.
+ * A bitmap heap scan also pays per page for more than the buffer visit its
+ * page price covers (iterating the bitmap, pruning, collecting the page's
+ * visible tuples: measured 1.3 us a page against a 0.4 us visit), which
+ * core prices as a plain page read: a sparse bitmap over a cached table
+ * then looks far cheaper than the seq scan that beats it.
+ *
+ * Parameterized paths (core prices their repeated loops itself) are left
+ * alone; a parallel path's work is shared by its participants.
+ */
+static Cost
+charge_memory_work(PlannerInfo *root, RelOptInfo *rel, const QdttRelPlan *p,
+				   Path *path)
+{
+	const QdttModel *m = p->model;
+	double		core_seq = cpu_tuple_cost + 2 * cpu_operator_cost;
+	double		core_fetch = core_seq + cpu_index_tuple_cost + cpu_operator_cost;
+	double		extra = 0;
+
+	/*
+	 * A re-visit finds the page in shared_buffers as often as a first
+	 * visit does: in a pool that holds only part of the relation, visits in
+	 * random order evict each other's pages.  Re-visits of pages the
+	 * device served are not charged (core's Mackert-Lohman count of reads
+	 * already covers them).
+	 */
+	double		revisit_us = p->memory_random_us;
+
+	if (!p->has_residency || path->param_info != NULL)
+		return 0;
+	if (path->pathtype == T_SeqScan)
+		extra = rel->tuples * Max(units(p, m->seq_tuple_us) - core_seq, 0);
+	else if (IsA(path, IndexPath))
+	{
+		IndexPath  *ip = (IndexPath *) path;
+		double		tuples = clamp_row_est(ip->indexselectivity * rel->tuples);
+		double		pages = index_pages_fetched(tuples, rel->pages,
+												ip->indexinfo->pages, root);
+
+		extra = Max(tuples - pages, 0) * units(p, revisit_us) +
+			tuples * Max(units(p, m->index_tuple_us) - core_fetch, 0);
+		if (path->pathtype == T_IndexOnlyScan)
+			extra *= 1.0 - rel->allvisfrac;
+	}
+	else if (IsA(path, BitmapHeapPath))
+	{
+		Cost		ignored;
+		double		tuples,
+					pages;
+
+		/* the pages and tuples it visits, lossy pages' rechecks included */
+		pages = compute_bitmap_pages(root, rel, ((BitmapHeapPath *) path)->bitmapqual,
+									 1.0, &ignored, &tuples);
+		extra = tuples * Max(units(p, m->bitmap_tuple_us) - core_fetch, 0) +
+			pages * units(p, Max(m->bitmap_page_us - m->sb_random_us, 0));
+	}
+	/* work in memory is CPU work: no more participants than CPUs share it */
+	if (path->parallel_workers > 0)
+		extra /= Min(parallel_divisor(path), (double) cpu_count());
+	path->total_cost += extra;
+	return extra;
 }
 
 /* Heap pages a path is expected to read (for qdtt_explain). */
@@ -510,8 +698,8 @@ capture_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Path *path)
 
 static void
 capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
-				   List *cands, double saved_random, double saved_seq,
-				   int saved_rel_workers)
+				   const QdttRelPlan *p, List *cands, double saved_random,
+				   double saved_seq, int saved_rel_workers)
 {
 	MemoryContext old = MemoryContextSwitchTo(qdtt_capture_cxt);
 	ListCell   *lc;
@@ -523,6 +711,8 @@ capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 	{
 		Candidate  *c = lfirst(lc);
 		QdttCandidate *q;
+		double		io,
+					share;
 
 		if (c->path->param_info != NULL || c->path->pathtype == T_TidScan ||
 			c->path->pathtype == T_TidRangeScan)
@@ -533,6 +723,24 @@ capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		q->qdtt_cost = c->path->total_cost;
 		q->stock_cost = stock_cost_of(root, rel, c->path);
 		q->has_qdtt = true;
+		q->has_residency = p->has_residency;
+		q->sb_fraction = p->sb_fraction;
+		q->os_fraction = p->os_fraction;
+
+		/*
+		 * The I/O part of the QDTT cost is what is left without page costs
+		 * and the memory work; it splits between memory and device as one
+		 * page's cost does at the path's band and queue depth.
+		 */
+		q->memory_work = c->memory_work;
+		random_page_cost = 0;
+		seq_page_cost = 0;
+		io = Max(q->qdtt_cost - c->memory_work - stock_cost_of(root, rel, c->path), 0);
+		random_page_cost = saved_random;
+		seq_page_cost = saved_seq;
+		share = device_share(p, c->band, c->qd);
+		q->io_cost_device = io * share;
+		q->io_cost_memory = io - q->io_cost_device;
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -651,9 +859,16 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 			}
 		}
 
+		foreach(lc, cands)
+		{
+			Candidate  *c = lfirst(lc);
+
+			c->memory_work = charge_memory_work(root, rel, p, c->path);
+		}
+
 		if (qdtt_capturing)
-			capture_candidates(root, rel, rte, cands, saved_random, saved_seq,
-							   saved_rel_workers);
+			capture_candidates(root, rel, rte, p, cands, saved_random,
+							   saved_seq, saved_rel_workers);
 	}
 	PG_FINALLY();
 	{
@@ -787,6 +1002,7 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	}
 
 	init_rel_plan(&p, model);
+	apply_residency(&p, rte->relid);
 	p.heap_band = Max(rel->pages, 1);
 	p.bitmap_qd = Min(Max(get_tablespace_io_concurrency(rel->reltablespace), 1),
 					  p.qd_share);
@@ -814,6 +1030,25 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		1 + (parallel_leader_participation ? 1 : 0) +
 		Max(stock_workers(rel, -1, max_index_pages), 0);
 	p.pis_qd = Min(p.pis_qd, p.qd_share);
+
+	/*
+	 * Where memory serves most of the pages, a parallel index or bitmap
+	 * scan's participants spend CPU, not queue depth: more of them than
+	 * CPUs only share the same CPUs (measured: 6 workers on 2 CPUs ran a
+	 * cached parallel bitmap heap scan 2x slower than a serial one, while
+	 * core divided its CPU cost by 6).
+	 */
+	if (p.has_residency && p.pis_workers != 0 &&
+		device_share(&p, p.heap_band, p.pis_qd) < 0.5)
+	{
+		int			leader = parallel_leader_participation ? 1 : 0;
+
+		p.pis_workers = Max(cpu_count() - leader, 1);
+		p.pis_workers = Min(p.pis_workers, max_parallel_workers_per_gather);
+		if (rel->rel_parallel_workers >= 0)
+			p.pis_workers = Min(p.pis_workers, rel->rel_parallel_workers);
+		p.pis_qd = Min(p.pis_workers + leader, p.qd_share);
+	}
 	p.parallel_gain = p.pis_qd > 1 &&
 		page_cost(&p, p.heap_band, p.pis_qd) < page_cost(&p, p.heap_band, 1);
 

@@ -645,6 +645,55 @@ qdtt_residency_init(void)
 }
 
 /* ------------------------------------------------------------------------
+ * The planner's question
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Where a read of a block of this fork will be served from, as fractions of
+ * the fork's blocks at the last pass: *sb in shared_buffers, *os in the OS
+ * page cache only.  PostgreSQL reads and writes through the OS page cache,
+ * so a block in shared_buffers is taken to be in the page cache as well
+ * (double buffering): the OS-only share is the page cache's count less
+ * shared_buffers'.  Where the kernel dropped such pages, that errs toward
+ * the device, that is, toward the costs the model would charge without
+ * residency.  A fork whose OS count is not taken yet has an OS share of 0.
+ *
+ * False when nothing is known about the fork (the sampler is not running,
+ * has not reached it, or the fork is empty): the caller prices it as
+ * before.  One shared hash probe: planning calls this per base relation.
+ */
+bool
+qdtt_residency_fractions(const RelFileNode *node, ForkNumber fork,
+						 double *sb, double *os)
+{
+	ResidencyKey key;
+	ResidencyEntry *e;
+	bool		found = false;
+
+	if (shared == NULL)
+		return false;
+	memset(&key, 0, sizeof(key));
+	key.node = *node;
+	key.fork = fork;
+	LWLockAcquire(table_lock, LW_SHARED);
+	e = hash_search(shared_hash, &key, HASH_FIND, NULL);
+	if (e != NULL && e->blocks > 0)
+	{
+		double		blocks = (double) e->blocks;
+		double		in_sb = Min((double) e->sb_blocks, blocks);
+		double		in_os = (e->os_blocks < 0) ? 0 :
+			Min((double) e->os_blocks, blocks);
+
+		*sb = in_sb / blocks;
+		*os = Max(in_os - in_sb, 0) / blocks;
+		found = true;
+	}
+	LWLockRelease(table_lock);
+	return found;
+}
+
+/* ------------------------------------------------------------------------
  * SQL
  * ------------------------------------------------------------------------
  */

@@ -50,6 +50,22 @@ is( $node->safe_psql('postgres',
 		q{SELECT qdtt_cost(16384, 1) > qdtt_cost(16384, 32) AND qdtt_cost(1, 1) < qdtt_cost(16384, 1)}),
 	't', 'random reads cost less at a deeper queue, and sequential reads least');
 
+# The memory points: pages found in shared_buffers, pages read from the OS
+# page cache, per-tuple work; timed on probe tables that are gone after.
+is( $node->safe_psql('postgres', q{
+		SELECT shared_buffers_random_us > 0 AND shared_buffers_seq_us > 0
+		   AND os_cache_random_us > shared_buffers_random_us
+		   AND os_cache_seq_us > 0 AND bitmap_page_us >= 0
+		   AND seq_tuple_us >= 0 AND bitmap_tuple_us >= 0 AND index_tuple_us >= 0
+		  FROM qdtt_memory_cost WHERE tablespace = 'pg_default'}),
+	't', 'memory points stored: a page from the OS page cache costs more than one in shared_buffers');
+is( $node->safe_psql('postgres',
+		q{SELECT count(DISTINCT shared_buffers_random_us) FROM qdtt_model WHERE tablespace = 'pg_default'}),
+	'1', 'qdtt_model shows the memory points');
+is( $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_class WHERE relname ~ '^qdtt_(memory|tuple)_probe'}),
+	'0', 'the probe tables are gone');
+
 # With the early stop the grid is still complete: skipped points get defaults.
 ($beneficial, $measured, $defaulted, $stopped) =
   split /\|/, calibrate('pg_default', 64, 0.05, 'true');

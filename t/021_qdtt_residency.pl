@@ -70,6 +70,61 @@ cmp_ok((sort { $b <=> $a } @passes)[0], '<=', $bigpages,
 is($node->safe_psql('postgres', "SELECT count(*) FROM qdtt_residency() WHERE sampled_at > '$t0'"),
 	'3', 'three bounded passes counted three different forks');
 
+# Plans priced by residency.  A hand-made model of a disk (random reads 40x
+# a sequential page) with memory points; a table that sits in
+# shared_buffers gets the memory-priced plan (an index or bitmap scan for
+# 0.5% of its rows), the same table priced as device reads (residency off,
+# a table the sampler has not seen, a model without memory points) the
+# device-priced one (a seq scan).
+$node->safe_psql('postgres', q{
+	INSERT INTO qdtt_calibration (tablespace, band_pages, queue_depth, cost_us)
+	SELECT 'pg_default', b, 1, CASE WHEN b = 1 THEN 10 ELSE 400 END
+	  FROM unnest(ARRAY[1, 16, 1000000]) b;
+	INSERT INTO qdtt_memory_cost VALUES ('pg_default', 0.4, 0.4, 2, 2, 0.05, 0.05, 1.3, 0);
+	CREATE TABLE hot (c1 int, c2 int, pad text);
+	INSERT INTO hot SELECT g, (g * 7919) % 200000, repeat('h', 60) FROM generate_series(1, 200000) g;
+	CREATE INDEX ON hot (c2);
+	ANALYZE hot;
+});
+$node->safe_psql('postgres', 'SELECT qdtt_sample_residency()');
+my $q = 'SELECT max(c1) FROM hot WHERE c2 BETWEEN 5000 AND 5999';
+my $set = 'SET qdtt.cost_unit_us = 10; SET max_parallel_workers_per_gather = 0;';
+sub scan_of
+{
+	my ($settings) = @_;
+	my $plan = $node->safe_psql('postgres', "$set $settings EXPLAIN (COSTS OFF) $q");
+	return ($plan =~ /((Bitmap Heap|Index|Index Only|Seq) Scan)/)[0] // $plan;
+}
+is( $node->safe_psql('postgres', q{
+		SELECT shared_buffers_fraction > 0.9 FROM qdtt_residency
+		 WHERE relation = 'hot'::regclass AND fork = 'main'}),
+	't', 'the new table sits in shared_buffers');
+like(scan_of(''), qr/^(Index|Bitmap Heap) Scan$/, 'resident: the memory-priced plan reads 0.5% through the index');
+is(scan_of('SET qdtt.use_residency = off;'), 'Seq Scan',
+	'qdtt.use_residency = off: every page a device read, the seq scan');
+is( $node->safe_psql('postgres', qq{$set SELECT bool_and(shared_buffers_fraction > 0.9 AND io_cost_device = 0
+		AND io_cost_memory > 0) FROM qdtt_explain('$q')}),
+	't', 'qdtt_explain shows the residency used and the I/O cost all in memory');
+is( $node->safe_psql('postgres', qq{$set SET qdtt.use_residency = off;
+		SELECT bool_and(shared_buffers_fraction IS NULL AND io_cost_memory = 0 AND io_cost_device > 0)
+		FROM qdtt_explain('$q')}),
+	't', 'and without residency, no fractions and all of it on the device');
+
+# A relation the sampler has not seen yet is priced as before.
+$node->safe_psql('postgres', q{
+	CREATE TABLE fresh AS SELECT * FROM hot;
+	CREATE INDEX ON fresh (c2);
+	ANALYZE fresh;
+});
+(my $qf = $q) =~ s/hot/fresh/;
+is( $node->safe_psql('postgres', "$set EXPLAIN (COSTS OFF) $qf") =~ /Seq Scan/ ? 'seq' : 'other',
+	'seq', 'a table the sampler has not counted yet: device-priced, as without residency');
+
+# A model without memory points (calibrated before they existed).
+$node->safe_psql('postgres', 'DELETE FROM qdtt_memory_cost');
+is(scan_of(''), 'Seq Scan', 'a model without memory points prices every page on the device');
+$node->safe_psql('postgres', 'DELETE FROM qdtt_calibration; DROP TABLE hot, fresh');
+
 # Without the preload: a clear error.
 my $bare = SSDKitTest::node('residency_bare', preload => []);
 $bare->safe_psql('postgres', 'CREATE EXTENSION qdtt_costing');
