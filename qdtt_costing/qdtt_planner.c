@@ -735,7 +735,11 @@ capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		q->memory_work = c->memory_work;
 		random_page_cost = 0;
 		seq_page_cost = 0;
+		/* core's index costing takes a partial path's degree from rel */
+		if (c->path->parallel_aware)
+			rel->rel_parallel_workers = c->path->parallel_workers;
 		io = Max(q->qdtt_cost - c->memory_work - stock_cost_of(root, rel, c->path), 0);
+		rel->rel_parallel_workers = saved_rel_workers;
 		random_page_cost = saved_random;
 		seq_page_cost = saved_seq;
 		share = device_share(p, c->band, c->qd);

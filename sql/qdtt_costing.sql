@@ -179,6 +179,17 @@ SELECT count(*) FILTER (WHERE chosen) AS chosen_rows FROM qdtt_explain('SELECT m
 SELECT * FROM qdtt_explain('UPDATE t SET c1 = 0');
 SELECT * FROM qdtt_explain('SELECT 1; SELECT 2');
 
+-- A model without memory points prices every page on the device: no
+-- residency, all I/O on the device, nothing added for work in memory.
+SELECT bool_and(shared_buffers_fraction IS NULL AND os_cache_fraction IS NULL) AS no_residency,
+	   bool_and(io_cost_memory = 0 AND io_cost_device > 0) AS all_on_device,
+	   bool_and(memory_work_cost = 0) AS no_memory_work
+FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 2999');
+-- Memory points are checked like the device's.
+INSERT INTO qdtt_memory_cost VALUES ('pg_default', -1, 0.4, 2, 2, 0.05, 0.05, 1.3, 0);
+INSERT INTO qdtt_memory_cost VALUES ('pg_default', 0.4, 0.4, 'Infinity', 2, 0.05, 0.05, 1.3, 0);
+INSERT INTO qdtt_memory_cost (tablespace, shared_buffers_random_us) VALUES ('pg_default', 0.4);
+
 -- Bitmap heap scans are costed at the prefetch distance
 -- (effective_io_concurrency), and, on a device that gains from it, every
 -- page at the random price: cheaper than at queue depth 1.

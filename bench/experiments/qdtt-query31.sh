@@ -1,10 +1,22 @@
 # bench/experiments/qdtt-query31.sh
-# QDTT: Query 3.1 over T1, T33, T200 on both tiers; every forced plan vs the stock and the QDTT planner; calibration times.
+# QDTT: Query 3.1 over T1, T33, T200 on both tiers, cold, warm and half-cached; every forced plan vs the stock and the QDTT planner.
 #
 # The analogue of Ghodsnia ch. 3 (Tables 3.2/3.3, Fig. 3.8):
 #   SELECT max(c1) FROM Tk WHERE c2 BETWEEN lo AND hi
 # over T_k (k rows per page, c1 and c2 independent random permutations, a
-# btree on c2), buffer pool 5% of the table, memory capped, every run cold.
+# btree on c2), buffer pool 5% of the table, in three cache states:
+#   cold  memory capped (shared_buffers + 128 MB), every run cold (stop,
+#         drop caches, start), as in the thesis;
+#   warm  no memory cap, table and index read into the OS page cache once
+#         (pg_prewarm), runs back to back;
+#   half  memory capped at shared_buffers + half the table (+ 96 MB for
+#         the processes), started cold,
+#         index and table read through the cap once (so about half the
+#         table stays cached), runs back to back.
+# The residency sampler's background passes are off (qdtt.residency_interval
+# = 0); each planning session first runs a pass (qdtt_sample_residency()),
+# so the QDTT planner sees the state the query runs in, as a server's
+# sampler would show it at most an interval late.
 # Per tier: calibrate the tier's device (with and without the early stop,
 # times recorded), then for each table and selectivity run each forced plan
 # (IS, FTS, bitmap heap scan prefetching effective_io_concurrency = 32 pages,
@@ -17,28 +29,32 @@
 # planned once in its session and executed after 250 ms idle, so every
 # execution starts with the HDD throttle's full 100 ms slice.
 #
-# Options: --tiers "ssd hdd"  --tables "1:60000 33:2000000 200:12000000"
+# Options: --tiers "ssd hdd"  --states "cold warm half"
+#          --tables "1:60000 33:2000000 200:12000000"
 #          (k:rows, about 470 MB each)  --ssd_sels "..."  --hdd_sels "..."
 #          --calibration_mb 512  --ssd_reps 5 --hdd_reps 1 (cold runs per
 #          plan, 3 at least for a plan under a second; the best counts)
+#          --warm_reps 3 (runs per plan in the warm and half states)
+#          --full_calibration true (also calibrate without the early stop,
+#          for the calibration table; the planner uses the early-stop model)
 #          --cost_unit_us auto (qdtt.cost_unit_us for both tiers; auto = the
 #          SSD tier's calibrated QDTT(1, 1), so one cost unit is a sequential
 #          page on the fast device, where PostgreSQL's CPU cost settings hold;
 #          0 = each tier's own QDTT(1, 1))
 
 experiment_main() {
-	local tiers="ssd hdd" tables="1:60000 33:2000000 200:12000000"
+	local tiers="ssd hdd" tables="1:60000 33:2000000 200:12000000" states="cold warm half"
 	local ssd_sels="0.001 0.01 0.1 0.5 1 2 5 10 25 50"
 	local hdd_sels="0.001 0.003 0.01 0.03 0.1 1 10 50"
-	local calibration_mb=512 ssd_reps=5 hdd_reps=1 cost_unit_us=auto
+	local calibration_mb=512 ssd_reps=5 hdd_reps=1 warm_reps=3 cost_unit_us=auto full_calibration=true
 	parse_options qdtt-query31 "$@"
 
 	local pristine
 	pristine=$(pristine_cluster "qdtt-$(echo "$tables" | tr ' :' '_x')" load_tk_tables "$tables")
 
-	echo "tier,table,rows_per_page,rows,pages,selectivity_pct,variant,plan,workers,ms,censored,reused" >"$RESULT.csv"
+	echo "tier,state,table,rows_per_page,rows,pages,selectivity_pct,variant,plan,workers,ms,censored,reused" >"$RESULT.csv"
 	echo "tier,early_stop,file_mb,points_measured,points_defaulted,stopped_at_qd,max_beneficial_qd,prepare_s,measure_s" >"$RESULT-calibration.csv"
-	meta settings "shared_buffers 5% of the table, memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16); every run cold (stop, drop caches, start; the query planned once in the session, then executed with EXPLAIN ANALYZE after 250 ms idle, so the HDD throttle gives the execution a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second), the plans of a selectivity run in interleaved rounds"
+	meta settings "shared_buffers 5% of the table, jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16). States ($states): cold = memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), every run cold (stop, drop caches, start); warm = no memory cap (effective_cache_size default), table and index read into the OS page cache once with pg_prewarm, runs back to back; half = memory cgroup shared_buffers + half the table + 96 MB for the processes (effective_cache_size shared_buffers + half the table), started cold, index then table read through the cap once, runs back to back. Each session runs a residency pass first (background passes off), plans the query, then executes it with EXPLAIN ANALYZE after 250 ms idle (the HDD throttle gives the execution a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second), $warm_reps warm or half-cached runs; the plans of a selectivity run in interleaved rounds"
 	meta query "SELECT max(c1) FROM Tk WHERE c2 BETWEEN 1000001 AND 1000000 + rows * selectivity (c2 a permutation of 1..rows)"
 
 	local tier data
@@ -55,9 +71,11 @@ experiment_main() {
 		fi
 		local sels=$ssd_sels
 		[ "$tier" = hdd ] && sels=$hdd_sels
-		local spec
+		local spec state
 		for spec in $tables; do
-			sweep_table "$tier" "$data" "${spec%%:*}" "${spec##*:}" "$sels"
+			for state in $states; do
+				sweep_table "$tier" "$data" "${spec%%:*}" "${spec##*:}" "$sels" "$state"
+			done
 		done
 		[ "$tier" = hdd ] && root_write_throttle 0
 		pg_stop "$data"
@@ -68,6 +86,7 @@ experiment_main() {
 load_tk_tables() {
 	local spec
 	bench_psql -d postgres -c "CREATE DATABASE qdtt"
+	bench_psql -d qdtt -c "CREATE EXTENSION pg_prewarm"
 	for spec in $1; do
 		tk_load qdtt "t${spec%%:*}" "${spec%%:*}" "${spec##*:}"
 	done
@@ -88,7 +107,7 @@ read_table_pages() {
 # The forced plans, then the two planners' choices.
 VARIANTS="IS FTS BHS PIS2 PIS8 PFTS1 PFTS2 stock qdtt"
 
-QDTT_OPTS="-c shared_preload_libraries=qdtt_costing -c jit=off -c max_worker_processes=16 -c max_parallel_workers=16 -c max_parallel_workers_per_gather=8 -c effective_io_concurrency=32"
+QDTT_OPTS="-c shared_preload_libraries=qdtt_costing -c qdtt.residency_interval=0 -c jit=off -c max_worker_processes=16 -c max_parallel_workers=16 -c max_parallel_workers_per_gather=8 -c effective_io_concurrency=32"
 
 # calibrate_tier TIER DATA MB: without, then with the early stop (the model
 # the planner then uses is the early-stop one, as a DBA would make it).  The
@@ -106,7 +125,9 @@ calibrate_tier() {
 	set_memory_limit "$((sb_mb + 128))M"
 	pg_cold_start "$data" "$RUN_DIR/$tier.log" "-c shared_buffers=${sb_mb}MB $QDTT_OPTS"
 	bench_psql -d qdtt -c "CREATE EXTENSION IF NOT EXISTS qdtt_costing"
-	for early in false true; do
+	local modes="false true"
+	[ "$full_calibration" = true ] || modes=true
+	for early in $modes; do
 		log "$tier: qdtt_calibrate(early_stop => $early)"
 		bench_psql -d qdtt -At -F, -c "
 			SELECT '$tier', $early, $mb, points_measured, points_defaulted, coalesce(stopped_at_queue_depth, 0),
@@ -150,28 +171,63 @@ table_shared_buffers_mb() {
 	echo $((mb >= 16 ? mb : 16))
 }
 
+HALF_HEADROOM_MB=96
+
+# state_server STATE DATA OPTS TAB: the server as STATE runs a plan: for
+# cold, a cold start before every run; for warm and half, once per table
+# (warm_up then fills the cache).
+state_server() {
+	local state=$1 data=$2 opts=$3
+	case $state in
+	cold) pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts" ;;
+	warm) pg_stop "$data"; pg_start "$data" "$RUN_DIR/$tier.log" "$opts" ;;
+	half) pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts" ;;
+	esac
+}
+
+# warm_up TAB: read the index, then the table, through the server (and
+# its memory cap).
+warm_up() {
+	bench_psql -d qdtt -At -c "SELECT sum(pg_prewarm(indexrelid, 'read')) FROM pg_index WHERE indrelid = '$1'::regclass" \
+		-c "SELECT pg_prewarm('$1', 'read')" >/dev/null
+}
+
 sweep_table() {
-	local tier=$1 data=$2 k=$3 rows=$4 sels=$5
+	local tier=$1 data=$2 k=$3 rows=$4 sels=$5 state=$6
 	local tab="t$k" pages sb_mb sel lo hi variant cap_ms reps=$ssd_reps
 	[ "$tier" = hdd ] && reps=$hdd_reps
+	[ "$state" = cold ] || reps=$warm_reps
 	local -A censored_from=()
 
 	pages=${TABLE_PAGES[$tab]}
 	sb_mb=$(table_shared_buffers_mb "$pages")
-	set_memory_limit "$((sb_mb + 128))M"
 	# effective_cache_size tells both planners how much the index scans'
 	# re-reads will hit: the memory cgroup, not the 4 GB default.
-	local opts="-c shared_buffers=${sb_mb}MB -c effective_cache_size=$((sb_mb + 128))MB -c qdtt.cost_unit_us=$cost_unit_us $QDTT_OPTS"
+	# The half state's cap leaves the processes (a backend and up to eight
+	# workers) HALF_HEADROOM_MB besides the cache.
+	local cache_mb
+	case $state in
+	cold) cache_mb=$((sb_mb + 128)) ;;
+	half) cache_mb=$((sb_mb + pages * 8 / 1024 / 2)) ;;
+	warm) cache_mb="" ;;
+	esac
+	case $state in
+	cold) set_memory_limit "${cache_mb}M" ;;
+	half) set_memory_limit "$((cache_mb + HALF_HEADROOM_MB))M" ;;
+	warm) set_memory_limit -1 ;;
+	esac
+	local opts="-c shared_buffers=${sb_mb}MB ${cache_mb:+-c effective_cache_size=${cache_mb}MB} -c qdtt.cost_unit_us=$cost_unit_us $QDTT_OPTS"
 
-	# The cap: 3 x a cold seq scan, at least 10 s.
-	pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
+	# The cap: 3 x a seq scan in the state, at least 10 s.
+	state_server "$state" "$data" "$opts"
+	[ "$state" = cold ] || warm_up "$tab"
 	local t0 t1
 	t0=$(date +%s%N)
 	bench_psql -d qdtt -At -c "$(variant_settings FTS "$tab") SELECT max(c1) FROM $tab; ROLLBACK" >/dev/null
 	t1=$(date +%s%N)
 	cap_ms=$(( (t1 - t0) / 1000000 * 3 ))
 	[ "$cap_ms" -ge 10000 ] || cap_ms=10000
-	log "$tier $tab: $pages pages, shared_buffers ${sb_mb}MB, cap ${cap_ms} ms"
+	log "$tier $state $tab: $pages pages, shared_buffers ${sb_mb}MB, cache ${cache_mb:-unlimited} MB, cap ${cap_ms} ms"
 
 	for sel in $sels; do
 		# c2 is a permutation of 1..rows: a range of rows * sel% values.
@@ -185,15 +241,16 @@ sweep_table() {
 		# one measurement (plan_id); the stock and QDTT choices are usually
 		# one of the forced plans.
 		local -A plan_id=() id_of_text=() shape_of=()
-		local plan_settings=() best=() cens=() done_=() nplans=0 settings explain id
+		local plan_settings=() id_shape=() best=() cens=() done_=() nplans=0 settings explain id
 		for variant in $VARIANTS; do
 			settings=$(variant_settings "$variant" "$tab")
-			explain=$(bench_psql -d qdtt -At -c "$settings EXPLAIN (COSTS OFF) $query; ROLLBACK")
+			explain=$(bench_psql -d qdtt -At -c "SELECT qdtt_sample_residency()" -c "$settings EXPLAIN (COSTS OFF) $query; ROLLBACK" | tail -n +2)
 			shape_of[$variant]=$(plan_shape "$explain")
 			[ -n "${censored_from[$variant]:-}" ] && continue
 			if [ -z "${id_of_text[$explain]:-}" ]; then
 				id_of_text[$explain]=$nplans
 				plan_settings[nplans]=$settings
+				id_shape[nplans]=${shape_of[$variant]}
 				best[nplans]=""
 				cens[nplans]=0
 				done_[nplans]=0
@@ -224,9 +281,12 @@ sweep_table() {
 					continue
 				fi
 				active=1
-				pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"
-				if out=$(bench_psql -d qdtt -At -c "SET statement_timeout = $cap_ms; ${plan_settings[id]} EXPLAIN (COSTS OFF) $query; SELECT pg_sleep(0.25); EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query; ROLLBACK" 2>&1); then
+				[ "$state" = cold ] && state_server cold "$data" "$opts"
+				if out=$(bench_psql -d qdtt -At -c "SET statement_timeout = $cap_ms; SELECT qdtt_sample_residency(); ${plan_settings[id]} EXPLAIN (COSTS OFF) $query; SELECT pg_sleep(0.25); EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query; ROLLBACK" 2>&1); then
 					one=$(grep -o 'Execution Time: [0-9.]*' <<<"$out" | grep -o '[0-9.]*$')
+					# a planner choice that moved with the cache (half state)
+					[ "$(plan_shape "$out")" = "${id_shape[id]}" ] ||
+						log "$tier $state $tab $sel%: planned ${id_shape[id]}, ran $(plan_shape "$out") (${plan_settings[id]})"
 					if [ -z "${best[id]}" ] || awk -v a="$one" -v b="${best[id]}" 'BEGIN { exit !(a < b) }'; then
 						best[id]=$one
 					fi
@@ -256,8 +316,8 @@ sweep_table() {
 					censored_from[$variant]=1
 				fi
 			fi
-			echo "$tier,$tab,$k,$rows,$pages,$sel,$variant,${shape%|*},${shape#*|},$ms,$c,$reused" >>"$RESULT.csv"
-			log "$tier $tab $sel% $variant: ${shape%|*} (${shape#*|} workers) $ms ms$( ((c)) && echo ' (censored)')"
+			echo "$tier,$state,$tab,$k,$rows,$pages,$sel,$variant,${shape%|*},${shape#*|},$ms,$c,$reused" >>"$RESULT.csv"
+			log "$tier $state $tab $sel% $variant: ${shape%|*} (${shape#*|} workers) $ms ms$( ((c)) && echo ' (censored)')"
 		done
 	done
 	pg_stop "$data"
