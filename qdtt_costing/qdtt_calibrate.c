@@ -44,6 +44,9 @@
 #include <unistd.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_namespace_d.h"
 #include "catalog/pg_tablespace_d.h"
 #include "commands/extension.h"
 #include "common/pg_prng.h"
@@ -806,6 +809,18 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 				 errdetail("qdtt_calibrate() writes a file into the tablespace and changes plans of every session."),
 				 errhint("Run it as a superuser.")));
 	(void) qdtt_model_table(false);
+	if (RecoveryInProgress() || XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot calibrate in a read-only transaction"),
+				 errdetail("qdtt_calibrate() stores the model and creates probe tables."),
+				 errhint("Calibrate on the primary; the model reaches standbys with the extension's tables.")));
+	if (qdtt_extension_schema() == PG_CATALOG_NAMESPACE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot calibrate with qdtt_costing installed in pg_catalog"),
+				 errdetail("The memory points are measured on probe tables created in the extension's schema."),
+				 errhint("Install the extension in another schema.")));
 	spcoid = qdtt_tablespace_oid(spcname);
 	if (spcoid == GLOBALTABLESPACE_OID)
 		ereport(ERROR,
@@ -965,6 +980,15 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 					(errmsg("qdtt_calibrate: stopped early at queue depth %d: the largest band improved by less than %.0f%% over queue depth %d",
 							stopped_at, qdtt_stop_threshold * 100, qds[stop_qi - 1])));
 		}
+		nremeasured = remeasure_outliers(&c, bands, nbands, qds, nqds, cost, measured);
+		if (nremeasured > 0)
+			ereport(NOTICE,
+					(errmsg("qdtt_calibrate: measured %d point(s) again that cost more than %.1f times a neighbour that cannot be cheaper",
+							nremeasured, OUTLIER_FACTOR)));
+
+		t_done = now_seconds();
+
+		/* last: the probes' writes must not disturb the device's points */
 		pgstat_report_activity(STATE_RUNNING, "qdtt_calibrate: timing pages in memory");
 		qdtt_measure_memory(spcname, &mem);
 		ereport(NOTICE,
@@ -972,12 +996,6 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 						mem.shared_buffers_random_us, mem.shared_buffers_seq_us,
 						mem.os_cache_random_us, mem.os_cache_seq_us, mem.seq_tuple_us,
 						mem.bitmap_tuple_us, mem.bitmap_page_us, mem.index_tuple_us)));
-		nremeasured = remeasure_outliers(&c, bands, nbands, qds, nqds, cost, measured);
-		if (nremeasured > 0)
-			ereport(NOTICE,
-					(errmsg("qdtt_calibrate: measured %d point(s) again that cost more than %.1f times a neighbour that cannot be cheaper",
-							nremeasured, OUTLIER_FACTOR)));
-		t_done = now_seconds();
 	}
 	PG_FINALLY();
 	{

@@ -76,8 +76,7 @@ CREATE TABLE qdtt_memory_cost (
 	seq_tuple_us float8 NOT NULL CHECK (seq_tuple_us >= 0 AND seq_tuple_us < 'Infinity'),
 	bitmap_tuple_us float8 NOT NULL CHECK (bitmap_tuple_us >= 0 AND bitmap_tuple_us < 'Infinity'),
 	bitmap_page_us float8 NOT NULL CHECK (bitmap_page_us >= 0 AND bitmap_page_us < 'Infinity'),
-	index_tuple_us float8 NOT NULL CHECK (index_tuple_us >= 0 AND index_tuple_us < 'Infinity'),
-	measured	boolean NOT NULL DEFAULT true
+	index_tuple_us float8 NOT NULL CHECK (index_tuple_us >= 0 AND index_tuple_us < 'Infinity')
 );
 COMMENT ON TABLE qdtt_memory_cost IS
 'QDTT models'' memory points: cost (microseconds) of a page in shared_buffers and of one read from the OS page cache, at random (index scans) and in sequence (seq scans), and per tuple of each scan type beyond its pages';

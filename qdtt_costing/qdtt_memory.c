@@ -21,7 +21,7 @@
  * shared_buffers (larger tables are scanned through a ring):
  *
  * The page probe has one row per page (fillfactor 10, rows of 1 kB, at
- * most 64 MB, at least 512 kB).  Per page, each the best of POINT_TRIALS
+ * most 64 MB, at least 16 pages).  Per page, each the best of POINT_TRIALS
  * runs (interference only slows a run):
  *
  *	 shared_buffers, random		Index Scan over every row, all pages cached
@@ -54,6 +54,9 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "executor/spi.h"
+#include "nodes/plannodes.h"
+#include "utils/plancache.h"
+#include "utils/resowner.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
@@ -66,18 +69,26 @@
 #include "qdtt_costing.h"
 
 #define PROBE_MAX_PAGES		8192	/* 64 MB */
-#define PROBE_MIN_PAGES		64
+#define PROBE_MIN_PAGES		16
 #define POINT_TRIALS		3
+
+/* One forced scan of a probe: SELECT max(v) WHERE k BETWEEN 1 AND max_key. */
+typedef struct ProbeScan
+{
+	SPIPlanPtr	plan;
+	const char *enable;			/* the one enable_* setting left on */
+	int			max_key;
+} ProbeScan;
 
 typedef struct Probe
 {
 	const char *qualname;		/* schema-qualified, quoted */
 	Oid			relid;
 	int			rows;			/* = pages in the page probe */
-	SPIPlanPtr	index_scan;
-	SPIPlanPtr	seq_scan;
-	SPIPlanPtr	bitmap_scan;
-	SPIPlanPtr	sparse_bitmap_scan; /* a tenth of the rows, from every page */
+	ProbeScan	index_scan;
+	ProbeScan	seq_scan;
+	ProbeScan	bitmap_scan;
+	ProbeScan	sparse_bitmap_scan; /* a tenth of the rows, from every page */
 } Probe;
 
 static void
@@ -91,29 +102,60 @@ run_sql(const char *sql, int expected)
 }
 
 /*
- * Plan a scan of the probe under settings that force them (restored by the
- * caller's GUC nest level): the planner would otherwise pick a bitmap or
- * parallel scan, or QDTT's own choice.
+ * Leave only "enable" of the scan types on (restored by the caller's GUC
+ * nest level): the planner would otherwise pick a bitmap or parallel scan,
+ * or QDTT's own choice.
  */
-static SPIPlanPtr
-prepare_forced(const Probe *probe, const char *scan, int max_key)
+static void
+force_scan(const char *enable)
 {
 	const char *all[] = {"enable_seqscan", "enable_indexscan", "enable_bitmapscan",
 	"enable_indexonlyscan"};
-	char	   *sql;
-	SPIPlanPtr	plan;
 	int			i;
 
 	for (i = 0; i < lengthof(all); i++)
-		(void) set_config_option(all[i], strcmp(all[i], scan) == 0 ? "on" : "off",
+		(void) set_config_option(all[i], strcmp(all[i], enable) == 0 ? "on" : "off",
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	sql = psprintf("SELECT max(v) FROM %s WHERE k BETWEEN 1 AND %d", probe->qualname,
-				   max_key);
-	plan = SPI_prepare(sql, 0, NULL);
-	if (plan == NULL)
+}
+
+/* The scan node under the aggregate of a probe's plan. */
+static NodeTag
+scan_of(Plan *plan)
+{
+	while (plan != NULL && !IsA(plan, SeqScan) && !IsA(plan, IndexScan) &&
+		   !IsA(plan, IndexOnlyScan) && !IsA(plan, BitmapHeapScan))
+		plan = plan->lefttree;
+	return plan ? nodeTag(plan) : T_Invalid;
+}
+
+/*
+ * Prepare a forced scan and plan it now, under its settings: SPI_prepare
+ * only parses, and the plan cache does not replan when enable_* settings
+ * change, so a plan first built at execution would get whatever settings
+ * were left then.  The plan's scan is checked.
+ */
+static ProbeScan
+prepare_scan(const Probe *probe, const char *enable, int max_key, NodeTag expected)
+{
+	ProbeScan	ps;
+	CachedPlan *cplan;
+	NodeTag		got;
+
+	ps.enable = enable;
+	ps.max_key = max_key;
+	force_scan(enable);
+	ps.plan = SPI_prepare(psprintf("SELECT max(v) FROM %s WHERE k BETWEEN 1 AND %d",
+								   probe->qualname, max_key), 0, NULL);
+	if (ps.plan == NULL)
 		elog(ERROR, "qdtt_calibrate: could not plan the memory probe: %s",
 			 SPI_result_code_string(SPI_result));
-	return plan;
+	cplan = SPI_plan_get_cached_plan(ps.plan);
+	got = scan_of(linitial_node(PlannedStmt, cplan->stmt_list)->planTree);
+	ReleaseCachedPlan(cplan, NULL);	/* an unsaved plan: not in a resource owner */
+	if (got != expected)
+		elog(ERROR, "qdtt_calibrate: the memory probe's scan was planned as node %d, not %d",
+			 (int) got, (int) expected);
+	return ps;
 }
 
 /* Write the probe's dirty buffers to the OS and drop all of them. */
@@ -144,7 +186,7 @@ scan_saw_its_rows(int max_key)
 
 /* Microseconds per row found of one scan of the probe, best of the trials. */
 static double
-time_scan(const Probe *probe, SPIPlanPtr plan, bool from_os_cache, int max_key)
+time_scan(const Probe *probe, const ProbeScan *scan, bool from_os_cache)
 {
 	double		best = -1;
 	int			trial;
@@ -156,16 +198,17 @@ time_scan(const Probe *probe, SPIPlanPtr plan, bool from_os_cache, int max_key)
 		double		us;
 
 		CHECK_FOR_INTERRUPTS();
+		force_scan(scan->enable);	/* should the plan cache replan */
 		if (from_os_cache)
 			evict_probe(probe);
 		INSTR_TIME_SET_CURRENT(start);
 		/* not read-only: the scan must see the rows inserted above */
-		if (SPI_execute_plan(plan, NULL, NULL, false, 0) != SPI_OK_SELECT ||
-			SPI_processed != 1 || !scan_saw_its_rows(max_key))
+		if (SPI_execute_plan(scan->plan, NULL, NULL, false, 0) != SPI_OK_SELECT ||
+			SPI_processed != 1 || !scan_saw_its_rows(scan->max_key))
 			elog(ERROR, "qdtt_calibrate: the memory probe's scan did not see its rows");
 		INSTR_TIME_SET_CURRENT(elapsed);
 		INSTR_TIME_SUBTRACT(elapsed, start);
-		us = INSTR_TIME_GET_DOUBLE(elapsed) * 1e6 / max_key;
+		us = INSTR_TIME_GET_DOUBLE(elapsed) * 1e6 / scan->max_key;
 		if (best < 0 || us < best)
 			best = us;
 	}
@@ -179,22 +222,36 @@ create_probe(Probe *probe, Oid nsp, const char *relname, const char *spcname,
 {
 	probe->qualname = quote_qualified_identifier(get_namespace_name(nsp), relname);
 	probe->rows = rows;
-	run_sql(psprintf("CREATE UNLOGGED TABLE %s (k int4, v int4, pad text) "
+	run_sql(psprintf("CREATE UNLOGGED TABLE %s (k int4, v int4, pad text) USING heap "
 					 "WITH (fillfactor = %d, autovacuum_enabled = off) TABLESPACE %s",
 					 probe->qualname, fillfactor, quote_identifier(spcname)),
 			SPI_OK_UTILITY);
 	run_sql(psprintf("INSERT INTO %s SELECT k, k, repeat('x', %d) "
 					 "FROM (SELECT k FROM generate_series(1, %d) k ORDER BY random()) s",
 					 probe->qualname, width, rows), SPI_OK_INSERT);
-	run_sql(psprintf("CREATE INDEX ON %s (k)", probe->qualname), SPI_OK_UTILITY);
+	run_sql(psprintf("CREATE INDEX ON %s (k) TABLESPACE %s", probe->qualname,
+					 quote_identifier(spcname)), SPI_OK_UTILITY);
 	probe->relid = get_relname_relid(relname, nsp);
-	probe->index_scan = prepare_forced(probe, "enable_indexscan", rows);
-	probe->seq_scan = prepare_forced(probe, "enable_seqscan", rows);
-	probe->bitmap_scan = prepare_forced(probe, "enable_bitmapscan", rows);
-	probe->sparse_bitmap_scan = prepare_forced(probe, "enable_bitmapscan", rows / 10);
+	probe->index_scan = prepare_scan(probe, "enable_indexscan", rows, T_IndexScan);
+	probe->seq_scan = prepare_scan(probe, "enable_seqscan", rows, T_SeqScan);
+	probe->bitmap_scan = prepare_scan(probe, "enable_bitmapscan", rows, T_BitmapHeapScan);
+	probe->sparse_bitmap_scan = prepare_scan(probe, "enable_bitmapscan", rows / 10,
+											 T_BitmapHeapScan);
 	/* set the rows' hint bits and bring every page in */
-	(void) time_scan(probe, probe->seq_scan, false, rows);
-	(void) time_scan(probe, probe->index_scan, false, rows);
+	(void) time_scan(probe, &probe->seq_scan, false);
+	(void) time_scan(probe, &probe->index_scan, false);
+}
+
+/* A name no relation of the schema has: prefix_<pid>[_<n>]. */
+static char *
+probe_name(Oid nsp, const char *prefix)
+{
+	char	   *name = psprintf("%s_%d", prefix, MyProcPid);
+	int			n = 0;
+
+	while (OidIsValid(get_relname_relid(name, nsp)))
+		name = psprintf("%s_%d_%d", prefix, MyProcPid, ++n);
+	return name;
 }
 
 static BlockNumber
@@ -232,25 +289,27 @@ qdtt_measure_memory(const char *spcname, QdttMemoryCosts *costs)
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+	/* the probe's statements name built-in functions unqualified */
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 
 	/* the page probe: one 1 kB row a page */
-	create_probe(&pages, nsp, psprintf("qdtt_memory_probe_%d", MyProcPid), spcname,
+	create_probe(&pages, nsp, probe_name(nsp, "qdtt_memory_probe"), spcname,
 				 10, 1000, Max(Min(room, PROBE_MAX_PAGES), PROBE_MIN_PAGES));
-	costs->shared_buffers_random_us = time_scan(&pages, pages.index_scan, false, pages.rows);
-	costs->shared_buffers_seq_us = time_scan(&pages, pages.seq_scan, false, pages.rows);
-	costs->os_cache_random_us = time_scan(&pages, pages.index_scan, true, pages.rows);
-	costs->os_cache_seq_us = time_scan(&pages, pages.seq_scan, true, pages.rows);
+	costs->shared_buffers_random_us = time_scan(&pages, &pages.index_scan, false);
+	costs->shared_buffers_seq_us = time_scan(&pages, &pages.seq_scan, false);
+	costs->os_cache_random_us = time_scan(&pages, &pages.index_scan, true);
+	costs->os_cache_seq_us = time_scan(&pages, &pages.seq_scan, true);
 	run_sql(psprintf("DROP TABLE %s", pages.qualname), SPI_OK_UTILITY);
 
 	/* the tuple probe: narrow rows, all in shared_buffers */
-	create_probe(&tuples, nsp, psprintf("qdtt_tuple_probe_%d", MyProcPid), spcname,
+	create_probe(&tuples, nsp, probe_name(nsp, "qdtt_tuple_probe"), spcname,
 				 100, 40, Max(Min(room, PROBE_MAX_PAGES), PROBE_MIN_PAGES) * 90);
 	blocks = probe_blocks(&tuples);
-	seq = time_scan(&tuples, tuples.seq_scan, false, tuples.rows) * tuples.rows;
-	dense = time_scan(&tuples, tuples.bitmap_scan, false, tuples.rows) * tuples.rows;
-	sparse = time_scan(&tuples, tuples.sparse_bitmap_scan, false, tuples.rows / 10) *
-		(tuples.rows / 10);
-	index = time_scan(&tuples, tuples.index_scan, false, tuples.rows);
+	seq = time_scan(&tuples, &tuples.seq_scan, false) * tuples.rows;
+	dense = time_scan(&tuples, &tuples.bitmap_scan, false) * tuples.rows;
+	sparse = time_scan(&tuples, &tuples.sparse_bitmap_scan, false) * (tuples.rows / 10);
+	index = time_scan(&tuples, &tuples.index_scan, false);
 	run_sql(psprintf("DROP TABLE %s", tuples.qualname), SPI_OK_UTILITY);
 
 	/*

@@ -57,6 +57,7 @@
 
 #include <unistd.h>
 
+#include "access/amapi.h"
 #include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -98,6 +99,7 @@ typedef struct QdttRelPlan
 	int			pfts_max_workers;
 	/* where the heap's pages are (see page_cost) */
 	bool		has_residency;
+	bool		at_most_a_row;	/* the scan returns a row at most */
 	double		sb_fraction;	/* in shared_buffers */
 	double		os_fraction;	/* in the OS page cache only */
 	double		device_fraction;	/* read from the device */
@@ -377,9 +379,11 @@ bitmap_priced_as_serial(const QdttRelPlan *p)
 	 * With residency, paths carry charges core does not know of
 	 * (charge_memory_work): a bitmap path index paths pruned in the serial
 	 * round may win once they are added, so bitmap paths get a round of
-	 * their own.
+	 * their own.  Not for a scan of a row at most (pgbench -S's, planned at
+	 * every execution): an index scan of one row re-visits nothing, so its
+	 * charges cannot lift it above a bitmap scan it beat.
 	 */
-	return !p->bitmap_prefetch_gain && !p->has_residency &&
+	return !p->bitmap_prefetch_gain && (!p->has_residency || p->at_most_a_row) &&
 		page_cost(p, p->heap_band, p->bitmap_qd) == page_cost(p, p->heap_band, 1);
 }
 
@@ -460,7 +464,9 @@ units(const QdttRelPlan *p, double us)
  * then looks far cheaper than the seq scan that beats it.
  *
  * Parameterized paths (core prices their repeated loops itself) are left
- * alone; a parallel path's work is shared by its participants.
+ * alone, so on cached data a nested loop's inner index scans are priced
+ * as core prices them; a parallel path's work is shared by its
+ * participants.
  */
 static Cost
 charge_memory_work(PlannerInfo *root, RelOptInfo *rel, const QdttRelPlan *p,
@@ -490,8 +496,28 @@ charge_memory_work(PlannerInfo *root, RelOptInfo *rel, const QdttRelPlan *p,
 		double		tuples = clamp_row_est(ip->indexselectivity * rel->tuples);
 		double		pages = index_pages_fetched(tuples, rel->pages,
 												ip->indexinfo->pages, root);
+		double		revisits = Max(tuples - pages, 0);
 
-		extra = Max(tuples - pages, 0) * units(p, revisit_us) +
+		/*
+		 * Tuples in index order that sit together in the heap reuse the
+		 * pinned buffer (the fetch keeps it while the block stays the same):
+		 * only the uncorrelated share re-visits, as core interpolates its
+		 * I/O by the correlation squared.
+		 */
+		if (revisits > 0)
+		{
+			amcostestimate_function estimate =
+				(amcostestimate_function) ip->indexinfo->amcostestimate;
+			Cost		startup,
+						total;
+			Selectivity selec;
+			double		correlation = 0,
+						index_pages;
+
+			estimate(root, ip, 1.0, &startup, &total, &selec, &correlation, &index_pages);
+			revisits *= 1.0 - correlation * correlation;
+		}
+		extra = revisits * units(p, revisit_us) +
 			tuples * Max(units(p, m->index_tuple_us) - core_fetch, 0);
 		if (path->pathtype == T_IndexOnlyScan)
 			extra *= 1.0 - rel->allvisfrac;
@@ -1007,6 +1033,8 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 	init_rel_plan(&p, model);
 	apply_residency(&p, rte->relid);
+	/* one clause: the index's estimate is the relation's */
+	p.at_most_a_row = rel->rows <= 1 && list_length(rel->baserestrictinfo) == 1;
 	p.heap_band = Max(rel->pages, 1);
 	p.bitmap_qd = Min(Max(get_tablespace_io_concurrency(rel->reltablespace), 1),
 					  p.qd_share);
@@ -1046,12 +1074,12 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		device_share(&p, p.heap_band, p.pis_qd) < 0.5)
 	{
 		int			leader = parallel_leader_participation ? 1 : 0;
+		int			degree = (p.pis_workers > 0) ? p.pis_workers :
+			stock_workers(rel, -1, max_index_pages);
 
-		p.pis_workers = Max(cpu_count() - leader, 1);
-		p.pis_workers = Min(p.pis_workers, max_parallel_workers_per_gather);
-		if (rel->rel_parallel_workers >= 0)
-			p.pis_workers = Min(p.pis_workers, rel->rel_parallel_workers);
-		p.pis_qd = Min(p.pis_workers + leader, p.qd_share);
+		p.pis_workers = Min(degree, Max(cpu_count() - leader, 1));
+		if (p.pis_workers > 0)
+			p.pis_qd = Min(p.pis_workers + leader, p.qd_share);
 	}
 	p.parallel_gain = p.pis_qd > 1 &&
 		page_cost(&p, p.heap_band, p.pis_qd) < page_cost(&p, p.heap_band, 1);

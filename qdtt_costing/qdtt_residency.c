@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/xact.h"
 #include "catalog/pg_tablespace_d.h"
 #include "common/relpath.h"
 #include "fmgr.h"
@@ -85,6 +86,7 @@ typedef struct ResidencyShared
 {
 	pg_atomic_uint32 pass_pid;	/* the process running a pass, or 0 */
 	int64		untracked;		/* forks the last pass found no room for */
+	TimestampTz published_at;	/* when the last pass published, or 0 */
 	ResidencyKey cursor;		/* where the next pass's OS counting starts */
 	bool		cursor_valid;
 } ResidencyShared;
@@ -529,6 +531,7 @@ run_pass(int64 max_pages)
 			e->os_blocks = e->blocks;	/* truncated since */
 	}
 	shared->untracked = untracked;
+	shared->published_at = GetCurrentTimestamp();
 	shared->cursor = cursor;
 	shared->cursor_valid = cursor_valid;
 	LWLockRelease(table_lock);
@@ -660,9 +663,13 @@ qdtt_residency_init(void)
  * residency.  A fork whose OS count is not taken yet has an OS share of 0.
  *
  * False when nothing is known about the fork (the sampler is not running,
- * has not reached it, or the fork is empty): the caller prices it as
- * before.  One shared hash probe: planning calls this per base relation.
+ * has not reached it, or the fork is empty) or the last pass is stale (more
+ * than three intervals and a minute old: the sampler stopped, or was
+ * turned off after a pass, and the caches may have changed since): the
+ * caller prices it as before.  One shared hash probe: planning calls this
+ * per base relation.
  */
+#define RESIDENCY_STALE_MIN_SECONDS	60
 bool
 qdtt_residency_fractions(const RelFileNode *node, ForkNumber fork,
 						 double *sb, double *os)
@@ -678,7 +685,9 @@ qdtt_residency_fractions(const RelFileNode *node, ForkNumber fork,
 	key.fork = fork;
 	LWLockAcquire(table_lock, LW_SHARED);
 	e = hash_search(shared_hash, &key, HASH_FIND, NULL);
-	if (e != NULL && e->blocks > 0)
+	if (e != NULL && e->blocks > 0 && shared->published_at != 0 &&
+		!TimestampDifferenceExceeds(shared->published_at, GetCurrentStatementStartTimestamp(),
+									(3 * qdtt_residency_interval + RESIDENCY_STALE_MIN_SECONDS) * 1000))
 	{
 		double		blocks = (double) e->blocks;
 		double		in_sb = Min((double) e->sb_blocks, blocks);
