@@ -86,6 +86,15 @@ EXPLAIN (COSTS OFF) SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000;
 SELECT scan, index, workers, band_pages, queue_depth, round(stock_cost) AS stock_cost,
        round(qdtt_cost) AS qdtt_cost, chosen
 FROM qdtt_explain('SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000') ORDER BY qdtt_cost;
+-- The table was just written: it is in memory.  With the residency
+-- sampler's count (its background worker passes every 10 s; here one pass
+-- now) its pages are priced as memory, with the calibration's memory points.
+SELECT qdtt_sample_residency() > 0 AS sampled;
+SELECT shared_buffers_fraction, os_cache_fraction FROM qdtt_residency
+WHERE relation = 't33'::regclass AND fork = 'main';
+SELECT scan, round(qdtt_cost) AS qdtt_cost, round(io_cost_memory) AS memory_io,
+       round(io_cost_device) AS device_io, chosen
+FROM qdtt_explain('SELECT max(c1) FROM t33 WHERE c2 BETWEEN 1000 AND 5000') ORDER BY qdtt_cost;
 
 -- ssd_sort: ORDER BY over a table of wide (2 KB) rows with 1 MB of work_mem.
 -- The built-in Sort spills whole rows; SSD Sort sorts (key, TID) pairs and
