@@ -79,7 +79,7 @@
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 /* A sequential pass finds the page cache's share only above this. */
-#define SEQ_CACHED_FRACTION		0.9
+#define SEQ_CACHED_FRACTION		0.98
 
 List	   *qdtt_capture = NIL;
 bool		qdtt_capturing = false;
@@ -273,9 +273,11 @@ apply_residency(QdttRelPlan *p, Oid relid)
 	 * cached), evicting the least recently used pages first, which are as
 	 * likely as not the relation's own cached ones further on: the pass
 	 * floods the cache and finds little of it (measured: a seq scan of a
-	 * half-cached table ran as slowly as a cold one, while bitmap and index
-	 * scans found the cached half).  Its page-cache share is priced as
-	 * device reads unless nearly all the relation is cached; its
+	 * half-cached table ran as slowly as a cold one, and one of a table 78%
+	 * cached took 9.3 s on a disk where a bitmap heap scan of a fifth of it
+	 * took 25 ms: each read evicts the cached page the scan needs next).
+	 * Its page-cache share is priced as device reads unless nearly all the
+	 * relation is cached; its
 	 * shared_buffers share stays (a large scan reads through a ring that
 	 * evicts nothing).
 	 */
@@ -298,11 +300,19 @@ apply_residency(QdttRelPlan *p, Oid relid)
 static double
 parallel_seq_page_cost(const QdttRelPlan *p, double qd)
 {
-	double		serial = page_cost(p, 1.0, 1.0);
-	double		parallel = page_cost(p, 1.0, qd);
-
-	return (parallel > serial * (1.0 - qdtt_stop_threshold)) ?
+	double		serial = p->seq_device_fraction * qdtt_model_cost(p->model, 1.0, 1.0);
+	double		parallel = p->seq_device_fraction *
+		qdtt_model_cost(p->model, 1.0, Min(qd, p->qd_share));
+	double		device = (parallel > serial * (1.0 - qdtt_stop_threshold)) ?
 		Max(parallel, serial) : parallel;
+
+	/*
+	 * A page from memory costs a copy and a buffer's work, CPU that the
+	 * participants share, as many at once as there are CPUs (core divides
+	 * only its CPU costs, and would charge every cached page in full).
+	 */
+	return p->unit * (device + p->memory_seq_us / Min(qd, (double) cpu_count())) /
+		p->unit_us;
 }
 
 static void
@@ -1106,14 +1116,16 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	p.pis_qd = Min(p.pis_qd, p.qd_share);
 
 	/*
-	 * Where memory serves most of the pages, a parallel index or bitmap
-	 * scan's participants spend CPU, not queue depth: more of them than
-	 * CPUs only share the same CPUs (measured: 6 workers on 2 CPUs ran a
-	 * cached parallel bitmap heap scan 2x slower than a serial one, while
-	 * core divided its CPU cost by 6).
+	 * Where memory serves half the pages or more, or most of the time, a
+	 * parallel index or bitmap scan's participants spend CPU, not queue
+	 * depth: more of them than CPUs only share the same CPUs (measured: 6
+	 * workers on 2 CPUs ran a cached parallel bitmap heap scan 2x slower
+	 * than a serial one, and 7 workers a half-cached one 4x slower, while
+	 * core divided its CPU cost by 6 and the device gained from 8 reads in
+	 * flight).
 	 */
 	if (p.has_residency && p.pis_workers != 0 &&
-		device_share(&p, p.heap_band, p.pis_qd) < 0.5)
+		(device_share(&p, p.heap_band, p.pis_qd) < 0.5 || p.device_fraction <= 0.5))
 	{
 		int			leader = parallel_leader_participation ? 1 : 0;
 		int			degree = (p.pis_workers > 0) ? p.pis_workers :
