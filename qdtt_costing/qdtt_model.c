@@ -653,6 +653,7 @@ Datum
 qdtt_model_changed(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Oid			model_table;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -660,9 +661,9 @@ qdtt_model_changed(PG_FUNCTION_ARGS)
 				 errmsg("qdtt_model_changed() must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	/* qdtt_memory_cost's trigger too: backends watch the model table */
-	if (RelationGetRelid(trigdata->tg_relation) != qdtt_model_table(true) &&
-		OidIsValid(qdtt_model_table(true)))
-		CacheInvalidateRelcacheByRelid(qdtt_model_table(true));
+	model_table = qdtt_model_table(true);
+	if (OidIsValid(model_table) && RelationGetRelid(trigdata->tg_relation) != model_table)
+		CacheInvalidateRelcacheByRelid(model_table);
 	model_cache_reset();
 	PG_RETURN_POINTER(NULL);
 }

@@ -176,8 +176,8 @@ queue_depth_share(void)
 }
 
 /*
- * Page cost of the model in PostgreSQL units for the user's seq_page_cost.
- * With the relation's residency, a page read is a mix: the fraction in
+ * Page cost of the model in PostgreSQL units for the user's seq_page_cost
+ * (units(): microseconds of the model in planner cost units).  With the relation's residency, a page read is a mix: the fraction in
  * shared_buffers at the model's hit cost, the fraction only in the OS page
  * cache at its copy cost, and the rest from the device at QDTT(band, qd).
  * How many pages a scan reads stays core's business (index scans' re-reads
@@ -186,27 +186,39 @@ queue_depth_share(void)
  * twice.
  */
 static double
+units(const QdttRelPlan *p, double us)
+{
+	return p->unit * us / p->unit_us;
+}
+
+/* A page's device part in microseconds (band 1 is sequential). */
+static double
+device_us(const QdttRelPlan *p, double band, double qd)
+{
+	return (band <= 1 ? p->seq_device_fraction : p->device_fraction) *
+		qdtt_model_cost(p->model, band, Min(qd, p->qd_share));
+}
+
+/* A page's memory part in microseconds. */
+static double
+memory_us(const QdttRelPlan *p, double band)
+{
+	return (band <= 1) ? p->memory_seq_us : p->memory_random_us;
+}
+
+static double
 page_cost(const QdttRelPlan *p, double band, double qd)
 {
-	double		us;
-
-	qd = Min(qd, p->qd_share);
-	us = (band <= 1 ? p->seq_device_fraction : p->device_fraction) *
-		qdtt_model_cost(p->model, band, qd) +
-		(band <= 1 ? p->memory_seq_us : p->memory_random_us);
-	return p->unit * us / p->unit_us;
+	return units(p, device_us(p, band, qd) + memory_us(p, band));
 }
 
 /* The device's share of page_cost(band, qd) (qdtt_explain's I/O split). */
 static double
 device_share(const QdttRelPlan *p, double band, double qd)
 {
-	double		dev,
-				mem = (band <= 1) ? p->memory_seq_us : p->memory_random_us;
+	double		dev = device_us(p, band, qd),
+				mem = memory_us(p, band);
 
-	qd = Min(qd, p->qd_share);
-	dev = (band <= 1 ? p->seq_device_fraction : p->device_fraction) *
-		qdtt_model_cost(p->model, band, qd);
 	return (dev + mem > 0) ? dev / (dev + mem) : 1.0;
 }
 
@@ -300,9 +312,8 @@ apply_residency(QdttRelPlan *p, Oid relid)
 static double
 parallel_seq_page_cost(const QdttRelPlan *p, double qd)
 {
-	double		serial = p->seq_device_fraction * qdtt_model_cost(p->model, 1.0, 1.0);
-	double		parallel = p->seq_device_fraction *
-		qdtt_model_cost(p->model, 1.0, Min(qd, p->qd_share));
+	double		serial = device_us(p, 1.0, 1.0);
+	double		parallel = device_us(p, 1.0, qd);
 	double		device = (parallel > serial * (1.0 - qdtt_stop_threshold)) ?
 		Max(parallel, serial) : parallel;
 
@@ -311,8 +322,7 @@ parallel_seq_page_cost(const QdttRelPlan *p, double qd)
 	 * participants share, as many at once as there are CPUs (core divides
 	 * only its CPU costs, and would charge every cached page in full).
 	 */
-	return p->unit * (device + p->memory_seq_us / Min(qd, (double) cpu_count())) /
-		p->unit_us;
+	return units(p, device + memory_us(p, 1.0) / Min(qd, (double) cpu_count()));
 }
 
 static void
@@ -468,13 +478,6 @@ parallel_divisor(Path *path)
 			divisor += leader;
 	}
 	return Max(divisor, 1.0);
-}
-
-/* Microseconds of the model in planner cost units. */
-static double
-units(const QdttRelPlan *p, double us)
-{
-	return p->unit * us / p->unit_us;
 }
 
 /*
