@@ -17,8 +17,11 @@
 
 #include "postgres.h"
 
+#include "common/relpath.h"
+#include "storage/relfilenode.h"
+
 #define SSDKIT_QDTT_RENDEZVOUS	"ssdkit_qdtt_api"
-#define SSDKIT_QDTT_API_VERSION 1
+#define SSDKIT_QDTT_API_VERSION 2
 
 typedef struct SsdkitQdttApi
 {
@@ -34,6 +37,16 @@ typedef struct SsdkitQdttApi
 	 */
 	bool		(*page_cost) (Oid spcoid, double band, double queue_depth,
 							  double *cost);
+
+	/*
+	 * Where a read of a block of this fork would be served from now, as
+	 * measured by qdtt_costing's residency sampler: *sb the fraction of its
+	 * blocks in shared_buffers, *os the fraction in the OS page cache only.
+	 * Returns false when qdtt.use_residency is off, or the sampler has no
+	 * recent count of the fork (not sampled yet, stopped, empty fork).
+	 */
+	bool		(*residency) (const RelFileNode *node, ForkNumber fork,
+							  double *sb, double *os);
 } SsdkitQdttApi;
 
 #endif							/* SSDKIT_QDTT_H */

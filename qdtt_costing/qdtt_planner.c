@@ -1176,9 +1176,20 @@ qdtt_api_page_cost(Oid spcoid, double band, double queue_depth, double *cost)
 	return true;
 }
 
+/* Residency counts for other ssdkit extensions: the sampler's, as we use them. */
+static bool
+qdtt_api_residency(const RelFileNode *node, ForkNumber fork,
+				   double *sb, double *os)
+{
+	if (!qdtt_use_residency)
+		return false;
+	return qdtt_residency_fractions(node, fork, sb, os);
+}
+
 static SsdkitQdttApi qdtt_api = {
 	.version = SSDKIT_QDTT_API_VERSION,
-	.page_cost = qdtt_api_page_cost
+	.page_cost = qdtt_api_page_cost,
+	.residency = qdtt_api_residency
 };
 
 void

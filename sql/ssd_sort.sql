@@ -138,10 +138,12 @@ RESET ssd_sort.enable;
 
 -- With prefetching off nothing is prefetched; the results are the same.
 SET ssd_sort.prefetch_depth = 0;
+SET enable_sort = off;
 SELECT (p ->> 'Prefetches Issued')::int AS prefetches, (p ->> 'Prefetch Depth') AS depth
 FROM plan_json('SELECT * FROM st ORDER BY b') p;
 SELECT sort_check('SELECT * FROM st ORDER BY b, id', 'b, id');
 RESET ssd_sort.prefetch_depth;
+RESET enable_sort;
 
 -- Where the planner does not offer SSD Sort.
 SET enable_sort = off;
@@ -220,6 +222,65 @@ SELECT v, count(DISTINCT ids) AS distinct_results, count(*) AS runs
 FROM rescan_results GROUP BY v ORDER BY v;
 RESET enable_sort;
 RESET ssd_sort.enable;
+
+-- Costs: the fetch pays a visit per row, cached or not.  Many compressed
+-- rows a page (the whole-row Sort is narrow too): the built-in Sort wins;
+-- priced without visits, SSD Sort would have been chosen.  Cache shares from
+-- effective_cache_size here (the residency sampler's are tested in TAP).
+SET qdtt.use_residency = off;
+CREATE TABLE narrow AS
+SELECT g AS id, (g * 7919) % 100003 AS k, repeat(md5((g % 10)::text), 70) AS pad
+FROM generate_series(1, 20000) g;
+ANALYZE narrow;
+SELECT relpages < 20000 / 20 AS many_rows_a_page FROM pg_class WHERE relname = 'narrow';
+EXPLAIN (COSTS OFF) SELECT * FROM narrow ORDER BY k;
+SET ssd_sort.page_visit_cost = 0;
+EXPLAIN (COSTS OFF) SELECT * FROM narrow ORDER BY k;
+RESET ssd_sort.page_visit_cost;
+SET ssd_sort.page_visit_cost = -1;
+SET enable_sort = off;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM narrow ORDER BY k;
+SET enable_sort = on;
+DROP TABLE narrow;
+
+-- Parallel SSD Sort: each participant sorts and fetches the rows of its
+-- share of a Parallel Seq Scan; Gather Merge merges them.  Same results as
+-- the built-in sort.
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i, id;
+SELECT q, sort_check(q, k) FROM (VALUES
+	('SELECT * FROM st ORDER BY i, id', 'i, id'),
+	('SELECT * FROM st ORDER BY t COLLATE "C" DESC, id', 't, id'),
+	('SELECT id, n FROM st WHERE i > 500 ORDER BY n NULLS FIRST, id', 'n, id')
+) AS v(q, k);
+-- Every row is sorted and fetched once, by the leader or a worker.
+SELECT g ->> 'Node Type' AS top, p ->> 'Custom Plan Provider' AS provider,
+	   (p ->> 'Pairs Sorted')::int +
+	   coalesce((SELECT sum((w ->> 'Pairs Sorted')::int)
+				 FROM jsonb_array_elements(p -> 'SSD Sort Workers') w), 0) AS pairs,
+	   (p ->> 'Rows Fetched')::int +
+	   coalesce((SELECT sum((w ->> 'Rows Fetched')::int)
+				 FROM jsonb_array_elements(p -> 'SSD Sort Workers') w), 0) AS fetched
+FROM plan_json('SELECT * FROM st ORDER BY i') g, LATERAL (SELECT g -> 'Plans' -> 0) x(p);
+-- A rescanned Gather Merge (in a subplan run once per outer row) sorts
+-- afresh: each run gives every row once.
+EXPLAIN (COSTS OFF)
+SELECT o, (SELECT count(*) FROM (SELECT id FROM st ORDER BY i, id OFFSET 0) x
+		   WHERE x.id % 3 = o % 3)
+FROM generate_series(1, 3) o;
+SELECT o, (SELECT count(*) FROM (SELECT id FROM st ORDER BY i, id OFFSET 0) x
+		   WHERE x.id % 3 = o % 3)
+FROM generate_series(1, 3) o;
+SET enable_sort = on;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+RESET qdtt.use_residency;
 
 -- Dead and HOT-updated tuples: fetches follow the visible versions.
 UPDATE st SET pad = upper(pad) WHERE id % 3 = 0;      -- HOT (no index)

@@ -32,6 +32,7 @@ extern bool ssd_sort_enable;
 extern int	ssd_sort_prefetch_depth;
 extern double ssd_sort_fetch_page_cost;
 extern double ssd_sort_cached_page_cost;
+extern double ssd_sort_page_visit_cost;
 
 /*
  * What the planner hands the executor, kept in CustomScan.custom_private as
@@ -46,7 +47,9 @@ enum SsdSortPrivateIndex
 	SSD_SORT_PRIV_HEAP_READS,	/* Float: estimated shared_buffers misses */
 	SSD_SORT_PRIV_DEVICE_READS, /* Float: estimated of those, OS cache misses */
 	SSD_SORT_PRIV_FETCH_PAGE_COST,	/* Float: cost charged per fetched page */
-	SSD_SORT_PRIV_COST_SOURCE	/* String: where that cost came from */
+	SSD_SORT_PRIV_COST_SOURCE,	/* String: where that cost came from */
+	SSD_SORT_PRIV_PAGE_VISITS,	/* Float: estimated page visits */
+	SSD_SORT_PRIV_CACHE_SOURCE	/* String: where the cache shares came from */
 };
 
 /* ssd_sort_planner.c */

@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "access/heapam.h"
+#include "access/parallel.h"
 #include "access/htup_details.h"
 #include "access/relscan.h"
 #include "storage/itemptr.h"
@@ -49,6 +50,30 @@
 #include "utils/typcache.h"
 
 #include "ssd_sort.h"
+#include "ssdkit_qdtt.h"
+
+/*
+ * A parallel SSD Sort (under Gather Merge) runs one copy of the node per
+ * participant, each sorting and fetching its share of the rows.  The
+ * workers leave their EXPLAIN ANALYZE counters here, in the query's dynamic
+ * shared memory, for the leader to show.
+ */
+typedef struct SsdSortWorkerStats
+{
+	int64		pairs_sorted;
+	int64		rows_fetched;
+	int64		page_visits;
+	int64		pages_read;
+	int64		prefetches;
+	int64		temp_blocks_written;
+	double		sort_ms;
+} SsdSortWorkerStats;
+
+typedef struct SsdSortShared
+{
+	int			nworkers;
+	SsdSortWorkerStats workers[FLEXIBLE_ARRAY_MEMBER];
+} SsdSortShared;
 
 typedef struct SsdSortState
 {
@@ -65,6 +90,7 @@ typedef struct SsdSortState
 	/* Set at start-up. */
 	bool		random_access;	/* keep the sorted pairs for rescans */
 	int			prefetch_depth;
+	bool		prefetch_skipped;	/* relation in memory: no prefetch */
 	int			window_size;	/* Max(prefetch_depth, 1) */
 	Snapshot	snapshot;
 	TupleTableSlot *pair_slot;
@@ -104,6 +130,10 @@ typedef struct SsdSortState
 	int64		pages_read;
 	int64		prefetches;
 	int			max_outstanding;
+
+	/* Parallel: the shared counters, and the leader's copy of them. */
+	SsdSortShared *shared;
+	SsdSortShared *worker_stats;
 } SsdSortState;
 
 static Node *ssd_sort_create_state(CustomScan *cscan);
@@ -113,6 +143,15 @@ static void ssd_sort_end(CustomScanState *css);
 static void ssd_sort_rescan(CustomScanState *css);
 static void ssd_sort_explain(CustomScanState *css, List *ancestors,
 							 ExplainState *es);
+static Size ssd_sort_estimate_dsm(CustomScanState *css,
+								  ParallelContext *pcxt);
+static void ssd_sort_initialize_dsm(CustomScanState *css,
+									ParallelContext *pcxt, void *coordinate);
+static void ssd_sort_reinitialize_dsm(CustomScanState *css,
+									  ParallelContext *pcxt, void *coordinate);
+static void ssd_sort_initialize_worker(CustomScanState *css,
+									   shm_toc *toc, void *coordinate);
+static void ssd_sort_shutdown(CustomScanState *css);
 
 const CustomScanMethods ssd_sort_scan_methods = {
 	.CustomName = SSD_SORT_NAME,
@@ -126,7 +165,36 @@ static const CustomExecMethods ssd_sort_exec_methods = {
 	.EndCustomScan = ssd_sort_end,
 	.ReScanCustomScan = ssd_sort_rescan,
 	.ExplainCustomScan = ssd_sort_explain,
+	.EstimateDSMCustomScan = ssd_sort_estimate_dsm,
+	.InitializeDSMCustomScan = ssd_sort_initialize_dsm,
+	.ReInitializeDSMCustomScan = ssd_sort_reinitialize_dsm,
+	.InitializeWorkerCustomScan = ssd_sort_initialize_worker,
+	.ShutdownCustomScan = ssd_sort_shutdown,
 };
+
+/*
+ * Is the relation in memory (shared_buffers or the OS page cache) as a
+ * whole, by qdtt_costing's residency sampler?  Then prefetching only adds a
+ * posix_fadvise() system call per page the kernel already holds (measured:
+ * a tenth of the fetch's time on a table in the page cache).  Asked when
+ * the scan starts, not when it was planned: a prepared plan outlives the
+ * cache state it was planned in.
+ */
+#define IN_MEMORY_FRACTION 0.98
+static bool
+relation_in_memory(Relation rel)
+{
+	static SsdkitQdttApi **qdtt_api = NULL;
+	double		sb,
+				os;
+
+	if (qdtt_api == NULL)
+		qdtt_api = (SsdkitQdttApi **) find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS);
+	return *qdtt_api != NULL &&
+		(*qdtt_api)->version == SSDKIT_QDTT_API_VERSION &&
+		(*qdtt_api)->residency(&rel->rd_node, MAIN_FORKNUM, &sb, &os) &&
+		sb + os >= IN_MEMORY_FRACTION;
+}
 
 static Node *
 ssd_sort_create_state(CustomScan *cscan)
@@ -184,8 +252,21 @@ ssd_sort_begin(CustomScanState *css, EState *estate, int eflags)
 	}
 	node->pair_width = intVal(list_nth(priv, SSD_SORT_PRIV_PAIR_WIDTH));
 
-	node->random_access = (eflags & EXEC_FLAG_REWIND) != 0;
+	/*
+	 * Keep the pairs for a rescan, as Sort does, unless the pair scan is a
+	 * parallel one: rescanning the Gather Merge above restarts the shared
+	 * scan, and this participant's old pairs would repeat rows the workers
+	 * now read.
+	 */
+	node->random_access = (eflags & EXEC_FLAG_REWIND) != 0 &&
+		!cscan->scan.plan.parallel_aware;
 	node->prefetch_depth = ssd_sort_prefetch_depth;
+	if (node->prefetch_depth > 0 &&
+		relation_in_memory(css->ss.ss_currentRelation))
+	{
+		node->prefetch_depth = 0;
+		node->prefetch_skipped = true;
+	}
 	node->window_size = Max(ssd_sort_prefetch_depth, 1);
 	node->snapshot = estate->es_snapshot;
 	node->pair_slot = ExecAllocTableSlot(&estate->es_tupleTable,
@@ -486,6 +567,137 @@ ssd_sort_end(CustomScanState *css)
 	ExecEndNode(outerPlanState(node));
 }
 
+/* ------------------------------------------------------------------------
+ * Parallel SSD Sort: only the EXPLAIN counters are shared.  The rows are
+ * divided by the Parallel Seq Scan below (the pair scan); each participant
+ * sorts and fetches its own, and Gather Merge above merges them.
+ * ------------------------------------------------------------------------
+ */
+static Size
+shared_size(int nworkers)
+{
+	return add_size(offsetof(SsdSortShared, workers),
+					mul_size(nworkers, sizeof(SsdSortWorkerStats)));
+}
+
+static Size
+ssd_sort_estimate_dsm(CustomScanState *css, ParallelContext *pcxt)
+{
+	return shared_size(pcxt->nworkers);
+}
+
+static void
+ssd_sort_initialize_dsm(CustomScanState *css, ParallelContext *pcxt,
+						void *coordinate)
+{
+	SsdSortState *node = (SsdSortState *) css;
+
+	node->shared = (SsdSortShared *) coordinate;
+	memset(node->shared, 0, shared_size(pcxt->nworkers));
+	node->shared->nworkers = pcxt->nworkers;
+}
+
+static void
+ssd_sort_reinitialize_dsm(CustomScanState *css, ParallelContext *pcxt,
+						  void *coordinate)
+{
+	ssd_sort_initialize_dsm(css, pcxt, coordinate);
+}
+
+static void
+ssd_sort_initialize_worker(CustomScanState *css, shm_toc *toc,
+						   void *coordinate)
+{
+	((SsdSortState *) css)->shared = (SsdSortShared *) coordinate;
+}
+
+/*
+ * A worker leaves its counters in shared memory; the leader, whose
+ * Gather Merge has seen every worker finish by now (or stopped reading),
+ * keeps a copy, since the shared memory is gone by the time EXPLAIN runs.
+ */
+static void
+ssd_sort_shutdown(CustomScanState *css)
+{
+	SsdSortState *node = (SsdSortState *) css;
+
+	if (node->shared == NULL)
+		return;
+	if (IsParallelWorker())
+	{
+		SsdSortWorkerStats *w;
+
+		if (ParallelWorkerNumber < 0 ||
+			ParallelWorkerNumber >= node->shared->nworkers)
+			return;
+		w = &node->shared->workers[ParallelWorkerNumber];
+		w->pairs_sorted = node->pairs_sorted;
+		w->rows_fetched = node->rows_fetched;
+		w->page_visits = node->page_visits;
+		w->pages_read = node->pages_read;
+		w->prefetches = node->prefetches;
+		w->temp_blocks_written = node->temp_blocks_written;
+		w->sort_ms = node->sort_ms;
+	}
+	else
+	{
+		Size		size = shared_size(node->shared->nworkers);
+
+		if (node->worker_stats == NULL)
+			node->worker_stats = palloc(size);
+		memcpy(node->worker_stats, node->shared, size);
+	}
+}
+
+static void
+explain_workers(SsdSortState *node, ExplainState *es)
+{
+	int			i;
+
+	if (node->worker_stats == NULL)
+		return;
+	for (i = 0; i < node->worker_stats->nworkers; i++)
+	{
+		SsdSortWorkerStats *w = &node->worker_stats->workers[i];
+
+		if (w->pairs_sorted == 0 && w->rows_fetched == 0)
+			continue;			/* never started */
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str,
+							 "Worker %d:  Pairs Sorted: " INT64_FORMAT
+							 "  Temp Written: " INT64_FORMAT "kB"
+							 "  Rows Fetched: " INT64_FORMAT
+							 "  Heap Page Visits: " INT64_FORMAT
+							 "  Heap Pages Read: " INT64_FORMAT
+							 "  Prefetches Issued: " INT64_FORMAT,
+							 i, w->pairs_sorted,
+							 w->temp_blocks_written * (BLCKSZ / 1024),
+							 w->rows_fetched, w->page_visits,
+							 w->pages_read, w->prefetches);
+			if (es->timing)
+				appendStringInfo(es->str, "  Sort Time: %.3f ms", w->sort_ms);
+			appendStringInfoChar(es->str, '\n');
+		}
+		else
+		{
+			ExplainOpenGroup("Worker", NULL, true, es);
+			ExplainPropertyInteger("Worker Number", NULL, i, es);
+			ExplainPropertyInteger("Pairs Sorted", NULL, w->pairs_sorted, es);
+			ExplainPropertyInteger("Temp Written", "kB",
+								   w->temp_blocks_written * (BLCKSZ / 1024), es);
+			ExplainPropertyInteger("Rows Fetched", NULL, w->rows_fetched, es);
+			ExplainPropertyInteger("Heap Page Visits", NULL, w->page_visits, es);
+			ExplainPropertyInteger("Heap Pages Read", NULL, w->pages_read, es);
+			ExplainPropertyInteger("Prefetches Issued", NULL, w->prefetches, es);
+			if (es->timing)
+				ExplainPropertyFloat("Sort Time", "ms", w->sort_ms, 3, es);
+			ExplainCloseGroup("Worker", NULL, true, es);
+		}
+	}
+}
+
 /* "c1 DESC NULLS LAST, name COLLATE "C"", as EXPLAIN shows a Sort's keys. */
 static void
 show_sort_keys(SsdSortState *node, List *ancestors, ExplainState *es)
@@ -546,6 +758,8 @@ ssd_sort_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 	show_sort_keys(node, ancestors, es);
 	ExplainPropertyInteger("Pair Width", "bytes", node->pair_width, es);
 	ExplainPropertyInteger("Prefetch Depth", NULL, node->prefetch_depth, es);
+	if (node->prefetch_skipped)
+		ExplainPropertyText("Prefetch", "off, relation in memory", es);
 	if (es->verbose)
 	{
 		ExplainPropertyFloat("Estimated Heap Reads", NULL,
@@ -559,6 +773,11 @@ ssd_sort_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 							 4, es);
 		ExplainPropertyText("Fetch Page Cost Source",
 							strVal(list_nth(priv, SSD_SORT_PRIV_COST_SOURCE)), es);
+		ExplainPropertyFloat("Estimated Page Visits", NULL,
+							 floatVal(list_nth(priv, SSD_SORT_PRIV_PAGE_VISITS)),
+							 0, es);
+		ExplainPropertyText("Cache Estimate Source",
+							strVal(list_nth(priv, SSD_SORT_PRIV_CACHE_SOURCE)), es);
 	}
 
 	if (!es->analyze || !node->have_sort_stats)
@@ -590,6 +809,14 @@ ssd_sort_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 		if (node->first_row_seen)
 			ExplainPropertyFloat("Time To First Row", "ms",
 								 node->first_row_ms, 3, es);
+	}
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+		explain_workers(node, es);
+	else if (node->worker_stats != NULL)
+	{
+		ExplainOpenGroup("SSD Sort Workers", "SSD Sort Workers", false, es);
+		explain_workers(node, es);
+		ExplainCloseGroup("SSD Sort Workers", "SSD Sort Workers", false, es);
 	}
 }
 

@@ -58,6 +58,7 @@
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
+#include "utils/tuplesort.h"
 
 #include "ssd_sort.h"
 #include "ssdkit_path.h"
@@ -82,6 +83,18 @@ typedef struct SortKeys
 	List	   *collations;
 	List	   *nulls_first;
 } SortKeys;
+
+/* What the caches hold of the relation for the fetch (fetch_caches()). */
+typedef struct FetchCaches
+{
+	bool		measured;		/* residency from qdtt_costing's sampler */
+	double		sb_fraction;	/* as measured (0 when not) */
+	double		os_fraction;
+	double		sb_first_hit;	/* P(first visit finds its page in the pool) */
+	double		sb_capacity;	/* pages the pool holds for repeat visits */
+	double		any_first_hit;	/* same for the pool or the OS page cache */
+	double		any_capacity;
+} FetchCaches;
 
 /*
  * Resolve each pathkey to an expression this relation alone computes and a
@@ -222,8 +235,8 @@ fetch_page_cost(RelOptInfo *rel, double queue_depth, double *seq_cost,
 }
 
 /*
- * Page reads the fetch makes through a cache of "cache" pages, for N rows of
- * a relation of R rows on T pages, visited in an order unrelated to the
+ * Page reads the fetch makes through one level of cache, for N rows of a
+ * relation of R rows on T pages, visited in an order unrelated to the
  * physical one.
  *
  * Unlike an index scan's fetches (which cost_index prices with Mackert and
@@ -233,13 +246,14 @@ fetch_page_cost(RelOptInfo *rel, double queue_depth, double *seq_cost,
  * drawn.  So we count the D distinct pages holding the N rows (drawn
  * without replacement: D = T * (1 - (1 - N/R)^(R/T))), and let every visit
  * miss with the probability that its page is not cached: a first visit
- * finds a page the projecting scan left behind with probability cache / T
- * (the scan streamed the whole table through the cache), a later visit
- * finds it with probability cache / D (an LRU cache over D pages visited
- * uniformly at random holds the most recent ones).
+ * finds its page with probability first_hit (what the cache held when the
+ * pair scan ended), a later visit with probability capacity / D (an LRU
+ * cache of that many pages over D pages visited uniformly at random holds
+ * the most recent ones).
  */
 static double
-fetch_page_reads(double N, double R, double T, double cache)
+fetch_page_reads(double N, double R, double T, double first_hit,
+				 double capacity)
 {
 	double		D;
 
@@ -248,8 +262,115 @@ fetch_page_reads(double N, double R, double T, double cache)
 	N = Min(N, R);
 	D = T * (1.0 - pow(1.0 - N / Max(R, 1.0), R / T));
 	D = Min(Max(D, Min(N, 1.0)), T);
-	return D * (1.0 - Min(1.0, cache / T)) +
-		(N - D) * (1.0 - Min(1.0, cache / Max(D, 1.0)));
+	return D * (1.0 - Min(1.0, first_hit)) +
+		(N - D) * (1.0 - Min(1.0, capacity / Max(D, 1.0)));
+}
+
+/*
+ * What the caches will hold of the relation when the fetch starts, after
+ * the pair scan has streamed the whole relation through them.
+ *
+ * shared_buffers: a seq scan of a relation larger than a quarter of the pool
+ * reads through a small ring (GetAccessStrategy(BAS_BULKREAD)), so it leaves
+ * the pool as it was: the share the residency sampler counted there.  A
+ * smaller relation is read into the pool whole.  Repeat visits of the fetch
+ * use the whole pool.
+ *
+ * Any cache (shared_buffers or the OS page cache): the OS keeps what the
+ * pair scan read as far as its memory allows.  The sampler's count of the
+ * resident share is the measured capacity when the relation is resident at
+ * all; a relation nobody has read yet (cold) tells nothing about capacity,
+ * and then effective_cache_size, the DBA's statement of it, is used, as
+ * when the sampler is not running (qdtt_costing not loaded, or
+ * qdtt.use_residency off).
+ */
+#define RESIDENT_AT_ALL 0.02
+static void
+fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
+{
+	static SsdkitQdttApi **qdtt_api = NULL;
+	double		T = Max(rel->pages, 1);
+	double		sb = 0,
+				os = 0;
+
+	if (qdtt_api == NULL)
+		qdtt_api = (SsdkitQdttApi **) find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS);
+	caches->measured = *qdtt_api != NULL &&
+		(*qdtt_api)->version == SSDKIT_QDTT_API_VERSION &&
+		(*qdtt_api)->residency(node, MAIN_FORKNUM, &sb, &os);
+	caches->sb_fraction = sb;
+	caches->os_fraction = os;
+
+	caches->sb_capacity = NBuffers;
+	if (T <= NBuffers / 4)
+		caches->sb_first_hit = 1.0;
+	else if (caches->measured)
+		caches->sb_first_hit = sb;
+	else
+		caches->sb_first_hit = Min(1.0, NBuffers / T);
+
+	if (caches->measured && sb + os >= RESIDENT_AT_ALL)
+		caches->any_capacity = Max((sb + os) * T, NBuffers);
+	else
+		caches->any_capacity = Max(effective_cache_size, NBuffers);
+	caches->any_first_hit = Max(caches->sb_first_hit,
+								Min(1.0, caches->any_capacity / T));
+}
+
+/*
+ * Temp page accesses (each written once and read once per merge pass) of
+ * an external sort of "tuples" rows of "width" bytes, as cost_sort() counts
+ * them; 0 when the sort fits in work_mem.
+ */
+static double
+sort_temp_page_accesses(double tuples, int width)
+{
+	double		input_bytes = tuples * (MAXALIGN(width) +
+										MAXALIGN(SizeofHeapTupleHeader));
+	double		mem_bytes = (double) work_mem * 1024.0;
+	double		npages,
+				nruns,
+				mergeorder,
+				log_runs;
+
+	if (input_bytes <= mem_bytes)
+		return 0.0;
+	npages = ceil(input_bytes / BLCKSZ);
+	nruns = input_bytes / mem_bytes;
+	mergeorder = tuplesort_merge_order((int64) work_mem * 1024);
+	log_runs = (nruns > mergeorder) ? ceil(log(nruns) / log(mergeorder)) : 1.0;
+	return 2.0 * npages * log_runs;
+}
+
+/*
+ * The built-in Sort and the pair sort, on equal footing.
+ *
+ * cost_sort() prices every temp page access as a device read
+ * (3/4 seq_page_cost + 1/4 random_page_cost).  A temp file goes through the
+ * OS page cache: where memory holds it, writing and reading it back costs
+ * what a cached page costs, the price we charge the fetch for the same
+ * thing (ssd_sort.cached_page_cost); only the rest reaches the device.  We
+ * take the share of temp pages the OS keeps to be the share of the relation
+ * it keeps (a full sort's temp files are the size of the rows sorted).
+ *
+ * The planner compares our path with core's Sort, priced by cost_sort() on
+ * the whole rows; our own path is priced by cost_sort() on the pairs.  The
+ * correction returned here, added to our path, makes the difference between
+ * the two the difference in the same terms: (pair temp accesses - full temp
+ * accesses) x the temp page price we believe, plus the fetch.
+ */
+static double
+temp_price_correction(RelOptInfo *rel, double tuples, int pair_width,
+					  const FetchCaches *caches)
+{
+	double		core_price = seq_page_cost * 0.75 + random_page_cost * 0.25;
+	double		our_price;
+
+	our_price = caches->any_first_hit * ssd_sort_cached_page_cost +
+		(1.0 - caches->any_first_hit) * core_price;
+	return (sort_temp_page_accesses(tuples, pair_width) -
+			sort_temp_page_accesses(tuples, rel->reltarget->width)) *
+		(our_price - core_price);
 }
 
 /* Would a Sort of the whole rows fit in work_mem?  Then we have no business. */
@@ -262,20 +383,51 @@ full_sort_fits_in_memory(RelOptInfo *rel)
 	return rel->rows * row_bytes <= (double) work_mem * 1024.0;
 }
 
+/*
+ * The share of a relation's rows each participant of a parallel plan
+ * handles is 1 / divisor: the workers, plus the leader's part, which shrinks
+ * as it spends more time gathering (costsize.c's get_parallel_divisor()).
+ */
+static double
+parallel_divisor(int workers)
+{
+	double		divisor = workers;
+
+	if (parallel_leader_participation && workers > 0)
+	{
+		double		leader = 1.0 - 0.3 * workers;
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return Max(divisor, 1.0);
+}
+
+/*
+ * Offer an SSD Sort path producing the relation in "pathkeys" order.  With
+ * workers = 0 a serial path; otherwise a partial path for Gather Merge: each
+ * participant sorts the pairs of its share of a Parallel Seq Scan and
+ * fetches its own rows in key order, and Gather Merge merges the
+ * participants' ordered streams.  The costs of a partial path are one
+ * participant's, as core's are.
+ */
 static void
-add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
+add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys,
+				  const FetchCaches *caches, int workers)
 {
 	SortKeys	keys;
 	CustomPath *cpath;
 	Path	   *input;
 	Path		sort_path;
 	PathTarget *pairs;
-	double		ntuples = Max(rel->rows, 1.0);
+	double		divisor = workers > 0 ? parallel_divisor(workers) : 1.0;
+	double		ntuples = Max(clamp_row_est(rel->rows / divisor), 1.0);
 	double		heap_pages = Max(rel->pages, 1);
-	double		pages_random,
+	double		device_reads,
 				buffer_misses,
 				pages_correlated,
-				corr,
+				visits,
+				corr2,
 				random_cost,
 				seq_cost,
 				io_cost,
@@ -288,9 +440,9 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 	if (!resolve_sort_keys(rel, pathkeys, &keys))
 		return;
 
-	/* Project: a seq scan of the relation emitting the pairs. */
+	/* Project: a (parallel) seq scan of the relation emitting the pairs. */
 	pairs = pair_target(root, rel, &keys);
-	input = create_seqscan_path(root, rel, NULL, 0);
+	input = create_seqscan_path(root, rel, NULL, workers);
 	input->pathtarget = pairs;
 	pair_width = pairs->width;
 
@@ -303,44 +455,84 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys)
 			  pair_width, 0.0, work_mem, -1.0);
 	enable_sort = saved_enable_sort;
 
-	/* Fetch the rows in key order (see the header comment). */
-	random_cost = fetch_page_cost(rel, depth, &seq_cost, &source);
-	pages_random = fetch_page_reads(ntuples, rel->tuples, heap_pages,
-									Max(effective_cache_size, NBuffers));
-	buffer_misses = Max(fetch_page_reads(ntuples, rel->tuples, heap_pages,
-										 NBuffers),
-						pages_random);
+	/*
+	 * Fetch the rows in key order (see the header comment).  Parallel
+	 * participants prefetch at the same time, so the device sees all their
+	 * reads in flight.
+	 */
+	random_cost = fetch_page_cost(rel, depth * divisor, &seq_cost, &source);
+	device_reads = fetch_page_reads(ntuples, rel->tuples / divisor,
+									heap_pages / divisor,
+									caches->any_first_hit,
+									caches->any_capacity / divisor);
+	buffer_misses = Max(fetch_page_reads(ntuples, rel->tuples / divisor,
+										 heap_pages / divisor,
+										 caches->sb_first_hit,
+										 caches->sb_capacity / divisor),
+						device_reads);
 	pages_correlated = ceil(heap_pages * Min(1.0, ntuples / Max(rel->tuples, 1.0)));
-	corr = first_key_correlation(root, rel, &keys);
-	io_cost = pages_random * random_cost +
-		(buffer_misses - pages_random) * ssd_sort_cached_page_cost;
-	io_cost += corr * corr * (pages_correlated * seq_cost - io_cost);
-	cpu_cost = ntuples * (cpu_tuple_cost + rel->reltarget->cost.per_tuple) +
+	corr2 = first_key_correlation(root, rel, &keys);
+	corr2 *= corr2;
+	io_cost = device_reads * random_cost +
+		(buffer_misses - device_reads) * ssd_sort_cached_page_cost;
+	io_cost += corr2 * (pages_correlated * seq_cost - io_cost);
+
+	/*
+	 * Every change of page in the TID order is a visit: a buffer lookup, a
+	 * pin, a share lock and a visibility check, paid whether the page was
+	 * cached or not.  In key order uncorrelated with the physical one, each
+	 * row is a visit of its own, however many rows share a page: many
+	 * narrow (or compressed) rows a page make the fetch cost far more than
+	 * the pages it reads.
+	 */
+	visits = ntuples + corr2 * (pages_correlated - ntuples);
+	cpu_cost = visits * ssd_sort_page_visit_cost +
+		ntuples * (cpu_tuple_cost + rel->reltarget->cost.per_tuple) +
 		rel->reltarget->cost.startup;
 
 	cpath = ssdkit_base_custom_path(rel, &ssd_sort_path_methods);
 	cpath->path.startup_cost = sort_path.startup_cost + random_cost;
-	cpath->path.total_cost = sort_path.total_cost + io_cost + cpu_cost;
+	cpath->path.total_cost = sort_path.total_cost + io_cost + cpu_cost +
+		temp_price_correction(rel, ntuples, pair_width, caches);
 	cpath->path.pathkeys = pathkeys;
 	cpath->flags = 0;			/* no backward scan or mark/restore */
 	cpath->custom_paths = list_make1(input);
+	if (workers > 0)
+	{
+		/* Parallel aware for its shared EXPLAIN counters; see exec. */
+		cpath->path.parallel_aware = true;
+		cpath->path.parallel_safe = true;
+		cpath->path.parallel_workers = workers;
+		cpath->path.rows = ntuples;
+	}
 	cpath->custom_private = list_make4(keys.sort_ops, keys.collations,
 									   keys.nulls_first,
 									   makeInteger(pair_width));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeFloat(psprintf("%.0f",
-													   corr * corr * pages_correlated +
-													   (1 - corr * corr) * buffer_misses)));
+													   corr2 * pages_correlated +
+													   (1 - corr2) * buffer_misses)));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeFloat(psprintf("%.0f",
-													   corr * corr * pages_correlated +
-													   (1 - corr * corr) * pages_random)));
+													   corr2 * pages_correlated +
+													   (1 - corr2) * device_reads)));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeFloat(psprintf("%g", random_cost)));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeString(pstrdup(source)));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeFloat(psprintf("%.0f", visits)));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeString(caches->measured ?
+											   psprintf("residency sampler (shared_buffers %.0f%%, OS page cache %.0f%%)",
+														100 * caches->sb_fraction,
+														100 * caches->os_fraction) :
+											   pstrdup("effective_cache_size")));
 
-	add_path(rel, &cpath->path);
+	if (workers > 0)
+		add_partial_path(rel, &cpath->path);
+	else
+		add_path(rel, &cpath->path);
 }
 
 /*
@@ -375,7 +567,8 @@ merge_orderings(PlannerInfo *root, RelOptInfo *rel)
 }
 
 static bool
-relation_is_eligible(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+relation_is_eligible(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
+					 RelFileNode *node)
 {
 	Relation	relation;
 	bool		heap;
@@ -403,6 +596,7 @@ relation_is_eligible(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	/* TIDs must name heap tuples. */
 	relation = table_open(rte->relid, NoLock);
 	heap = relation->rd_rel->relam == HEAP_TABLE_AM_OID;
+	*node = relation->rd_node;
 	table_close(relation, NoLock);
 	return heap;
 }
@@ -412,22 +606,40 @@ ssd_sort_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 						  RangeTblEntry *rte)
 {
 	ListCell   *lc;
+	RelFileNode node;
+	FetchCaches caches;
+	List	   *orderings = NIL;
+	int			workers = 0;
 
 	if (prev_set_rel_pathlist_hook)
 		(*prev_set_rel_pathlist_hook) (root, rel, rti, rte);
 
-	if (!ssd_sort_enable || !relation_is_eligible(root, rel, rte) ||
+	if (!ssd_sort_enable || !relation_is_eligible(root, rel, rte, &node) ||
 		full_sort_fits_in_memory(rel))
 		return;
 
 	if (root->query_pathkeys != NIL)
-		add_ssd_sort_path(root, rel, root->query_pathkeys);
+		orderings = list_make1(root->query_pathkeys);
 	foreach(lc, merge_orderings(root, rel))
 	{
 		List	   *pathkeys = (List *) lfirst(lc);
 
 		if (!pathkeys_contained_in(pathkeys, root->query_pathkeys))
-			add_ssd_sort_path(root, rel, pathkeys);
+			orderings = lappend(orderings, pathkeys);
+	}
+	if (orderings == NIL)
+		return;
+
+	/* As many workers as a parallel seq scan of the relation would get. */
+	fetch_caches(rel, &node, &caches);
+	if (rel->consider_parallel && max_parallel_workers_per_gather > 0)
+		workers = compute_parallel_worker(rel, rel->pages, -1,
+										  max_parallel_workers_per_gather);
+	foreach(lc, orderings)
+	{
+		add_ssd_sort_path(root, rel, (List *) lfirst(lc), &caches, 0);
+		if (workers > 0)
+			add_ssd_sort_path(root, rel, (List *) lfirst(lc), &caches, workers);
 	}
 }
 
