@@ -23,6 +23,12 @@
 #define SSDKIT_QDTT_RENDEZVOUS	"ssdkit_qdtt_api"
 #define SSDKIT_QDTT_API_VERSION 2
 
+/*
+ * Members are only ever appended; a caller checks the version that brought
+ * each member it uses: page_cost since 1, residency since 2.
+ */
+#define SSDKIT_QDTT_API_RESIDENCY 2
+
 typedef struct SsdkitQdttApi
 {
 	int			version;		/* SSDKIT_QDTT_API_VERSION */

@@ -19,6 +19,9 @@ SHOW ssd_sort.fetch_page_cost;
 -- its rows does not fit in work_mem, with NULLs and duplicates.
 SET work_mem = '64kB';
 SET max_parallel_workers_per_gather = 0;
+-- Plans must not depend on what qdtt_costing's residency sampler (when
+-- loaded) has seen of these small tables.
+SET qdtt.use_residency = off;
 CREATE TABLE st (
 	id int,
 	i int,
@@ -224,22 +227,42 @@ RESET enable_sort;
 RESET ssd_sort.enable;
 
 -- Costs: the fetch pays a visit per row, cached or not.  Many compressed
--- rows a page (the whole-row Sort is narrow too): the built-in Sort wins;
--- priced without visits, SSD Sort would have been chosen.  Cache shares from
--- effective_cache_size here (the residency sampler's are tested in TAP).
-SET qdtt.use_residency = off;
+-- rows a page (the whole-row Sort is narrow too): the built-in Sort wins.
+-- The same number of rows 2 kB wide, stored plain: SSD Sort wins.  Cache
+-- shares from effective_cache_size here (qdtt.use_residency is off).
 CREATE TABLE narrow AS
 SELECT g AS id, (g * 7919) % 100003 AS k, repeat(md5((g % 10)::text), 70) AS pad
 FROM generate_series(1, 20000) g;
 ANALYZE narrow;
 SELECT relpages < 20000 / 20 AS many_rows_a_page FROM pg_class WHERE relname = 'narrow';
 EXPLAIN (COSTS OFF) SELECT * FROM narrow ORDER BY k;
-SET ssd_sort.page_visit_cost = 0;
-EXPLAIN (COSTS OFF) SELECT * FROM narrow ORDER BY k;
+CREATE TABLE wide (id int, k int, pad text);
+ALTER TABLE wide ALTER pad SET STORAGE PLAIN;
+INSERT INTO wide SELECT id, k, left(pad, 2000) FROM narrow;
+ANALYZE wide;
+EXPLAIN (COSTS OFF) SELECT * FROM wide ORDER BY k;
+DROP TABLE wide;
 RESET ssd_sort.page_visit_cost;
 SET ssd_sort.page_visit_cost = -1;
 SET enable_sort = off;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM narrow ORDER BY k;
+-- With page costs set for data in memory (below a cached page's price) the
+-- costs stay positive and ordered.
+SET seq_page_cost = 0.1;
+SET random_page_cost = 0.1;
+CREATE FUNCTION plan_costs(q text, OUT startup float8, OUT total float8)
+LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	startup := (j -> 0 -> 'Plan' ->> 'Startup Cost')::float8;
+	total := (j -> 0 -> 'Plan' ->> 'Total Cost')::float8;
+END $$;
+SELECT startup >= 0 AS startup_ok, total >= startup AS total_ok
+FROM plan_costs('SELECT * FROM narrow ORDER BY k');
+DROP FUNCTION plan_costs(text);
+RESET seq_page_cost;
+RESET random_page_cost;
 SET enable_sort = on;
 DROP TABLE narrow;
 
@@ -266,6 +289,15 @@ SELECT g ->> 'Node Type' AS top, p ->> 'Custom Plan Provider' AS provider,
 	   coalesce((SELECT sum((w ->> 'Rows Fetched')::int)
 				 FROM jsonb_array_elements(p -> 'SSD Sort Workers') w), 0) AS fetched
 FROM plan_json('SELECT * FROM st ORDER BY i') g, LATERAL (SELECT g -> 'Plans' -> 0) x(p);
+-- A key only the leader may compute (parallel restricted) is never sorted
+-- in a worker.
+CREATE TEMP TABLE key_offset AS SELECT 7 AS o;
+CREATE FUNCTION restricted_key(int) RETURNS int LANGUAGE plpgsql STABLE
+PARALLEL RESTRICTED AS $$ BEGIN RETURN $1 + (SELECT o FROM key_offset); END $$;
+EXPLAIN (COSTS OFF) SELECT id FROM st ORDER BY restricted_key(i), id;
+SELECT sort_check('SELECT restricted_key(i) AS r, id FROM st ORDER BY restricted_key(i), id', 'r, id');
+DROP FUNCTION restricted_key(int);
+DROP TABLE key_offset;
 -- A rescanned Gather Merge (in a subplan run once per outer row) sorts
 -- afresh: each run gives every row once.
 EXPLAIN (COSTS OFF)
@@ -280,7 +312,6 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 SET max_parallel_workers_per_gather = 0;
-RESET qdtt.use_residency;
 
 -- Dead and HOT-updated tuples: fetches follow the visible versions.
 UPDATE st SET pad = upper(pad) WHERE id % 3 = 0;      -- HOT (no index)
@@ -315,4 +346,5 @@ DROP TABLE st, slow;
 DROP FUNCTION sort_check(text, text), plan_json(text), slow_true(int), slow_id(int);
 RESET work_mem;
 RESET max_parallel_workers_per_gather;
+RESET qdtt.use_residency;
 DROP EXTENSION ssd_sort;

@@ -133,6 +133,7 @@ typedef struct SsdSortState
 
 	/* Parallel: the shared counters, and the leader's copy of them. */
 	SsdSortShared *shared;
+	SsdSortWorkerStats *my_stats;	/* in a worker: its slot in *shared */
 	SsdSortShared *worker_stats;
 } SsdSortState;
 
@@ -191,7 +192,7 @@ relation_in_memory(Relation rel)
 	if (qdtt_api == NULL)
 		qdtt_api = (SsdkitQdttApi **) find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS);
 	return *qdtt_api != NULL &&
-		(*qdtt_api)->version == SSDKIT_QDTT_API_VERSION &&
+		(*qdtt_api)->version >= SSDKIT_QDTT_API_RESIDENCY &&
 		(*qdtt_api)->residency(&rel->rd_node, MAIN_FORKNUM, &sb, &os) &&
 		sb + os >= IN_MEMORY_FRACTION;
 }
@@ -298,7 +299,6 @@ sort_pairs(SsdSortState *node)
 	instr_time	sort_start;
 
 	INSTR_TIME_SET_CURRENT(sort_start);
-	node->pairs_sorted = 0;
 	ssd_sort_trace_begin(&node->trace);
 	PG_TRY();
 	{
@@ -333,8 +333,8 @@ sort_pairs(SsdSortState *node)
 	PG_END_TRY();
 
 	node->sort_done = true;
-	node->sort_ms = elapsed_ms(sort_start);
-	node->temp_blocks_written = pgBufferUsage.temp_blks_written - temp_before;
+	node->sort_ms += elapsed_ms(sort_start);
+	node->temp_blocks_written += pgBufferUsage.temp_blks_written - temp_before;
 	node->runs = node->trace.runs;
 	node->merge_passes = node->trace.merge_passes;
 	node->trace_seen = node->trace.seen;
@@ -441,6 +441,27 @@ fetch_row(SsdSortState *node, ItemPointer tid, TupleTableSlot *slot)
 	ExecStoreBufferHeapTuple(tuple, slot, node->buffer);
 }
 
+/*
+ * A worker keeps its counters in shared memory up to date as it goes: the
+ * leader copies them when it shuts the node down, which may be before the
+ * worker finishes (a merge join or a LIMIT above stops reading early).
+ */
+static void
+publish_stats(SsdSortState *node)
+{
+	SsdSortWorkerStats *w = node->my_stats;
+
+	if (w == NULL)
+		return;
+	w->pairs_sorted = node->pairs_sorted;
+	w->rows_fetched = node->rows_fetched;
+	w->page_visits = node->page_visits;
+	w->pages_read = node->pages_read;
+	w->prefetches = node->prefetches;
+	w->temp_blocks_written = node->temp_blocks_written;
+	w->sort_ms = node->sort_ms;
+}
+
 /* Phase 4: the next row in key order, or an empty slot at the end. */
 static TupleTableSlot *
 next_row(ScanState *ss)
@@ -479,6 +500,7 @@ next_row(ScanState *ss)
 	fill_window(node);
 	fetch_row(node, &tid, slot);
 	node->rows_fetched++;
+	publish_stats(node);
 
 	if (!node->first_row_seen)
 	{
@@ -506,7 +528,10 @@ ssd_sort_exec(CustomScanState *css)
 		INSTR_TIME_SET_CURRENT(node->start_time);
 	}
 	if (!node->sort_done)
+	{
 		sort_pairs(node);
+		publish_stats(node);
+	}
 	return ExecScan(&css->ss, next_row, recheck_row);
 }
 
@@ -608,45 +633,33 @@ static void
 ssd_sort_initialize_worker(CustomScanState *css, shm_toc *toc,
 						   void *coordinate)
 {
-	((SsdSortState *) css)->shared = (SsdSortShared *) coordinate;
+	SsdSortState *node = (SsdSortState *) css;
+
+	node->shared = (SsdSortShared *) coordinate;
+	if (ParallelWorkerNumber >= 0 &&
+		ParallelWorkerNumber < node->shared->nworkers)
+		node->my_stats = &node->shared->workers[ParallelWorkerNumber];
 }
 
 /*
- * A worker leaves its counters in shared memory; the leader, whose
- * Gather Merge has seen every worker finish by now (or stopped reading),
- * keeps a copy, since the shared memory is gone by the time EXPLAIN runs.
+ * The leader keeps a copy of the workers' counters: the shared memory is
+ * gone when EXPLAIN runs.  Its Gather Merge has seen every worker finish by
+ * now, unless it stopped reading early; then the counters are those of the
+ * moment it stopped.
  */
 static void
 ssd_sort_shutdown(CustomScanState *css)
 {
 	SsdSortState *node = (SsdSortState *) css;
+	Size		size;
 
-	if (node->shared == NULL)
+	if (node->shared == NULL || IsParallelWorker())
 		return;
-	if (IsParallelWorker())
-	{
-		SsdSortWorkerStats *w;
-
-		if (ParallelWorkerNumber < 0 ||
-			ParallelWorkerNumber >= node->shared->nworkers)
-			return;
-		w = &node->shared->workers[ParallelWorkerNumber];
-		w->pairs_sorted = node->pairs_sorted;
-		w->rows_fetched = node->rows_fetched;
-		w->page_visits = node->page_visits;
-		w->pages_read = node->pages_read;
-		w->prefetches = node->prefetches;
-		w->temp_blocks_written = node->temp_blocks_written;
-		w->sort_ms = node->sort_ms;
-	}
-	else
-	{
-		Size		size = shared_size(node->shared->nworkers);
-
-		if (node->worker_stats == NULL)
-			node->worker_stats = palloc(size);
-		memcpy(node->worker_stats, node->shared, size);
-	}
+	size = shared_size(node->shared->nworkers);
+	if (node->worker_stats == NULL)
+		node->worker_stats = palloc(size);
+	memcpy(node->worker_stats, node->shared, size);
+	node->shared = NULL;		/* freed with the Gather Merge's segment */
 }
 
 static void
@@ -780,35 +793,37 @@ ssd_sort_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 							strVal(list_nth(priv, SSD_SORT_PRIV_CACHE_SOURCE)), es);
 	}
 
-	if (!es->analyze || !node->have_sort_stats)
+	if (!es->analyze)
 		return;
-
-	ExplainPropertyText("Sort Method",
-						tuplesort_method_name(node->sort_stats.sortMethod), es);
-	ExplainPropertyInteger("Sort Space Used", "kB",
-						   node->sort_stats.spaceUsed, es);
-	ExplainPropertyText("Sort Space Type",
-						tuplesort_space_type_name(node->sort_stats.spaceType), es);
-	ExplainPropertyInteger("Pairs Sorted", NULL, node->pairs_sorted, es);
-	if (node->trace_seen)
+	if (node->have_sort_stats)
 	{
-		ExplainPropertyInteger("Sorted Runs", NULL, node->runs, es);
-		ExplainPropertyInteger("Merge Passes", NULL, node->merge_passes, es);
-	}
-	ExplainPropertyInteger("Temp Written", "kB",
-						   node->temp_blocks_written * (BLCKSZ / 1024), es);
-	ExplainPropertyInteger("Rows Fetched", NULL, node->rows_fetched, es);
-	ExplainPropertyInteger("Heap Page Visits", NULL, node->page_visits, es);
-	ExplainPropertyInteger("Heap Pages Read", NULL, node->pages_read, es);
-	ExplainPropertyInteger("Prefetches Issued", NULL, node->prefetches, es);
-	ExplainPropertyInteger("Prefetch Depth Reached", NULL,
-						   node->max_outstanding, es);
-	if (es->timing)
-	{
-		ExplainPropertyFloat("Sort Time", "ms", node->sort_ms, 3, es);
-		if (node->first_row_seen)
-			ExplainPropertyFloat("Time To First Row", "ms",
-								 node->first_row_ms, 3, es);
+		ExplainPropertyText("Sort Method",
+							tuplesort_method_name(node->sort_stats.sortMethod), es);
+		ExplainPropertyInteger("Sort Space Used", "kB",
+							   node->sort_stats.spaceUsed, es);
+		ExplainPropertyText("Sort Space Type",
+							tuplesort_space_type_name(node->sort_stats.spaceType), es);
+		ExplainPropertyInteger("Pairs Sorted", NULL, node->pairs_sorted, es);
+		if (node->trace_seen)
+		{
+			ExplainPropertyInteger("Sorted Runs", NULL, node->runs, es);
+			ExplainPropertyInteger("Merge Passes", NULL, node->merge_passes, es);
+		}
+		ExplainPropertyInteger("Temp Written", "kB",
+							   node->temp_blocks_written * (BLCKSZ / 1024), es);
+		ExplainPropertyInteger("Rows Fetched", NULL, node->rows_fetched, es);
+		ExplainPropertyInteger("Heap Page Visits", NULL, node->page_visits, es);
+		ExplainPropertyInteger("Heap Pages Read", NULL, node->pages_read, es);
+		ExplainPropertyInteger("Prefetches Issued", NULL, node->prefetches, es);
+		ExplainPropertyInteger("Prefetch Depth Reached", NULL,
+							   node->max_outstanding, es);
+		if (es->timing)
+		{
+			ExplainPropertyFloat("Sort Time", "ms", node->sort_ms, 3, es);
+			if (node->first_row_seen)
+				ExplainPropertyFloat("Time To First Row", "ms",
+									 node->first_row_ms, 3, es);
+		}
 	}
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 		explain_workers(node, es);

@@ -13,6 +13,79 @@ import report  # noqa: E402
 result = sys.argv[1]
 rows = report.read_csv(result)
 meta = report.read_meta(result)
+num = report.num
+
+
+def states_report():
+    """The --grid 0 run: warm / half / cold states, serial and parallel."""
+    cells = {}
+    order = []
+    for r in rows:
+        key = (r["table"], r["state"], int(r["workers"]), r["limit"] or "")
+        if key not in cells:
+            order.append(key)
+        cells.setdefault(key, {})[r["variant"]] = r
+    lines = ["# SSD Sort vs the built-in Sort in the states a server is in (bench/run ssd-sort-grid --grid 0)", ""]
+    lines += report.setup_section(meta)
+    lines += ["", "## Results", "",
+              "Milliseconds for a client to read every row (COPY ... TO STDOUT).  Built-in: ssd_sort.enable off; "
+              "SSD Sort: enable_sort off (the planner then picks serial or parallel SSD Sort); planner: nothing forced.  "
+              "Planner ÷ best: the chosen plan's time ÷ the faster of built-in and SSD Sort (with LIMIT, SSD Sort is "
+              "not offered: the best is the built-in top-N sort).", "",
+              "| table | rows | MB (heap / total) | state | workers | LIMIT | built-in ms (plan) | SSD Sort ms (plan) | "
+              "SSD ÷ built-in | planner pick | planner ÷ best |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    n = good = 0
+    worst, worst_key = 1.0, None
+    par = []
+    for key in order:
+        c = cells[key]
+        b, s_, p = c.get("builtin"), c.get("ssd_sort"), c.get("planner")
+        if not (b and p):
+            continue
+        bt, pt = num(b, "best_ms"), num(p, "best_ms")
+        st = num(s_, "best_ms") if s_ and "SSD_Sort" in s_["plan"] else None
+        best = min(x for x in (bt, st) if x)
+        pr = pt / best
+        n += 1
+        good += pr <= 1.10
+        if pr > worst:
+            worst, worst_key = pr, key
+        if st and key[2] > 0 and not key[3] and "Gather_Merge+SSD_Sort" in s_["plan"]:
+            par.append((key, bt / st))
+        lines.append(f"| {key[0]} | {b['rows']} | {b['heap_mb']} / {b['total_mb']} | {key[1]} | {key[2]} | {key[3] or '-'} | "
+                     f"{bt:.0f} ({b['plan']}) | "
+                     + (f"{st:.0f} ({s_['plan']}) | {st / bt:.2f} | " if st else "not offered | - | ")
+                     + f"{p['plan']} | {pr:.2f} |")
+    lines += ["", f"- Planner within 1.1x of the faster plan in {good} of {n} cells; worst {worst:.2f}"
+              + (f" ({worst_key[0]}, {worst_key[1]}, {worst_key[2]} workers{', LIMIT' if worst_key[3] else ''})." if worst_key else ".")]
+    for key, r in par:
+        lines.append(f"- Parallel SSD Sort vs the built-in parallel sort, {key[0]} {key[1]}: {r:.2f}x")
+    lines.append("")
+    model = result + "-model.txt"
+    if os.path.exists(model):
+        lines += ["QDTT model of the tier:", "", "```"] + open(model).read().rstrip().splitlines() + ["```", ""]
+    open(result + ".md", "w").write("\n".join(lines) + "\n")
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    labels, vals = [], []
+    for key in order:
+        c = cells[key]
+        if c.get("builtin") and c.get("planner"):
+            labels.append(f"{key[0]}/{key[1]}/w{key[2]}{'/L' if key[3] else ''}")
+            vals.append(num(c["planner"], "best_ms") / min(x for x in (num(c["builtin"], "best_ms"),
+                        num(c["ssd_sort"], "best_ms") if c.get("ssd_sort") and "SSD_Sort" in c["ssd_sort"]["plan"] else None) if x))
+    ax.bar(range(len(vals)), vals, color=["tab:green" if v <= 1.1 else "tab:red" for v in vals])
+    ax.axhline(1.1, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(vals)))
+    ax.set_xticklabels(labels, rotation=70, fontsize=7)
+    ax.set_title("planner's choice ÷ faster plan")
+    fig.tight_layout()
+    fig.savefig(result + ".png", dpi=110)
+
+
+if rows and "state" in rows[0]:
+    states_report()
+    sys.exit(0)
 
 cells = {}  # (row_bytes, order, work_mem, cache) -> variant -> row
 for r in rows:

@@ -31,18 +31,41 @@
 # Row sizes in --reduced_rows run only the corners of the grid
 # (--reduced_work_mems x --reduced_caches), for the same reason.
 #
+# States (--states, on by default; --grid 0 runs them alone): the states a
+# server is usually in, default settings (shared_buffers 128MB, work_mem
+# 4MB), qdtt_costing's residency sampler counting the table before each
+# plan.  Three tables: "compressed" (294,117 rows, a 2,016-character text
+# that compresses to about 70 bytes: 75 rows a page), "wide1k" (1 kB
+# incompressible rows, storage plain), "toast" (4 kB values stored out of
+# line).  States: warm (no memory cap, table read once, best of 3 runs
+# back to back), half (memory cgroup at shared_buffers + half the table +
+# 160 MB, read once through the cap, best of 2), cold (memory cap at the
+# table + 160 MB, stop + drop caches + start before each run).  Workers 0
+# and the default 2, and with LIMIT 100 (SSD Sort is not offered for top-N).
+# Each run is a client reading every row: COPY (query) TO STDOUT into
+# /dev/null, so values are detoasted and sent as a real client gets them.
+# For each cell: the built-in sort, SSD Sort (enable_sort off), and the
+# planner's choice, whose time is compared with the faster of the two.
+#
 # Options: --rows "40 256 2048 4096" (row bytes)  --table_mb 1024
 #          --work_mems "1MB 8MB 64MB"  --caches "25 50 75 100" (% of the table)
 #          --reduced_rows "40" --reduced_work_mems "1MB 64MB" --reduced_caches "25 100"
 #          --presorted "256"  --presorted_cache 5
 #          --cap_s 120  --cap_factor 2.5  --calibration_mb 1024  --prepare_only 0
+#          --grid 1  --states "warm half cold"  --state_workers "0 2"
 
 experiment_main() {
 	local rows="40 256 2048 4096" table_mb=1024 work_mems="1MB 8MB 64MB" caches="25 50 75 100"
 	local presorted="256" presorted_cache=5
 	local reduced_rows="40" reduced_work_mems="1MB 64MB" reduced_caches="25 100"
 	local cap_s=120 cap_factor=2.5 calibration_mb=1024 prepare_only=0
+	local grid=1 states="warm half cold" state_workers="0 2"
 	parse_options ssd-sort-grid "$@"
+
+	if [ "$grid" = 0 ]; then
+		state_cells "$states" "$state_workers" "$calibration_mb"
+		return 0
+	fi
 
 	local pristine data tables="" r
 	for r in $rows; do tables+=" $r"; done
@@ -189,4 +212,120 @@ sort_cell() {
 		echo "$r,$order,$nrows,$pages,$wm,$c,$variant,${done_plan[$plan]}" >>"$RESULT.csv"
 		log "$tab work_mem $wm cache $c% $variant: ${done_plan[$plan]}"
 	done
+}
+
+# ---------------------------------------------------------------------------
+# States: warm, half-cached and cold, compressed / wide / TOASTed rows,
+# serial and parallel, with and without LIMIT.
+# ---------------------------------------------------------------------------
+
+STATE_OPTS="-c shared_preload_libraries=qdtt_costing,ssd_sort -c qdtt.residency_interval=0 -c jit=off"
+
+load_state_tables() {
+	bench_psql -d postgres -c "CREATE DATABASE sortdb"
+	bench_psql -d sortdb -c "CREATE EXTENSION pg_prewarm" \
+		-c "CREATE TABLE compressed (i int, key int, pad text)" \
+		-c "INSERT INTO compressed SELECT g, (hashint4(g) & 1073741823), repeat(md5(g::text), 63) FROM generate_series(1, 294117) g" \
+		-c "CREATE TABLE wide1k (i int, key int, pad text)" \
+		-c "ALTER TABLE wide1k ALTER pad SET STORAGE PLAIN" \
+		-c "INSERT INTO wide1k SELECT g, (hashint4(g) & 1073741823), repeat(md5(g::text), 30) FROM generate_series(1, 150000) g" \
+		-c "CREATE TABLE toast (i int, key int, pad text)" \
+		-c "ALTER TABLE toast ALTER pad SET STORAGE EXTERNAL" \
+		-c "INSERT INTO toast SELECT g, (hashint4(g) & 1073741823), repeat(md5(g::text), 125) FROM generate_series(1, 40000) g" \
+		-c "VACUUM (FREEZE, ANALYZE) compressed, wide1k, toast"
+}
+
+# Read the table and its TOAST table into the caches, as a client would.
+state_warm_up() {
+	bench_psql -d sortdb -At -c "SELECT pg_prewarm('$1', 'read')" \
+		-c "SELECT pg_prewarm(reltoastrelid, 'read') FROM pg_class WHERE relname = '$1' AND reltoastrelid <> 0" >/dev/null
+}
+
+# state_plan SETTINGS QUERY: the plan's sort nodes, top down (after a
+# residency pass, as every run's planning has).
+state_plan() {
+	bench_psql -d sortdb -At -c "SELECT qdtt_sample_residency()" -c "$1" -c "EXPLAIN (COSTS OFF, FORMAT JSON) $2" | tail -n +2 |
+		/usr/bin/python3 -c '
+import json, sys
+p = json.load(sys.stdin)[0]["Plan"]
+names = []
+while p:
+    n = p.get("Custom Plan Provider") or p["Node Type"]
+    if n in ("Sort", "SSD Sort", "Gather Merge", "Gather", "Incremental Sort"):
+        names.append(n)
+    kids = p.get("Plans") or []
+    p = kids[0] if kids else None
+print("+".join(names).replace(" ", "_") or "none")'
+}
+
+# state_ms SETTINGS QUERY: milliseconds of one client run of the query.
+state_ms() {
+	bench_psql -d sortdb -c "SELECT qdtt_sample_residency()" -c "$1" -c "\\o /dev/null" -c "\\timing on" -c "COPY ($2) TO STDOUT" |
+		sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
+}
+
+state_cells() {
+	local states=$1 workers_list=$2 calibration_mb=$3
+	local pristine data tab state w lim variant settings q reps best out plan ms
+	pristine=$(pristine_cluster "sort-states" load_state_tables)
+	data=$(tier_copy "$pristine" ssd sortstates)
+	echo "table,rows,heap_mb,total_mb,state,workers,limit,variant,plan,best_ms,runs_ms" >"$RESULT.csv"
+	meta settings "SSD tier; default settings (shared_buffers 128MB, work_mem 4MB, max_parallel_workers_per_gather as listed), jit off; qdtt model calibrated on the tier (${calibration_mb} MB file), residency pass before each plan; client runs COPY (SELECT i, key, pad FROM t ORDER BY key [LIMIT 100]) TO STDOUT into /dev/null; warm: no memory cap, best of 3; half: memory cgroup = 128 MB + half the table + 160 MB, best of 2; cold: memory cgroup = table + 288 MB, cold start before each run"
+	meta query "SELECT i, key, pad FROM t ORDER BY key [LIMIT 100]"
+
+	set_memory_limit -1
+	pg_cold_start "$data" "$RUN_DIR/ssd.log" "$STATE_OPTS"
+	bench_psql -d sortdb -c "CREATE EXTENSION IF NOT EXISTS qdtt_costing" \
+		-c "SELECT points_measured FROM qdtt_calibrate('pg_default', $calibration_mb, 0.25, false)" >"$RUN_DIR/calibration.txt"
+	bench_psql -d sortdb -c "SELECT band_pages, queue_depths, cost_us, page_cost FROM qdtt_model" >"$RESULT-model.txt"
+
+	for tab in compressed wide1k toast; do
+		local nrows heap_mb total_mb
+		nrows=$(bench_psql -d sortdb -At -c "SELECT reltuples::bigint FROM pg_class WHERE relname = '$tab'")
+		heap_mb=$(bench_psql -d sortdb -At -c "SELECT pg_relation_size('$tab') / 1048576")
+		total_mb=$(bench_psql -d sortdb -At -c "SELECT pg_total_relation_size('$tab') / 1048576")
+		for state in $states; do
+			case $state in
+			warm) set_memory_limit -1; reps=3 ;;
+			half) set_memory_limit "$((128 + total_mb / 2 + 160))M"; reps=2 ;;
+			cold) set_memory_limit "$((total_mb + 288))M"; reps=1 ;;
+			esac
+			pg_cold_start "$data" "$RUN_DIR/ssd.log" "$STATE_OPTS"
+			[ "$state" = cold ] || state_warm_up "$tab"
+			for w in $workers_list; do
+				for lim in "" " LIMIT 100"; do
+					[ -n "$lim" ] && [ "$w" = 0 ] && continue
+					q="SELECT i, key, pad FROM $tab ORDER BY key$lim"
+					local -A measured=()
+					for variant in builtin ssd_sort planner; do
+						case $variant in
+						builtin) settings="SET max_parallel_workers_per_gather = $w; SET ssd_sort.enable = off;" ;;
+						ssd_sort) settings="SET max_parallel_workers_per_gather = $w; SET enable_sort = off;" ;;
+						planner) settings="SET max_parallel_workers_per_gather = $w;" ;;
+						esac
+						plan=$(state_plan "$settings" "$q")
+						if [ "$variant" = planner ] && [ -n "${measured[$plan]:-}" ]; then
+							echo "$tab,$nrows,$heap_mb,$total_mb,$state,$w,${lim:+100},planner,$plan,${measured[$plan]}" >>"$RESULT.csv"
+							log "$tab $state workers $w${lim}: planner picks $plan"
+							continue
+						fi
+						local runs="" i
+						for ((i = 0; i < reps; i++)); do
+							[ "$state" = cold ] && pg_cold_start "$data" "$RUN_DIR/ssd.log" "$STATE_OPTS"
+							ms=$(state_ms "$settings" "$q")
+							[ -n "$ms" ] || die "$tab $state $variant: no timing"
+							runs+="${runs:+;}$ms"
+						done
+						best=$(/usr/bin/python3 -c "print(min(float(x) for x in '$runs'.split(';')))")
+						measured[$plan]="$best,$runs"
+						echo "$tab,$nrows,$heap_mb,$total_mb,$state,$w,${lim:+100},$variant,$plan,$best,$runs" >>"$RESULT.csv"
+						log "$tab $state workers $w${lim}: $variant $plan $best ms ($runs)"
+					done
+					unset measured
+				done
+			done
+		done
+	done
+	pg_stop "$data"
+	rm -rf "$data"
 }
