@@ -35,12 +35,12 @@
 # server is usually in, default settings (shared_buffers 128MB, work_mem
 # 4MB), qdtt_costing's residency sampler counting the table before each
 # plan.  Three tables: "compressed" (294,117 rows, a 2,016-character text
-# that compresses to about 70 bytes: 75 rows a page), "wide1k" (1 kB
-# incompressible rows, storage plain), "toast" (4 kB values stored out of
+# that compresses to about 70 bytes: 75 rows a page), "wide1k" and "wide2k"
+# (1 kB and 2 kB rows, storage plain), "toast" (4 kB values stored out of
 # line).  States: warm (no memory cap, table read once, best of 3 runs
 # back to back), half (memory cgroup at shared_buffers + half the table +
-# 160 MB, read once through the cap, best of 2), cold (memory cap at the
-# table + 160 MB, stop + drop caches + start before each run).  Workers 0
+# 160 MB, read once through the cap, best of 3), cold (memory cap at the
+# table + 288 MB, stop + drop caches + start before each run, best of 2).  Workers 0
 # and the default 2, and with LIMIT 100 (SSD Sort is not offered for top-N).
 # Each run is a client reading every row: COPY (query) TO STDOUT into
 # /dev/null, so values are detoasted and sent as a real client gets them.
@@ -52,6 +52,7 @@
 #          --reduced_rows "40" --reduced_work_mems "1MB 64MB" --reduced_caches "25 100"
 #          --presorted "256"  --presorted_cache 5
 #          --cap_s 120  --cap_factor 2.5  --calibration_mb 1024  --prepare_only 0
+#          --workers 0 (max_parallel_workers_per_gather of the grid)
 #          --grid 1  --states "warm half cold"  --state_workers "0 2"
 
 experiment_main() {
@@ -59,8 +60,9 @@ experiment_main() {
 	local presorted="256" presorted_cache=5
 	local reduced_rows="40" reduced_work_mems="1MB 64MB" reduced_caches="25 100"
 	local cap_s=120 cap_factor=2.5 calibration_mb=1024 prepare_only=0
-	local grid=1 states="warm half cold" state_workers="0 2"
+	local grid=1 states="warm half cold" state_workers="0 2" workers=0
 	parse_options ssd-sort-grid "$@"
+	SORT_OPTS="${SORT_OPTS/max_parallel_workers_per_gather=0/max_parallel_workers_per_gather=$workers}"
 
 	if [ "$grid" = 0 ]; then
 		state_cells "$states" "$state_workers" "$calibration_mb"
@@ -75,7 +77,7 @@ experiment_main() {
 	data=$(tier_copy "$pristine" ssd ssdsort)
 
 	echo "row_bytes,order,rows,pages,work_mem,cache_pct,variant,plan,total_ms,ttfr_ms,temp_written_kb,runs,merge_passes,censored,est_startup,est_total" >"$RESULT.csv"
-	meta settings "SSD tier; table ${table_mb} MB per row size, key a random permutation; shared_buffers 64MB; memory cgroup = cache% x table + 160 MB; effective_cache_size = cache% x table + 64 MB; jit off, max_parallel_workers_per_gather 0; every run cold; SSD Sort prefetch depth 32; qdtt model calibrated on the tier (${calibration_mb} MB file)"
+	meta settings "SSD tier; table ${table_mb} MB per row size, key a random permutation; shared_buffers 64MB; memory cgroup = cache% x table + 160 MB; effective_cache_size = cache% x table + 64 MB; jit off, max_parallel_workers_per_gather $workers; every run cold; SSD Sort prefetch depth 32; qdtt model calibrated on the tier (${calibration_mb} MB file)"
 	meta query "SELECT * FROM sort_R ORDER BY key (EXPLAIN ANALYZE, BUFFERS)"
 
 	set_memory_limit 2G
@@ -229,10 +231,13 @@ load_state_tables() {
 		-c "CREATE TABLE wide1k (i int, key int, pad text)" \
 		-c "ALTER TABLE wide1k ALTER pad SET STORAGE PLAIN" \
 		-c "INSERT INTO wide1k SELECT g, (hashint4(g) & 1073741823), repeat(md5(g::text), 30) FROM generate_series(1, 150000) g" \
+		-c "CREATE TABLE wide2k (i int, key int, pad text)" \
+		-c "ALTER TABLE wide2k ALTER pad SET STORAGE PLAIN" \
+		-c "INSERT INTO wide2k SELECT g, (hashint4(g) & 1073741823), repeat(md5(g::text), 62) FROM generate_series(1, 100000) g" \
 		-c "CREATE TABLE toast (i int, key int, pad text)" \
 		-c "ALTER TABLE toast ALTER pad SET STORAGE EXTERNAL" \
 		-c "INSERT INTO toast SELECT g, (hashint4(g) & 1073741823), repeat(md5(g::text), 125) FROM generate_series(1, 40000) g" \
-		-c "VACUUM (FREEZE, ANALYZE) compressed, wide1k, toast"
+		-c "VACUUM (FREEZE, ANALYZE) compressed, wide1k, wide2k, toast"
 }
 
 # Read the table and its TOAST table into the caches, as a client would.
@@ -267,10 +272,10 @@ state_ms() {
 state_cells() {
 	local states=$1 workers_list=$2 calibration_mb=$3
 	local pristine data tab state w lim variant settings q reps best out plan ms
-	pristine=$(pristine_cluster "sort-states" load_state_tables)
+	pristine=$(pristine_cluster "sort-states-2" load_state_tables)
 	data=$(tier_copy "$pristine" ssd sortstates)
 	echo "table,rows,heap_mb,total_mb,state,workers,limit,variant,plan,best_ms,runs_ms" >"$RESULT.csv"
-	meta settings "SSD tier; default settings (shared_buffers 128MB, work_mem 4MB, max_parallel_workers_per_gather as listed), jit off; qdtt model calibrated on the tier (${calibration_mb} MB file), residency pass before each plan; client runs COPY (SELECT i, key, pad FROM t ORDER BY key [LIMIT 100]) TO STDOUT into /dev/null; warm: no memory cap, best of 3; half: memory cgroup = 128 MB + half the table + 160 MB, best of 2; cold: memory cgroup = table + 288 MB, cold start before each run"
+	meta settings "SSD tier; default settings (shared_buffers 128MB, work_mem 4MB, max_parallel_workers_per_gather as listed), jit off; qdtt model calibrated on the tier (${calibration_mb} MB file), residency pass before each plan; client runs COPY (SELECT i, key, pad FROM t ORDER BY key [LIMIT 100]) TO STDOUT into /dev/null; warm: no memory cap, best of 3; half: memory cgroup = 128 MB + half the table + 160 MB, best of 3; cold: memory cgroup = table + 288 MB, cold start before each run, best of 2"
 	meta query "SELECT i, key, pad FROM t ORDER BY key [LIMIT 100]"
 
 	set_memory_limit -1
@@ -279,7 +284,7 @@ state_cells() {
 		-c "SELECT points_measured FROM qdtt_calibrate('pg_default', $calibration_mb, 0.25, false)" >"$RUN_DIR/calibration.txt"
 	bench_psql -d sortdb -c "SELECT band_pages, queue_depths, cost_us, page_cost FROM qdtt_model" >"$RESULT-model.txt"
 
-	for tab in compressed wide1k toast; do
+	for tab in compressed wide1k wide2k toast; do
 		local nrows heap_mb total_mb
 		nrows=$(bench_psql -d sortdb -At -c "SELECT reltuples::bigint FROM pg_class WHERE relname = '$tab'")
 		heap_mb=$(bench_psql -d sortdb -At -c "SELECT pg_relation_size('$tab') / 1048576")
@@ -287,8 +292,8 @@ state_cells() {
 		for state in $states; do
 			case $state in
 			warm) set_memory_limit -1; reps=3 ;;
-			half) set_memory_limit "$((128 + total_mb / 2 + 160))M"; reps=2 ;;
-			cold) set_memory_limit "$((total_mb + 288))M"; reps=1 ;;
+			half) set_memory_limit "$((128 + total_mb / 2 + 160))M"; reps=3 ;;
+			cold) set_memory_limit "$((total_mb + 288))M"; reps=2 ;;
 			esac
 			pg_cold_start "$data" "$RUN_DIR/ssd.log" "$STATE_OPTS"
 			[ "$state" = cold ] || state_warm_up "$tab"
@@ -317,7 +322,7 @@ state_cells() {
 							runs+="${runs:+;}$ms"
 						done
 						best=$(/usr/bin/python3 -c "print(min(float(x) for x in '$runs'.split(';')))")
-						measured[$plan]="$best,$runs"
+						[ -n "${measured[$plan]:-}" ] || measured[$plan]="$best,$runs"
 						echo "$tab,$nrows,$heap_mb,$total_mb,$state,$w,${lim:+100},$variant,$plan,$best,$runs" >>"$RESULT.csv"
 						log "$tab $state workers $w${lim}: $variant $plan $best ms ($runs)"
 					done
