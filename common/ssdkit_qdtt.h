@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "common/relpath.h"
+#include "fmgr.h"
 #include "storage/relfilenode.h"
 
 #define SSDKIT_QDTT_RENDEZVOUS	"ssdkit_qdtt_api"
@@ -54,5 +55,22 @@ typedef struct SsdkitQdttApi
 	bool		(*residency) (const RelFileNode *node, ForkNumber fork,
 							  double *sb, double *os);
 } SsdkitQdttApi;
+
+/*
+ * The API qdtt_costing published, if it is loaded and offers the members of
+ * at least min_version; else NULL.  The rendezvous variable's address stays
+ * the same for the life of the backend, so it is looked up once.
+ */
+static inline SsdkitQdttApi *
+ssdkit_qdtt_api(int min_version)
+{
+	static SsdkitQdttApi **api = NULL;
+
+	if (api == NULL)
+		api = (SsdkitQdttApi **) find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS);
+	if (*api == NULL || (*api)->version < min_version)
+		return NULL;
+	return *api;
+}
 
 #endif							/* SSDKIT_QDTT_H */

@@ -185,15 +185,12 @@ static const CustomExecMethods ssd_sort_exec_methods = {
 static bool
 relation_in_memory(Relation rel)
 {
-	static SsdkitQdttApi **qdtt_api = NULL;
+	SsdkitQdttApi *api = ssdkit_qdtt_api(SSDKIT_QDTT_API_RESIDENCY);
 	double		sb,
 				os;
 
-	if (qdtt_api == NULL)
-		qdtt_api = (SsdkitQdttApi **) find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS);
-	return *qdtt_api != NULL &&
-		(*qdtt_api)->version >= SSDKIT_QDTT_API_RESIDENCY &&
-		(*qdtt_api)->residency(&rel->rd_node, MAIN_FORKNUM, &sb, &os) &&
+	return api != NULL &&
+		api->residency(&rel->rd_node, MAIN_FORKNUM, &sb, &os) &&
 		sb + os >= IN_MEMORY_FRACTION;
 }
 

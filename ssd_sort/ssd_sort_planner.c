@@ -205,7 +205,7 @@ static double
 fetch_page_cost(RelOptInfo *rel, double queue_depth, double *seq_cost,
 				const char **source)
 {
-	static SsdkitQdttApi **qdtt_api = NULL;
+	SsdkitQdttApi *api = ssdkit_qdtt_api(1);
 	double		spc_random,
 				spc_seq,
 				cost;
@@ -218,15 +218,13 @@ fetch_page_cost(RelOptInfo *rel, double queue_depth, double *seq_cost,
 		return ssd_sort_fetch_page_cost;
 	}
 
-	if (qdtt_api == NULL)
-		qdtt_api = (SsdkitQdttApi **) find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS);
-	if (*qdtt_api != NULL && (*qdtt_api)->version >= 1 &&
-		(*qdtt_api)->page_cost(rel->reltablespace, Max(rel->pages, 1),
-							   queue_depth, &cost))
+	if (api != NULL &&
+		api->page_cost(rel->reltablespace, Max(rel->pages, 1), queue_depth,
+					   &cost))
 	{
 		double		seq;
 
-		if ((*qdtt_api)->page_cost(rel->reltablespace, 1, 1, &seq))
+		if (api->page_cost(rel->reltablespace, 1, 1, &seq))
 			*seq_cost = seq;
 		*source = "qdtt model";
 		return cost;
@@ -290,16 +288,13 @@ fetch_page_reads(double N, double R, double T, double first_hit,
 static void
 fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
 {
-	static SsdkitQdttApi **qdtt_api = NULL;
+	SsdkitQdttApi *api = ssdkit_qdtt_api(SSDKIT_QDTT_API_RESIDENCY);
 	double		T = Max(rel->pages, 1);
 	double		sb = 0,
 				os = 0;
 
-	if (qdtt_api == NULL)
-		qdtt_api = (SsdkitQdttApi **) find_rendezvous_variable(SSDKIT_QDTT_RENDEZVOUS);
-	caches->measured = *qdtt_api != NULL &&
-		(*qdtt_api)->version >= SSDKIT_QDTT_API_RESIDENCY &&
-		(*qdtt_api)->residency(node, MAIN_FORKNUM, &sb, &os);
+	caches->measured = api != NULL &&
+		api->residency(node, MAIN_FORKNUM, &sb, &os);
 	caches->sb_fraction = sb;
 	caches->os_fraction = os;
 
