@@ -282,9 +282,11 @@ fetch_page_reads(double N, double R, double T, double first_hit,
  * capacity, and then effective_cache_size, the DBA's statement of it, is
  * used, as when the sampler is not running (qdtt_costing not loaded, or
  * qdtt.use_residency off).  In between the two blend, so that a relation
- * getting warmer does not jump in price.
+ * getting warmer does not jump in price.  A relation resident as a whole
+ * shows no limit either: the capacity is at least effective_cache_size.
  */
 #define RESIDENT_MEASURES_CAPACITY 0.10
+#define FULLY_RESIDENT 0.98
 static void
 fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
 {
@@ -313,6 +315,10 @@ fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
 
 		caches->any_capacity = weight * (sb + os) * T +
 			(1.0 - weight) * effective_cache_size;
+
+		/* All of it resident: no sign of a limit below effective_cache_size. */
+		if (sb + os >= FULLY_RESIDENT)
+			caches->any_capacity = Max(T, effective_cache_size);
 	}
 	caches->any_capacity = Max(caches->any_capacity, NBuffers);
 	caches->any_first_hit = Max(caches->sb_first_hit,
@@ -324,6 +330,17 @@ fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
  * an external sort of "tuples" rows of "width" bytes, as cost_sort() counts
  * them; 0 when the sort fits in work_mem.
  */
+static double
+sort_temp_pages(double tuples, int width)
+{
+	double		input_bytes = tuples * (MAXALIGN(width) +
+										MAXALIGN(SizeofHeapTupleHeader));
+
+	if (input_bytes <= (double) work_mem * 1024.0)
+		return 0.0;
+	return ceil(input_bytes / BLCKSZ);
+}
+
 static double
 sort_temp_page_accesses(double tuples, int width)
 {
@@ -351,9 +368,11 @@ sort_temp_page_accesses(double tuples, int width)
  * (3/4 seq_page_cost + 1/4 random_page_cost).  A temp file goes through the
  * OS page cache: where memory holds it, writing and reading it back costs
  * what a cached page costs, the price we charge the fetch for the same
- * thing (ssd_sort.cached_page_cost); only the rest reaches the device.  We
- * take the share of temp pages the OS keeps to be the share of the relation
- * it keeps (a full sort's temp files are the size of the rows sorted).
+ * thing (ssd_sort.cached_page_cost); only the rest reaches the device.  A
+ * page written in one pass is read back in the next, after the rest of that
+ * pass's S temp pages and, on average, half the relation's T pages read by
+ * the scan feeding the sort: an LRU cache of C pages keeps it with
+ * probability C / (S + T/2).
  *
  * The planner compares our path with core's Sort, priced by cost_sort() on
  * the whole rows; our own path is priced by cost_sort() on the pairs.  The
@@ -364,14 +383,20 @@ sort_temp_page_accesses(double tuples, int width)
  */
 static double
 temp_price_correction(RelOptInfo *rel, double tuples, int pair_width,
-					  const FetchCaches *caches)
+					  double heap_pages, double capacity)
 {
 	double		core_price = seq_page_cost * 0.75 + random_page_cost * 0.25;
 	double		our_price;
 	double		correction;
 
-	our_price = caches->any_first_hit * Min(ssd_sort_cached_page_cost, core_price) +
-		(1.0 - caches->any_first_hit) * core_price;
+	double		temp_pages = sort_temp_pages(tuples, rel->reltarget->width);
+	double		kept;
+
+	if (temp_pages <= 0)
+		return 0.0;
+	kept = Min(1.0, capacity / (temp_pages + heap_pages / 2));
+	our_price = kept * Min(ssd_sort_cached_page_cost, core_price) +
+		(1.0 - kept) * core_price;
 	correction = (sort_temp_page_accesses(tuples, pair_width) -
 				  sort_temp_page_accesses(tuples, rel->reltarget->width)) *
 		(our_price - core_price);
@@ -517,14 +542,23 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys,
 	 */
 	visits = ntuples + corr2 * (pages_correlated - ntuples);
 	cpu_cost = visits * ssd_sort_page_visit_cost +
-		ntuples * (cpu_tuple_cost + rel->reltarget->cost.per_tuple +
-				   scattered_row_cost(rel->reltarget->width) * (1.0 - corr2)) +
+		ntuples * scattered_row_cost(rel->reltarget->width) * (1.0 - corr2);
+
+	/*
+	 * With reads in flight, the work on rows whose pages are already in
+	 * memory overlaps the device's service of the prefetched ones: only the
+	 * share of visits served from memory adds to the time.
+	 */
+	if (ssd_sort_prefetch_depth > 0)
+		cpu_cost *= 1.0 - Min(1.0, (1.0 - corr2) * device_reads / Max(visits, 1.0));
+	cpu_cost += ntuples * (cpu_tuple_cost + rel->reltarget->cost.per_tuple) +
 		rel->reltarget->cost.startup;
 
 	cpath = ssdkit_base_custom_path(rel, &ssd_sort_path_methods);
 	cpath->path.startup_cost = sort_path.startup_cost + random_cost;
 	cpath->path.total_cost = sort_path.total_cost + io_cost + cpu_cost +
-		temp_price_correction(rel, ntuples, pair_width, caches);
+		temp_price_correction(rel, ntuples, pair_width, heap_pages / divisor,
+							  caches->any_capacity / divisor);
 	cpath->path.pathkeys = pathkeys;
 	cpath->flags = 0;			/* no backward scan or mark/restore */
 	cpath->custom_paths = list_make1(input);
