@@ -14,23 +14,24 @@
  *
  * Cost = project (a seq scan emitting the pairs)
  *		+ pair sort (PostgreSQL's cost_sort on the pair width)
- *		+ fetch (heap pages read for N TIDs in key order, times the page cost
- *		  of a random read with ssd_sort.prefetch_depth reads in flight).
+ *		+ fetch: page reads (fetch_page_reads(), blended with one read per page
+ *		  by the square of the key's correlation, as cost_index() does) at
+ *		  the OS-cache price or, past the OS cache, a random read with
+ *		  ssd_sort.prefetch_depth reads in flight; a visit per row
+ *		  (ssd_sort.page_visit_cost) and the read of a row scattered in
+ *		  memory (scattered_row_cost()), overlapping the reads in flight
+ *		+ a temp correction putting the built-in Sort's cost_sort() on the
+ *		  same footing (temp_price_correction()).
  *
- * The fetch's pages follow cost_index() in shape: the page reads of N rows
- * visited at random when the key is uncorrelated with the physical order
- * (fetch_page_reads()), the table's pages read once when it is fully
- * correlated, and the square of the correlation between the two.  The
- * fetch visits every selected row, so we count two levels of cache: the
- * reads that miss shared_buffers and, of those, the ones that also miss
- * the OS page cache (effective_cache_size).  A read the OS cache serves
- * still costs a system call and a copy: ssd_sort.cached_page_cost (at
- * millions of fetches that adds up to more than sorting the whole rows; see
- * bench/results/ssd-sort-grid.md).  A device read
- * costs, in order of preference: ssd_sort.fetch_page_cost when set; the
- * QDTT model of the relation's tablespace at band = relation size and queue
- * depth = prefetch depth, when qdtt_costing is loaded and calibrated; the
- * tablespace's random_page_cost otherwise.
+ * Where the pages are comes from qdtt_costing's residency sampler when it
+ * has counted the relation, else effective_cache_size (fetch_caches()).  A
+ * device read costs, in order of preference: ssd_sort.fetch_page_cost when
+ * set; the QDTT model of the relation's tablespace at band = relation size
+ * and queue depth = prefetch depth x participants, when qdtt_costing is
+ * loaded and calibrated; the tablespace's random_page_cost otherwise.
+ *
+ * A parallel path (partial, for Gather Merge) is priced for one
+ * participant's share of the rows, as core prices partial paths.
  *
  *-------------------------------------------------------------------------
  */
