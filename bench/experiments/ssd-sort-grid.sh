@@ -125,19 +125,34 @@ load_sort_tables() {
 	done
 }
 
+# The plan's name from EXPLAIN (FORMAT JSON) on stdin: the top node, and
+# under a Gather (Merge) the node it gathers ("Gather_Merge+SSD_Sort").
+PLAN_NAME_PY='
+def plan_name(p, analyzed=False):
+    name = p.get("Custom Plan Provider") or p["Node Type"]
+    if name == "Sort" and analyzed:
+        name = "Sort (" + p.get("Sort Method", "?") + ")"
+    if p["Node Type"] in ("Gather", "Gather Merge") and p.get("Plans"):
+        name += "+" + plan_name(p["Plans"][0], analyzed)
+    return name.replace(" ", "_")
+'
+
 # The plan's numbers from EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) of the top
-# node: "plan total_ms ttfr_ms temp_kb runs passes".
+# node: "plan total_ms ttfr_ms temp_kb runs passes" (runs and passes of the
+# sort under a Gather Merge: the leader's).
 plan_numbers() {
-	/usr/bin/python3 -c '
+	/usr/bin/python3 -c "$PLAN_NAME_PY"'
 import json, sys
 p = json.load(sys.stdin)[0]["Plan"]
-node = p.get("Custom Plan Provider") or p["Node Type"]
-if node == "Sort":
-    node = "Sort (" + p.get("Sort Method", "?") + ")"
-ttfr = p.get("Time To First Row", p["Actual Startup Time"])
+node = plan_name(p, True)
+top = p
+if p["Node Type"] in ("Gather", "Gather Merge") and p.get("Plans"):
+    p = p["Plans"][0]
+ttfr = p.get("Time To First Row", top["Actual Startup Time"]) if p is top else top["Actual Startup Time"]
+p, sort = top, p
 temp = p.get("Temp Written Blocks", 0) * 8
-print(node.replace(" ", "_"), round(p["Actual Total Time"], 1), round(ttfr, 1), temp,
-      p.get("Sorted Runs", "-"), p.get("Merge Passes", "-"),
+print(node, round(p["Actual Total Time"], 1), round(ttfr, 1), temp,
+      sort.get("Sorted Runs", "-"), sort.get("Merge Passes", "-"),
       p["Startup Cost"], p["Total Cost"])'
 }
 
@@ -183,7 +198,9 @@ sort_cell() {
 		fi
 		local plan
 		plan=$(bench_psql -d sortdb -At -c "$settings EXPLAIN (COSTS OFF, FORMAT JSON) SELECT * FROM $tab ORDER BY key" |
-			/usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[0]["Plan"]; print(p.get("Custom Plan Provider") or p["Node Type"])')
+			/usr/bin/python3 -c "$PLAN_NAME_PY"'
+import json, sys
+print(plan_name(json.load(sys.stdin)[0]["Plan"]))')
 		if [ "$variant" = planner ] && [ -n "${done_plan[$plan]:-}" ]; then
 			echo "$r,$order,$nrows,$pages,$wm,$c,planner,${done_plan[$plan]}" >>"$RESULT.csv"
 			log "$tab work_mem $wm cache $c%: planner picks $plan"
