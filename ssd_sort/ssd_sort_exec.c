@@ -53,12 +53,12 @@
 #include "ssdkit_qdtt.h"
 
 /*
- * A parallel SSD Sort (under Gather Merge) runs one copy of the node per
- * participant, each sorting and fetching its share of the rows.  The
- * workers leave their EXPLAIN ANALYZE counters here, in the query's dynamic
- * shared memory, for the leader to show.
+ * What one participant counts for EXPLAIN ANALYZE.  A parallel SSD Sort
+ * (under Gather Merge) runs one copy of the node per participant, each
+ * sorting and fetching its share of the rows; the workers leave their
+ * counters in the query's dynamic shared memory for the leader to show.
  */
-typedef struct SsdSortWorkerStats
+typedef struct SsdSortCounters
 {
 	int64		pairs_sorted;
 	int64		rows_fetched;
@@ -67,12 +67,12 @@ typedef struct SsdSortWorkerStats
 	int64		prefetches;
 	int64		temp_blocks_written;
 	double		sort_ms;
-} SsdSortWorkerStats;
+} SsdSortCounters;
 
 typedef struct SsdSortShared
 {
 	int			nworkers;
-	SsdSortWorkerStats workers[FLEXIBLE_ARRAY_MEMBER];
+	SsdSortCounters workers[FLEXIBLE_ARRAY_MEMBER];
 } SsdSortShared;
 
 typedef struct SsdSortState
@@ -117,23 +117,17 @@ typedef struct SsdSortState
 	instr_time	start_time;
 	bool		first_row_seen;
 	double		first_row_ms;
-	double		sort_ms;
-	int64		pairs_sorted;
-	int64		temp_blocks_written;
+	SsdSortCounters counts;
 	bool		have_sort_stats;
 	TuplesortInstrumentation sort_stats;
 	int			runs;
 	int			merge_passes;
 	bool		trace_seen;
-	int64		rows_fetched;
-	int64		page_visits;
-	int64		pages_read;
-	int64		prefetches;
 	int			max_outstanding;
 
 	/* Parallel: the shared counters, and the leader's copy of them. */
 	SsdSortShared *shared;
-	SsdSortWorkerStats *my_stats;	/* in a worker: its slot in *shared */
+	SsdSortCounters *my_stats;	/* in a worker: its slot in *shared */
 	SsdSortShared *worker_stats;
 } SsdSortState;
 
@@ -318,7 +312,7 @@ sort_pairs(SsdSortState *node)
 				break;
 			ssd_sort_trace_resume(&node->trace);
 			tuplesort_puttupleslot(node->sortstate, slot);
-			node->pairs_sorted++;
+			node->counts.pairs_sorted++;
 		}
 		ssd_sort_trace_resume(&node->trace);
 		tuplesort_performsort(node->sortstate);
@@ -330,8 +324,8 @@ sort_pairs(SsdSortState *node)
 	PG_END_TRY();
 
 	node->sort_done = true;
-	node->sort_ms += elapsed_ms(sort_start);
-	node->temp_blocks_written += pgBufferUsage.temp_blks_written - temp_before;
+	node->counts.sort_ms += elapsed_ms(sort_start);
+	node->counts.temp_blocks_written += pgBufferUsage.temp_blks_written - temp_before;
 	node->runs = node->trace.runs;
 	node->merge_passes = node->trace.merge_passes;
 	node->trace_seen = node->trace.seen;
@@ -380,7 +374,7 @@ fill_window(SsdSortState *node)
 			if (r.initiated_io)
 			{
 				node->window_prefetched[slot_index] = true;
-				node->prefetches++;
+				node->counts.prefetches++;
 				node->outstanding++;
 				node->max_outstanding = Max(node->max_outstanding,
 											node->outstanding);
@@ -408,8 +402,8 @@ fetch_row(SsdSortState *node, ItemPointer tid, TupleTableSlot *slot)
 
 		node->buffer = ReleaseAndReadBuffer(node->buffer, rel, block);
 		node->buffer_block = block;
-		node->page_visits++;
-		node->pages_read += pgBufferUsage.shared_blks_read +
+		node->counts.page_visits++;
+		node->counts.pages_read += pgBufferUsage.shared_blks_read +
 			pgBufferUsage.local_blks_read - reads_before;
 	}
 
@@ -446,17 +440,8 @@ fetch_row(SsdSortState *node, ItemPointer tid, TupleTableSlot *slot)
 static void
 publish_stats(SsdSortState *node)
 {
-	SsdSortWorkerStats *w = node->my_stats;
-
-	if (w == NULL)
-		return;
-	w->pairs_sorted = node->pairs_sorted;
-	w->rows_fetched = node->rows_fetched;
-	w->page_visits = node->page_visits;
-	w->pages_read = node->pages_read;
-	w->prefetches = node->prefetches;
-	w->temp_blocks_written = node->temp_blocks_written;
-	w->sort_ms = node->sort_ms;
+	if (node->my_stats != NULL)
+		*node->my_stats = node->counts;
 }
 
 /* Phase 4: the next row in key order, or an empty slot at the end. */
@@ -496,7 +481,7 @@ next_row(ScanState *ss)
 	/* Issue the read for the TID that takes the freed place first. */
 	fill_window(node);
 	fetch_row(node, &tid, slot);
-	node->rows_fetched++;
+	node->counts.rows_fetched++;
 	publish_stats(node);
 
 	if (!node->first_row_seen)
@@ -599,7 +584,7 @@ static Size
 shared_size(int nworkers)
 {
 	return add_size(offsetof(SsdSortShared, workers),
-					mul_size(nworkers, sizeof(SsdSortWorkerStats)));
+					mul_size(nworkers, sizeof(SsdSortCounters)));
 }
 
 static Size
@@ -668,7 +653,7 @@ explain_workers(SsdSortState *node, ExplainState *es)
 		return;
 	for (i = 0; i < node->worker_stats->nworkers; i++)
 	{
-		SsdSortWorkerStats *w = &node->worker_stats->workers[i];
+		SsdSortCounters *w = &node->worker_stats->workers[i];
 
 		if (w->pairs_sorted == 0 && w->rows_fetched == 0)
 			continue;			/* never started */
@@ -800,23 +785,23 @@ ssd_sort_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 							   node->sort_stats.spaceUsed, es);
 		ExplainPropertyText("Sort Space Type",
 							tuplesort_space_type_name(node->sort_stats.spaceType), es);
-		ExplainPropertyInteger("Pairs Sorted", NULL, node->pairs_sorted, es);
+		ExplainPropertyInteger("Pairs Sorted", NULL, node->counts.pairs_sorted, es);
 		if (node->trace_seen)
 		{
 			ExplainPropertyInteger("Sorted Runs", NULL, node->runs, es);
 			ExplainPropertyInteger("Merge Passes", NULL, node->merge_passes, es);
 		}
 		ExplainPropertyInteger("Temp Written", "kB",
-							   node->temp_blocks_written * (BLCKSZ / 1024), es);
-		ExplainPropertyInteger("Rows Fetched", NULL, node->rows_fetched, es);
-		ExplainPropertyInteger("Heap Page Visits", NULL, node->page_visits, es);
-		ExplainPropertyInteger("Heap Pages Read", NULL, node->pages_read, es);
-		ExplainPropertyInteger("Prefetches Issued", NULL, node->prefetches, es);
+							   node->counts.temp_blocks_written * (BLCKSZ / 1024), es);
+		ExplainPropertyInteger("Rows Fetched", NULL, node->counts.rows_fetched, es);
+		ExplainPropertyInteger("Heap Page Visits", NULL, node->counts.page_visits, es);
+		ExplainPropertyInteger("Heap Pages Read", NULL, node->counts.pages_read, es);
+		ExplainPropertyInteger("Prefetches Issued", NULL, node->counts.prefetches, es);
 		ExplainPropertyInteger("Prefetch Depth Reached", NULL,
 							   node->max_outstanding, es);
 		if (es->timing)
 		{
-			ExplainPropertyFloat("Sort Time", "ms", node->sort_ms, 3, es);
+			ExplainPropertyFloat("Sort Time", "ms", node->counts.sort_ms, 3, es);
 			if (node->first_row_seen)
 				ExplainPropertyFloat("Time To First Row", "ms",
 									 node->first_row_ms, 3, es);

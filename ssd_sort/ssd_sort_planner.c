@@ -455,8 +455,17 @@ scattered_row_cost(int width)
 	return 0.058 + width / 4300.0;
 }
 
+/* One ordering to offer, resolved once for its serial and parallel paths. */
+typedef struct Ordering
+{
+	List	   *pathkeys;
+	SortKeys	keys;
+	PathTarget *pairs;			/* the pair: keys, then ctid */
+	double		corr2;			/* first key's correlation, squared */
+} Ordering;
+
 /*
- * Offer an SSD Sort path producing the relation in "pathkeys" order.  With
+ * Offer an SSD Sort path producing the relation in the ordering.  With
  * workers = 0 a serial path; otherwise a partial path for Gather Merge: each
  * participant sorts the pairs of its share of a Parallel Seq Scan and
  * fetches its own rows in key order, and Gather Merge merges the
@@ -464,50 +473,39 @@ scattered_row_cost(int width)
  * participant's, as core's are.
  */
 static void
-add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys,
+add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, const Ordering *order,
 				  const FetchCaches *caches, int workers)
 {
-	SortKeys	keys;
 	CustomPath *cpath;
 	Path	   *input;
 	Path		sort_path;
-	PathTarget *pairs;
 	double		divisor = workers > 0 ? parallel_divisor(workers) : 1.0;
 	double		ntuples = Max(clamp_row_est(rel->rows / divisor), 1.0);
 	double		heap_pages = Max(rel->pages, 1);
+	double		corr2 = order->corr2;
 	double		device_reads,
 				buffer_misses,
 				pages_correlated,
 				visits,
-				corr2,
 				random_cost,
 				seq_cost,
 				io_cost,
 				cpu_cost;
-	int			pair_width;
+	int			pair_width = order->pairs->width;
 	double		depth = Max(ssd_sort_prefetch_depth, 1);
 	const char *source;
 	bool		saved_enable_sort = enable_sort;
 
-	if (!resolve_sort_keys(rel, pathkeys, &keys))
-		return;
-
-	/* Workers compute the keys: each must be safe to run there. */
-	if (workers > 0 && !is_parallel_safe(root, (Node *) keys.exprs))
-		return;
-
 	/* Project: a (parallel) seq scan of the relation emitting the pairs. */
-	pairs = pair_target(root, rel, &keys);
 	input = create_seqscan_path(root, rel, NULL, workers);
-	input->pathtarget = pairs;
-	pair_width = pairs->width;
+	input->pathtarget = order->pairs;
 
 	/*
 	 * Sort the pairs.  enable_sort steers the planner away from Sort nodes;
 	 * the pair sort is part of this node, switched off by ssd_sort.enable.
 	 */
 	enable_sort = true;
-	cost_sort(&sort_path, root, pathkeys, input->total_cost, ntuples,
+	cost_sort(&sort_path, root, order->pathkeys, input->total_cost, ntuples,
 			  pair_width, 0.0, work_mem, -1.0);
 	enable_sort = saved_enable_sort;
 
@@ -527,8 +525,6 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys,
 										 caches->sb_capacity / divisor),
 						device_reads);
 	pages_correlated = ceil(heap_pages * Min(1.0, ntuples / Max(rel->tuples, 1.0)));
-	corr2 = first_key_correlation(root, rel, &keys);
-	corr2 *= corr2;
 	io_cost = device_reads * random_cost +
 		(buffer_misses - device_reads) * ssd_sort_cached_page_cost;
 	io_cost += corr2 * (pages_correlated * seq_cost - io_cost);
@@ -560,7 +556,7 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys,
 	cpath->path.total_cost = sort_path.total_cost + io_cost + cpu_cost +
 		temp_price_correction(rel, ntuples, pair_width, heap_pages / divisor,
 							  caches->any_capacity / divisor);
-	cpath->path.pathkeys = pathkeys;
+	cpath->path.pathkeys = order->pathkeys;
 	cpath->flags = 0;			/* no backward scan or mark/restore */
 	cpath->custom_paths = list_make1(input);
 	if (workers > 0)
@@ -571,8 +567,9 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, List *pathkeys,
 		cpath->path.parallel_workers = workers;
 		cpath->path.rows = ntuples;
 	}
-	cpath->custom_private = list_make4(keys.sort_ops, keys.collations,
-									   keys.nulls_first,
+	cpath->custom_private = list_make4(order->keys.sort_ops,
+									   order->keys.collations,
+									   order->keys.nulls_first,
 									   makeInteger(pair_width));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeFloat(psprintf("%.0f",
@@ -703,9 +700,21 @@ ssd_sort_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 										  max_parallel_workers_per_gather);
 	foreach(lc, orderings)
 	{
-		add_ssd_sort_path(root, rel, (List *) lfirst(lc), &caches, 0);
-		if (workers > 0)
-			add_ssd_sort_path(root, rel, (List *) lfirst(lc), &caches, workers);
+		Ordering	order;
+		double		corr;
+
+		order.pathkeys = (List *) lfirst(lc);
+		if (!resolve_sort_keys(rel, order.pathkeys, &order.keys))
+			continue;
+		order.pairs = pair_target(root, rel, &order.keys);
+		corr = first_key_correlation(root, rel, &order.keys);
+		order.corr2 = corr * corr;
+
+		add_ssd_sort_path(root, rel, &order, &caches, 0);
+
+		/* Workers compute the keys: each must be safe to run there. */
+		if (workers > 0 && is_parallel_safe(root, (Node *) order.keys.exprs))
+			add_ssd_sort_path(root, rel, &order, &caches, workers);
 	}
 }
 

@@ -14,12 +14,8 @@ my $node = SSDKitTest::node('ssd_sort_interrupts',
 	conf => "work_mem = '64kB'\nenable_sort = off\nrestart_after_crash = on\n");
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION ssd_sort;
-	CREATE TABLE wide (id int, k int, pad text);
-	ALTER TABLE wide ALTER pad SET STORAGE PLAIN;
-	INSERT INTO wide SELECT i, (i * 7919) % 20000, repeat('x', 900)
-	  FROM generate_series(1, 20000) i;
-	VACUUM ANALYZE wide;
 });
+SSDKitTest::wide_sort_table($node);
 
 my $query = 'SELECT id, k FROM wide ORDER BY k, id';
 my $expected = $node->safe_psql('postgres',

@@ -17,12 +17,8 @@ my $node = SSDKitTest::node('ssd_sort_costs',
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION qdtt_costing;
 	CREATE EXTENSION ssd_sort;
-	CREATE TABLE wide (id int, k int, pad text);
-	ALTER TABLE wide ALTER pad SET STORAGE PLAIN;
-	INSERT INTO wide SELECT i, (i * 7919) % 20000, repeat('x', 900)
-	  FROM generate_series(1, 20000) i;
-	VACUUM ANALYZE wide;
 });
+SSDKitTest::wide_sort_table($node);
 my $forced = 'SET enable_sort = off; SET max_parallel_workers_per_gather = 0;';
 my $query = 'SELECT id, k FROM wide ORDER BY k, id';
 

@@ -326,4 +326,21 @@ sub expected
 	return expected_rows($node, "SELECT g, $p FROM generate_series(1, $n) g $where");
 }
 
+
+# The SSD Sort tests' table: "wide" in database postgres, 20000 rows of
+# (id, k, 900 bytes stored plain), k a permutation of the ids' order, so a
+# Sort of its rows does not fit a small work_mem.
+sub wide_sort_table
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{
+		CREATE TABLE wide (id int, k int, pad text);
+		ALTER TABLE wide ALTER pad SET STORAGE PLAIN;
+		INSERT INTO wide SELECT i, (i * 7919) % 20000, repeat('x', 900)
+		  FROM generate_series(1, 20000) i;
+		VACUUM ANALYZE wide;
+	});
+	return;
+}
+
 1;
