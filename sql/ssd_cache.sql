@@ -23,12 +23,17 @@ SELECT name, setting, unit, min_val, max_val, context
 FROM pg_settings WHERE name LIKE 'ssd_cache.%' ORDER BY name;
 SET ssd_cache.size = '2GB';
 SET ssd_cache.path = '/tmp/x';
+SET ssd_cache.mode = write_back;
+ALTER SYSTEM SET ssd_cache.mode = 'write-back';
+ALTER SYSTEM SET ssd_cache.evict_batch = 65;
 
 -- This cluster has no ssd_cache.path: the hook is active, the cache is not.
 SELECT mode, policy, hook_active, path, slots, used_slots, hits, misses, hit_ratio
 FROM ssd_cache_stats;
+SELECT free_slots, fresher_pages, absorbed_writes, write_backs FROM ssd_cache_stats;
 SELECT count(*) FROM ssd_cache_relations;
 SELECT * FROM ssd_cache_verify();
+SELECT ssd_cache_flush();
 SELECT ssd_cache_reset_stats();
 SELECT ssd_cache_evict('pg_class');
 SELECT * FROM ssd_cache_measure_devices('pg_class');
@@ -47,10 +52,15 @@ CREATE EXTENSION ssd_cache;
 DROP EXTENSION ssd_cache;
 
 -- Upgrade from 0.1: its ssd_cache_stats works with this library until the
--- update, and the update brings the 0.2 columns.
+-- update, and the update brings the 0.2 columns, then the 0.3 ones.
 CREATE EXTENSION ssd_cache VERSION '0.1';
 SELECT mode, policy, used_slots FROM ssd_cache_stats;
+ALTER EXTENSION ssd_cache UPDATE TO '0.2';
+SELECT mode, problem, admission_io, header_writes, used_slots FROM ssd_cache_stats;
+SELECT * FROM ssd_cache_verify();
 ALTER EXTENSION ssd_cache UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'ssd_cache';
-SELECT mode, problem, admission_io, header_writes, used_slots FROM ssd_cache_stats;
+SELECT mode, fresher_pages, directory_writes_fresher FROM ssd_cache_stats;
+SELECT * FROM ssd_cache_verify();
+SELECT ssd_cache_flush();
 DROP EXTENSION ssd_cache;

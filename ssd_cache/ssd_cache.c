@@ -31,6 +31,7 @@
 #include "ssd_cache_lifecycle.h"
 #include "ssd_cache_policy.h"
 #include "ssd_cache_temperatures.h"
+#include "ssd_cache_writeback.h"
 #include "ssdkit_status.h"
 
 PG_MODULE_MAGIC;
@@ -67,6 +68,12 @@ static const char *const known_fault_points[] = {
 	"die_before_slot_write",	/* a process that wrote a cached page to disk
 								 * is killed before it updates the slot */
 	NULL
+};
+
+static const struct config_enum_entry mode_options[] = {
+	{"write_through", SSD_MODE_WRITE_THROUGH, false},
+	{"write_back", SSD_MODE_WRITE_BACK, false},
+	{NULL, 0, false}
 };
 
 static const struct config_enum_entry policy_options[] = {
@@ -210,18 +217,23 @@ ssd_cache_shmem_request(void)
 	RequestAddinShmemSpace(ssd_cache_fault_shmem_size());
 	if (cache_startable())
 	{
+		RequestAddinShmemSpace(ssd_cache_writeback_shmem_size());
 		RequestAddinShmemSpace(ssd_cache_directory_shmem_size(cache_nslots()));
 		RequestAddinShmemSpace(ssd_cache_admit_shmem_size());
 		RequestNamedLWLockTranche("ssd_cache", ssd_cache_directory_lwlocks());
 	}
 }
 
-/* Postmaster exit: after a clean shutdown, mark the cache trusted. */
+/*
+ * Postmaster exit: after a clean shutdown, write back every page fresher
+ * than the disk (nothing else runs any more) and mark the cache trusted.
+ */
 static void
 ssd_cache_postmaster_exit(int code, Datum arg)
 {
 	if (ssd_cache_enabled() && !ssd_cache_bypassed())
-		ssd_cache_file_note_shutdown();
+		ssd_cache_file_note_shutdown(ssd_cache_file_shut_down_cleanly() &&
+									 !ssd_cache_shutdown_write_back());
 }
 
 static void
@@ -232,10 +244,16 @@ ssd_cache_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ssd_cache_hook_shmem_init();
 	ssd_cache_fault_shmem_init();
-	if (cache_configured() && !cache_startable())
-		ssd_cache_set_off(size_problem ? size_problem : ssd_cache_hook_problem());
-	else if (cache_configured())
+	if (!cache_configured())
+		ssd_cache_file_refuse_if_fresher("ssd_cache.path is not set");
+	else if (!cache_startable())
 	{
+		ssd_cache_file_refuse_if_fresher(size_problem ? size_problem : ssd_cache_hook_problem());
+		ssd_cache_set_off(size_problem ? size_problem : ssd_cache_hook_problem());
+	}
+	else
+	{
+		ssd_cache_writeback_shmem_init();
 		ssd_cache_admit_shmem_init();
 		ssd_cache_directory_shmem_init(cache_path, cache_nslots());
 		if (!IsUnderPostmaster && ssd_cache_enabled())
@@ -296,6 +314,28 @@ _PG_init(void)
 								GUC_UNIT_MB,
 								NULL, NULL, NULL);
 	}
+
+	DefineCustomEnumVariable("ssd_cache.mode",
+							 "write_through: every write goes to the disk; write_back: the SSD absorbs writes.",
+							 "write_back keeps pages newer than the disk on the SSD (the thesis's PC): "
+							 "the data directory is then complete only with the cache, until "
+							 "ssd_cache_flush() or a clean shutdown writes them back.",
+							 &ssd_cache_mode,
+							 SSD_MODE_WRITE_THROUGH,
+							 mode_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ssd_cache.evict_batch",
+							"Pages the cleaner evicts together in write-back mode (PC2).",
+							"Fresher victims of one batch are written back to the disk with one "
+							"sync per file segment; 1 evicts one at a time (PC).",
+							&ssd_cache_evict_batch,
+							1, 1, 64,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("ssd_cache.policy",
 							 "Admission and replacement policy: tac or clock.",

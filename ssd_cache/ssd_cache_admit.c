@@ -50,6 +50,7 @@
 #include "ssd_cache_file.h"
 #include "ssd_cache_policy.h"
 #include "ssd_cache_temperatures.h"
+#include "ssd_cache_writeback.h"
 
 typedef enum SsdAdmitItemState
 {
@@ -234,6 +235,21 @@ ssd_cache_admit_has_relation(RelFileNode rnode)
 	return found;
 }
 
+/* Wake the worker: write-back found no free slot. */
+void
+ssd_cache_admit_wake_worker(void)
+{
+	Latch	   *latch;
+
+	if (!queue)
+		return;
+	SpinLockAcquire(&queue->lock);
+	latch = queue->worker_latch;
+	SpinLockRelease(&queue->lock);
+	if (latch)
+		SetLatch(latch);
+}
+
 /* Unlogged relations have an init fork; their pages are never admitted. */
 static bool
 is_unlogged(const BufferTag *tag)
@@ -337,6 +353,7 @@ ssd_cache_admit_main(Datum arg)
 
 		ssd_cache_age_if_due();
 		ssd_cache_idle();
+		ssd_cache_wb_worker_duties();
 		if (ssd_cache_enabled() && !ssd_cache_bypassed())
 			ssd_cache_file_register_marker();
 		if (ssd_cache_enabled())

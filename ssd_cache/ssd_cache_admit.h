@@ -22,6 +22,7 @@ extern void ssd_cache_offer_withdraw(int item, const BufferTag *tag);
 extern int	ssd_cache_admit_queued_tags(BufferTag *out);
 extern bool ssd_cache_admit_has_relation(RelFileNode rnode);
 extern uint32 ssd_cache_admit_queue_length(void);
+extern void ssd_cache_admit_wake_worker(void);
 
 /* Directory-side halves of an offer (ssd_cache_directory.c). */
 extern bool ssd_cache_offer_begin(const BufferTag *tag);

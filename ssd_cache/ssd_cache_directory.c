@@ -63,11 +63,13 @@
 #include "storage/smgr.h"
 #include "storage/spin.h"
 #include "utils/hsearch.h"
+#include "utils/float.h"
 #include "utils/memutils.h"
 
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_disk.h"
 #include "ssd_cache_fault.h"
 #include "ssd_cache_policy.h"
 #include "ssd_cache_slots.h"
@@ -76,10 +78,11 @@
 #define SSD_NUM_DIR_LOCKS	128
 
 /* Lock tranche layout: partitions, directory pages, relation counts,
- * the file header, then the policy's. */
+ * the file header, write-back arming, then the policy's. */
 #define SSD_REL_LOCK_INDEX		(SSD_NUM_PARTITIONS + SSD_NUM_DIR_LOCKS)
 #define SSD_HEADER_LOCK_INDEX	(SSD_REL_LOCK_INDEX + 1)
-#define SSD_POLICY_LOCK_INDEX	(SSD_HEADER_LOCK_INDEX + 1)
+#define SSD_ARM_LOCK_INDEX		(SSD_HEADER_LOCK_INDEX + 1)
+#define SSD_POLICY_LOCK_INDEX	(SSD_ARM_LOCK_INDEX + 1)
 
 /* Blocks a batched invalidation clears before making them durable. */
 #define SSD_INVAL_CHUNK			16384
@@ -100,6 +103,9 @@ typedef struct SsdLookupEnt
 	BufferTag	tag;			/* hash key */
 	int32		slot;			/* -1 while PENDING */
 	uint8		state;			/* SsdEntryState */
+	bool		fresher;		/* write-back: the slot is newer than the disk */
+	bool		busy;			/* being written back: not to be removed, and
+								 * no write of the page may start */
 } SsdLookupEnt;
 
 typedef struct SsdRelEnt
@@ -117,6 +123,7 @@ typedef struct SsdCacheShared
 	uint32		epoch;
 	pg_atomic_uint64 counters[SSD_NCOUNTERS];
 	pg_atomic_uint64 used;
+	pg_atomic_uint64 fresher;	/* entries with fresher set */
 	slock_t		free_lock;
 	int32		free_head;
 	double		preparation_ms;
@@ -136,10 +143,15 @@ static char *io_buf = NULL;		/* this process's O_DIRECT buffer */
 #define PART_LOCK(h)	(&locks[(h) % SSD_NUM_PARTITIONS].lock)
 #define DIR_LOCK(p)		(&locks[SSD_NUM_PARTITIONS + (p) % SSD_NUM_DIR_LOCKS].lock)
 #define REL_LOCK		(&locks[SSD_REL_LOCK_INDEX].lock)
+#define ARM_LOCK		(&locks[SSD_ARM_LOCK_INDEX].lock)
 
-static void persist_entry(int32 slot, const BufferTag *tag);
+static void persist_entry(int32 slot, const BufferTag *tag, SsdCacheCounter occasion);
 static char *process_io_buffer(void);
 static int32 find_valid(const BufferTag *tag, int32 want_slot, bool pin, bool *present);
+static int32 find_readable(const BufferTag *tag, bool fresher_only, bool *fresher);
+static int32 take_free_slot(void);
+static void free_slot(int32 slot);
+static bool lock_unbusy(const BufferTag *tag, uint32 hash, SsdLookupEnt **ent);
 static void remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction);
 
 int
@@ -210,11 +222,18 @@ ssd_cache_recheck_after_crash(const BufferTag *tag, const char *disk_page)
 	char	   *buf;
 	int32		slot;
 	bool		same;
+	bool		fresher;
 
 	if (!cache_writable() || !ssd_cache_file_verifying())
 		return;
 	buf = process_io_buffer();
-	slot = find_valid(tag, -1, true, NULL);
+	slot = find_readable(tag, false, &fresher);
+	if (slot >= 0 && fresher)
+	{
+		/* The newest copy, by design older on the disk: nothing to check. */
+		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+		return;
+	}
 	if (slot < 0)
 		return;
 	same = ssd_cache_file_read_slot(slot, buf) &&
@@ -386,7 +405,8 @@ give_up_directory(void)
  * it is not trusted at the next start.
  */
 static void
-persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags)
+persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags,
+				const bool *fresher, SsdCacheCounter occasion)
 {
 	bool		done[SSD_CACHE_WRITE_BATCH];
 	int			i,
@@ -419,6 +439,8 @@ persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags)
 				e->blockNum = tag->blockNum;
 				e->forkNum = (uint8) tag->forkNum;
 				e->flags = SSD_DIR_VALID;
+				if (fresher && fresher[j])
+					e->flags |= SSD_DIR_FRESHER;
 				e->epoch = shared->epoch;
 				ssd_cache_dir_entry_seal(e);
 			}
@@ -429,15 +451,26 @@ persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags)
 		LWLockRelease(DIR_LOCK(dirpage));
 
 		ssd_cache_count(SSD_DIR_WRITES, 1);
+		if (occasion != SSD_DIR_WRITES)
+			ssd_cache_count(occasion, 1);
 		if (!ok)
 			give_up_directory();
 	}
 }
 
 static void
-persist_entry(int32 slot, const BufferTag *tag)
+persist_entry(int32 slot, const BufferTag *tag, SsdCacheCounter occasion)
 {
-	persist_entries(1, &slot, &tag);
+	persist_entries(1, &slot, &tag, NULL, occasion);
+}
+
+/* Record one slot's entry as VALID and fresher, durably. */
+static void
+persist_fresher(int32 slot, const BufferTag *tag, SsdCacheCounter occasion)
+{
+	bool		yes = true;
+
+	persist_entries(1, &slot, &tag, &yes, occasion);
 }
 
 /* Put a slot no entry refers to any more back on the free list. */
@@ -464,8 +497,11 @@ remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction)
 	int32		slot = ent->slot;
 	uint8		state = ent->state;
 
+	Assert(!ent->busy);
 	if (state == ENT_VALID)
-		persist_entry(slot, NULL);
+		persist_entry(slot, NULL, count_eviction ? SSD_DIR_WRITES_EVICTION : SSD_DIR_WRITES);
+	if (ent->fresher)
+		pg_atomic_fetch_sub_u64(&shared->fresher, 1);
 	hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
 	if (slot >= 0)
 	{
@@ -504,6 +540,32 @@ find_valid(const BufferTag *tag, int32 want_slot, bool pin, bool *present)
 }
 
 /*
+ * The slot to read tag from, pinned, or -1.  While the cache is not
+ * readable yet (verifying after a crash) only fresher slots count: they are
+ * the newest copy whatever the WAL says, and WAL replay itself must read
+ * them.
+ */
+static int32
+find_readable(const BufferTag *tag, bool fresher_only, bool *fresher)
+{
+	uint32		hash = get_hash_value(lookup_hash, tag);
+	SsdLookupEnt *ent;
+	int32		slot = -1;
+
+	*fresher = false;
+	LWLockAcquire(PART_LOCK(hash), LW_SHARED);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	if (ent != NULL && ent->state == ENT_VALID && (ent->fresher || !fresher_only))
+	{
+		slot = ent->slot;
+		*fresher = ent->fresher;
+		pg_atomic_fetch_add_u32(&slots[slot].pins, 1);
+	}
+	LWLockRelease(PART_LOCK(hash));
+	return slot;
+}
+
+/*
  * Read path: if the page is cached, read it from the SSD into buffer and
  * return true.  A failed or corrupt SSD read invalidates the slot and
  * returns false, so the caller reads the disk.
@@ -514,13 +576,14 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	int32		slot;
 	char	   *buf;
 	bool		ok;
+	bool		fresher;
 
-	if (!cache_readable())
+	if (!cache_writable())
 		return false;
 
 	/* Everything that can fail comes before the pin (invariant 5). */
 	buf = process_io_buffer();
-	slot = find_valid(tag, -1, true, NULL);
+	slot = find_readable(tag, !cache_readable(), &fresher);
 	if (slot < 0)
 	{
 		ssd_cache_count(SSD_MISSES, 1);
@@ -530,15 +593,28 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	slots[slot].usage = 1;
 
 	ok = ssd_cache_file_read_slot(slot, buf);
-	if (ok && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
+
+	/*
+	 * A torn slot write of a clean page: the disk copy is as new as the
+	 * slot was.  A fresher page has no other copy: it is handed over as it
+	 * is, and the buffer manager's verification reports it as it would a
+	 * damaged data-file page (WAL replay rewrites a torn one from its
+	 * full-page image without reading it).
+	 */
+	if (ok && !fresher && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
 		pg_checksum_page(buf, tag->blockNum) != ((PageHeader) buf)->pd_checksum)
 	{
-		/* A torn slot write; the disk copy is as new as the slot was. */
 		errno = EIO;
 		ok = false;
 	}
 	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 
+	if (!ok && fresher)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read block %u of relation %u/%u/%u from the SSD cache: %m",
+						tag->blockNum, tag->rnode.spcNode, tag->rnode.dbNode, tag->rnode.relNode),
+				 errdetail("The cache holds the only up-to-date copy of this page (write-back).")));
 	if (!ok)
 	{
 		ssd_cache_io_error("SSD read", tag);
@@ -554,28 +630,72 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 }
 
 /*
- * Write-through: the disk has just been written; bring any cached copy up to
- * date.  A VALID copy is overwritten in place; an admission not yet written
- * is cancelled (its copy is older than the disk now).
+ * Before a write of tag goes to the disk: wait while the page is being
+ * written back (its older image must not land on the disk after this
+ * write's), and mark a write under way on its slot, so that a write-back
+ * starting meanwhile leaves it alone.  Returns the slot (pass it to
+ * ssd_cache_after_disk_write, or to ssd_cache_write_end if the disk write
+ * fails), or -1 if the page has no slot.
+ */
+int32
+ssd_cache_write_begin(const BufferTag *tag)
+{
+	uint32		hash;
+	SsdLookupEnt *ent;
+	int32		slot = -1;
+
+	if (!shared || ssd_cache_bypassed())
+		return -1;
+	hash = get_hash_value(lookup_hash, tag);
+	if (!lock_unbusy(tag, hash, &ent))
+		return -1;
+	if (ent->slot >= 0 && (ent->state == ENT_VALID || ent->state == ENT_WRITING))
+	{
+		slot = ent->slot;
+		pg_atomic_fetch_add_u32(&slots[slot].writes, 1);
+	}
+	LWLockRelease(PART_LOCK(hash));
+	return slot;
+}
+
+/* The write announced by ssd_cache_write_begin is over. */
+void
+ssd_cache_write_end(int32 slot)
+{
+	if (slot >= 0)
+		pg_atomic_fetch_add_u32(&slots[slot].writes, 1);
+}
+
+/*
+ * The disk has just been written; bring any cached copy up to date.  A
+ * VALID copy is overwritten in place; an admission not yet written is
+ * cancelled (its copy is older than the disk now).  A fresher copy stays
+ * marked fresher: this disk write is not durable yet, and the disk may lack
+ * changes older than the last checkpoint that only the slot had, which WAL
+ * replay would not redo.  Only a write-back, which syncs the disk, clears
+ * the mark.
  */
 void
-ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
+ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer, int32 begun)
 {
 	int32		slot;
-	bool		present;
 	bool		ok;
+	bool		fresher;
 	char	   *buf;
 
 	if (!shared || ssd_cache_bypassed())
+	{
+		ssd_cache_write_end(begun);
 		return;
+	}
 	buf = process_io_buffer();
-	slot = find_valid(tag, -1, true, &present);
-	if (!present)
-		return;
+	slot = find_readable(tag, false, &fresher);
 	if (slot < 0)
 	{
-		/* Not readable yet: forget it; nothing is pinned. */
-		ssd_cache_invalidate_block(tag);
+		ssd_cache_write_end(begun);
+		/* Not readable yet (an admission in flight): forget it. */
+		if (ssd_cache_has_entry(tag))
+			ssd_cache_invalidate_block(tag);
 		return;
 	}
 
@@ -590,11 +710,13 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 	if (!ssd_cache_file_cover_wal())
 	{
 		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+		ssd_cache_write_end(begun);
 		give_up_header();
 		return;
 	}
 	ok = ssd_cache_file_write_slot(slot, buf);
 	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+	ssd_cache_write_end(begun);
 	if (ok)
 	{
 		ssd_cache_count(SSD_OVERWRITES, 1);
@@ -602,7 +724,14 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer)
 	}
 	else
 	{
+		/*
+		 * The slot may be torn.  A clean one is simply forgotten; a fresher
+		 * one only once this disk write is durable, since the disk may lack
+		 * changes from before the last checkpoint that only the slot had.
+		 */
 		ssd_cache_io_error("SSD write", tag);
+		if (fresher)
+			ssd_cache_disk_sync(1, tag);
 		ssd_cache_invalidate_block(tag);
 	}
 }
@@ -616,7 +745,36 @@ ssd_cache_contains(const BufferTag *tag)
 	return find_valid(tag, -1, false, NULL) >= 0;
 }
 
-/* Durably forget one block (no-op if it is not cached). */
+/*
+ * Lock tag's partition exclusively once its entry is not being written
+ * back, and find the entry.  Returns false (lock released) if there is
+ * none.  A write-back holds "busy" for the time of a data-file write and
+ * fsync, without locks, so this sleeps; it raises no error (it runs in
+ * truncation's critical section).
+ */
+static bool
+lock_unbusy(const BufferTag *tag, uint32 hash, SsdLookupEnt **ent)
+{
+	for (;;)
+	{
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		*ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+		if (*ent == NULL)
+		{
+			LWLockRelease(PART_LOCK(hash));
+			return false;
+		}
+		if (!(*ent)->busy)
+			return true;
+		LWLockRelease(PART_LOCK(hash));
+		pg_usleep(100L);
+	}
+}
+
+/*
+ * Durably forget one block (no-op if it is not cached), fresher or not:
+ * the callers replace or remove the page.
+ */
 void
 ssd_cache_invalidate_block(const BufferTag *tag)
 {
@@ -626,15 +784,12 @@ ssd_cache_invalidate_block(const BufferTag *tag)
 	if (!shared)
 		return;
 	hash = get_hash_value(lookup_hash, tag);
-	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
-	if (ent != NULL)
-	{
-		if (ent->state == ENT_PENDING || ent->state == ENT_WRITING)
-			ent->state = ENT_CANCELLED;
-		else if (ent->state == ENT_VALID)
-			remove_entry_locked(ent, hash, false);
-	}
+	if (!lock_unbusy(tag, hash, &ent))
+		return;
+	if (ent->state == ENT_PENDING || ent->state == ENT_WRITING)
+		ent->state = ENT_CANCELLED;
+	else if (ent->state == ENT_VALID)
+		remove_entry_locked(ent, hash, false);
 	LWLockRelease(PART_LOCK(hash));
 }
 
@@ -656,7 +811,7 @@ compare_uint32(const void *a, const void *b)
  * older copy of it can overtake a newer one.
  */
 static void
-write_dirty_dir_pages(uint8 *dirty, uint64 npages)
+write_dirty_dir_pages(uint8 *dirty, uint64 npages, SsdCacheCounter occasion)
 {
 	uint64		p = 0;
 
@@ -695,6 +850,8 @@ write_dirty_dir_pages(uint8 *dirty, uint64 npages)
 		for (i = nlocks; i-- > 0;)
 			LWLockRelease(&locks[SSD_NUM_PARTITIONS + lockno[i]].lock);
 		ssd_cache_count(SSD_DIR_WRITES, 1);
+		if (occasion != SSD_DIR_WRITES)
+			ssd_cache_count(occasion, 1);
 		if (!ok)
 			give_up_directory();
 	}
@@ -710,6 +867,8 @@ typedef struct InvalBatch
 	int			n;
 	int32		slot[SSD_INVAL_CHUNK];
 	uint8	   *dirty;			/* bitmap over directory pages, or NULL */
+	bool		keep_fresher;	/* the pages stay in the database: a page
+								 * fresher than the disk is not forgotten */
 } InvalBatch;
 
 static void
@@ -719,7 +878,7 @@ inval_batch_flush(InvalBatch *b)
 
 	if (b->dirty)
 		write_dirty_dir_pages(b->dirty, (shared->nslots + SSD_DIR_ENTRIES_PER_PAGE - 1) /
-							  SSD_DIR_ENTRIES_PER_PAGE);
+							  SSD_DIR_ENTRIES_PER_PAGE, SSD_DIR_WRITES);
 	for (i = 0; i < b->n; i++)
 	{
 		rel_count_add(slots[b->slot[i]].tag.rnode, -1);
@@ -745,16 +904,18 @@ inval_batch_add(InvalBatch *b, uint64 s, TagFilter filter, const void *arg)
 	if (!filter(&tag, arg))
 		return;
 	hash = get_hash_value(lookup_hash, &tag);
-	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-	ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
-	if (ent != NULL && ent->slot == (int32) s)
+	if (!lock_unbusy(&tag, hash, &ent))
+		return;
+	if (ent->slot == (int32) s && !(ent->fresher && b->keep_fresher))
 	{
 		if (ent->state == ENT_PENDING || ent->state == ENT_WRITING)
 			ent->state = ENT_CANCELLED;
 		else if (ent->state == ENT_VALID)
 		{
+			if (ent->fresher)
+				pg_atomic_fetch_sub_u64(&shared->fresher, 1);
 			if (b->dirty == NULL)
-				persist_entry((int32) s, NULL);
+				persist_entry((int32) s, NULL, SSD_DIR_WRITES);
 			else
 			{
 				uint64		p = s / SSD_DIR_ENTRIES_PER_PAGE;
@@ -783,7 +944,7 @@ inval_batch_add(InvalBatch *b, uint64 s, TagFilter filter, const void *arg)
  * raises an error: it runs inside 15.x's truncation critical section.
  */
 static void
-invalidate_matching(TagFilter filter, const void *arg)
+invalidate_matching(TagFilter filter, const void *arg, bool keep_fresher)
 {
 	static InvalBatch batch;	/* 64 kB: not on the stack */
 	static uint8 *dirty = NULL;
@@ -792,6 +953,7 @@ invalidate_matching(TagFilter filter, const void *arg)
 				i;
 	uint64		s;
 
+	/* Queued admissions are of clean pages (reads): always cancelled. */
 	nqueued = ssd_cache_admit_queued_tags(queued);
 	for (i = 0; i < nqueued; i++)
 		if (filter(&queued[i], arg))
@@ -802,6 +964,7 @@ invalidate_matching(TagFilter filter, const void *arg)
 		dirty = calloc((shared->nslots / SSD_DIR_ENTRIES_PER_PAGE) / 8 + 1, 1);
 	batch.n = 0;
 	batch.dirty = dirty;
+	batch.keep_fresher = keep_fresher;
 	for (s = 0; s < shared->nslots; s++)
 		if (slots[s].in_use)
 			inval_batch_add(&batch, s, filter, arg);
@@ -814,11 +977,468 @@ everything(const BufferTag *tag, const void *arg)
 	return true;
 }
 
-/* After a crash, the WAL refuted the cache: forget every page. */
+/*
+ * After a crash, the WAL refuted the cache: forget every page.  Pages
+ * fresher than the disk go too: the WAL says this data directory is older
+ * than they are (a copy of an earlier moment), so they do not belong to it.
+ */
 static void
 discard_everything(void)
 {
-	invalidate_matching(everything, NULL);
+	if (pg_atomic_read_u64(&shared->fresher) > 0)
+		ereport(WARNING,
+				(errmsg("ssd_cache: discarding " UINT64_FORMAT " cached pages newer than the data files",
+						pg_atomic_read_u64(&shared->fresher)),
+				 errdetail("The data directory is older than the cache: it was restored or copied while "
+						   "the cache ran in write-back mode.")));
+	invalidate_matching(everything, NULL, false);
+}
+
+/*
+ * Write-back.  A slot marked fresher holds a newer image of its page than
+ * the disk.  It becomes so only here (ssd_cache_absorb_write), and stops
+ * being so only once its image is on the disk and synced
+ * (write_back_slots); in between, a write of the page to the disk keeps the
+ * mark (ssd_cache_after_disk_write says why).
+ *
+ * Serialization, per page:
+ *	- the buffer manager never has two writes of one block in flight;
+ *	- a write-back marks the entry busy while it copies the slot, writes
+ *	  the data file and syncs it: a write of the page waits for that
+ *	  (ssd_cache_write_begin, ssd_cache_absorb_write), and so does any
+ *	  removal of the entry, so an older image can never land on the disk
+ *	  after a newer one nor after a truncation;
+ *	- a write of the page makes its slot's "writes" counter odd while it is
+ *	  under way and bumps it again when done: a write-back that sees the
+ *	  counter move between its copy and its sync leaves the mark alone.
+ */
+
+#define SSD_WB_BATCH	SSD_CACHE_WRITE_BATCH
+
+static void
+unbusy(int n, const BufferTag *tags)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		uint32		hash = get_hash_value(lookup_hash, &tags[i]);
+		SsdLookupEnt *ent;
+
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		ent = hash_search_with_hash_value(lookup_hash, &tags[i], hash, HASH_FIND, NULL);
+		if (ent)
+			ent->busy = false;
+		LWLockRelease(PART_LOCK(hash));
+	}
+}
+
+/*
+ * Write back the fresher pages among slots slotnos[0..n-1] (n <= 32): copy
+ * each, write the copies to their data files, sync each segment once, then
+ * clear the marks of the pages not written meanwhile, durably.  Returns how
+ * many marks were cleared.  Raises md.c's errors (an fsync failure PANICs);
+ * the entries are released first.
+ */
+static int
+write_back_slots(int n, const int32 *slotnos)
+{
+	BufferTag	tags[SSD_WB_BATCH];
+	int32		taken[SSD_WB_BATCH];
+	uint32		seen[SSD_WB_BATCH];
+	char	   *pages;
+	char	   *buf = process_io_buffer();
+	uint8	   *dirty;
+	uint64		npages = (shared->nslots + SSD_DIR_ENTRIES_PER_PAGE - 1) / SSD_DIR_ENTRIES_PER_PAGE;
+	int			m = 0,
+				cleared = 0,
+				i;
+
+	Assert(n <= SSD_WB_BATCH);
+	pages = palloc(n * BLCKSZ);
+	dirty = palloc0(npages / 8 + 1);
+
+	/* 1. Take and copy each one that is fresher and not being written. */
+	for (i = 0; i < n; i++)
+	{
+		int32		s = slotnos[i];
+		BufferTag	tag = slots[s].tag; /* racy copy; checked under the lock */
+		uint32		hash = get_hash_value(lookup_hash, &tag);
+		SsdLookupEnt *ent;
+		uint32		w;
+		bool		ok;
+
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
+		w = pg_atomic_read_u32(&slots[s].writes);
+		if (ent == NULL || ent->slot != s || ent->state != ENT_VALID || !ent->fresher ||
+			ent->busy || (w & 1) != 0)
+		{
+			LWLockRelease(PART_LOCK(hash));
+			continue;
+		}
+		ent->busy = true;
+		pg_atomic_fetch_add_u32(&slots[s].pins, 1);
+		LWLockRelease(PART_LOCK(hash));
+
+		ok = ssd_cache_file_read_slot(s, buf);
+		pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
+		tags[m] = tag;
+		taken[m] = s;
+		seen[m] = w;
+		if (!ok)
+		{
+			int			save_errno = errno;
+
+			unbusy(m + 1, tags);
+			errno = save_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read block %u of relation %u/%u/%u from the SSD cache to write it back: %m",
+							tag.blockNum, tag.rnode.spcNode, tag.rnode.dbNode, tag.rnode.relNode)));
+		}
+		memcpy(pages + (Size) m * BLCKSZ, buf, BLCKSZ);
+		m++;
+	}
+	if (m == 0)
+		return 0;
+
+	/* 2. To the data files, durably (WAL is flushed past every slot image). */
+	PG_TRY();
+	{
+		for (i = 0; i < m; i++)
+			ssd_cache_disk_write(&tags[i], pages + (Size) i * BLCKSZ);
+		ssd_cache_disk_sync(m, tags);
+	}
+	PG_CATCH();
+	{
+		unbusy(m, tags);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	/* 3. Clear the marks of pages nobody wrote meanwhile. */
+	for (i = 0; i < m; i++)
+	{
+		uint32		hash = get_hash_value(lookup_hash, &tags[i]);
+		SsdLookupEnt *ent;
+		int32		s = taken[i];
+
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		ent = hash_search_with_hash_value(lookup_hash, &tags[i], hash, HASH_FIND, NULL);
+		Assert(ent != NULL && ent->busy && ent->slot == s);
+		if (pg_atomic_read_u32(&slots[s].writes) == seen[i])
+		{
+			uint64		p = (uint64) s / SSD_DIR_ENTRIES_PER_PAGE;
+
+			ent->fresher = false;
+			pg_atomic_fetch_sub_u64(&shared->fresher, 1);
+			LWLockAcquire(DIR_LOCK(p), LW_EXCLUSIVE);
+			mirror[s].flags &= ~SSD_DIR_FRESHER;
+			ssd_cache_dir_entry_seal(&mirror[s]);
+			LWLockRelease(DIR_LOCK(p));
+			dirty[p / 8] |= 1 << (p % 8);
+			cleared++;
+		}
+		ent->busy = false;
+		LWLockRelease(PART_LOCK(hash));
+	}
+	write_dirty_dir_pages(dirty, npages, SSD_DIR_WRITES);
+	pfree(dirty);
+	pfree(pages);
+	ssd_cache_count(SSD_WRITE_BACKS, m);
+	ssd_cache_count(SSD_SSD_READS, m);
+	ssd_cache_count(SSD_DISK_WRITES, m);
+	return cleared;
+}
+
+/*
+ * Write back every fresher page whose tag passes the filter, up to
+ * max_pages (-1: all); *left (if not NULL) counts those still fresher.
+ */
+static int64
+write_back_matching(TagFilter filter, const void *arg, int64 max_pages)
+{
+	int32		batch[SSD_WB_BATCH];
+	int			nb = 0;
+	int64		done = 0;
+	uint64		s;
+
+	for (s = 0; s < shared->nslots && (max_pages < 0 || done + nb < max_pages); s++)
+	{
+		BufferTag	tag;
+
+		/* A racy look at the mirror; write_back_slots checks under the lock. */
+		if (!slots[s].in_use || !(mirror[s].flags & SSD_DIR_FRESHER))
+			continue;
+		tag = slots[s].tag;
+		if (!filter(&tag, arg))
+			continue;
+		batch[nb++] = (int32) s;
+		if (nb == SSD_WB_BATCH)
+		{
+			done += write_back_slots(nb, batch);
+			nb = 0;
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	if (nb > 0)
+		done += write_back_slots(nb, batch);
+	return done;
+}
+
+static bool
+in_database(const BufferTag *tag, const void *arg)
+{
+	return tag->rnode.dbNode == *(const Oid *) arg;
+}
+
+/* Fresher pages matching the filter (a racy count, for loops below). */
+static int64
+count_fresher(TagFilter filter, const void *arg)
+{
+	uint64		s;
+	int64		n = 0;
+
+	for (s = 0; s < shared->nslots; s++)
+		if (slots[s].in_use && (mirror[s].flags & SSD_DIR_FRESHER))
+		{
+			BufferTag	tag = slots[s].tag;
+
+			if (filter(&tag, arg))
+				n++;
+		}
+	return n;
+}
+
+/*
+ * ssd_cache_flush(), and before files are copied behind smgr's back: write
+ * back the fresher pages of a database (InvalidOid: all), passing over the
+ * cache until none is left or a pass makes no progress (pages written again
+ * and again while this runs; with write-back suspended for them, that ends).
+ * Returns how many were written back.
+ */
+int64
+ssd_cache_write_back(Oid dbNode, int64 max_pages)
+{
+	int64		total = 0;
+	int			pass;
+	TagFilter	filter = OidIsValid(dbNode) ? in_database : everything;
+
+	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0)
+		return 0;
+	for (pass = 0; pass < 10; pass++)
+	{
+		int64		done = write_back_matching(filter, &dbNode,
+											   max_pages < 0 ? -1 : max_pages - total);
+
+		total += done;
+		if (done == 0 || (max_pages >= 0 && total >= max_pages) ||
+			count_fresher(filter, &dbNode) == 0)
+			break;
+	}
+	return total;
+}
+
+/* Pages marked fresher than the disk, cluster-wide. */
+int64
+ssd_cache_fresher_pages(void)
+{
+	return shared ? (int64) pg_atomic_read_u64(&shared->fresher) : 0;
+}
+
+/*
+ * If no page is fresher any more, clear the marker and the header's id, so
+ * the data directory is complete by itself (ssd_cache_flush()).  Returns
+ * whether it is.
+ */
+bool
+ssd_cache_disarm_if_clean(void)
+{
+	bool		clean;
+
+	if (!shared)
+		return true;
+	LWLockAcquire(ARM_LOCK, LW_EXCLUSIVE);
+	clean = pg_atomic_read_u64(&shared->fresher) == 0;
+	if (clean && ssd_cache_file_fresher_armed() && !ssd_cache_file_disarm_fresher())
+	{
+		LWLockRelease(ARM_LOCK);
+		give_up_header();
+		return false;
+	}
+	LWLockRelease(ARM_LOCK);
+	return clean;
+}
+
+/*
+ * Write-back: take a write of tag into the cache instead of the disk.  A
+ * cached page is overwritten in place; otherwise, if may_admit, the page
+ * goes into a free slot.  Either way it is marked fresher (durably, the
+ * first time).  Returns true if the SSD now holds this image as the newest
+ * copy and the disk must not be written; false if the caller must write the
+ * disk (ssd_cache_write_begin / ssd_cache_after_disk_write).
+ *
+ * An SSD write failure of a page already cached raises an ERROR, as a
+ * failed data-file write does: the buffer stays dirty, and the write is
+ * tried again later.  (Its slot stays marked fresher: its old image was the
+ * newest until now, and a torn one is rewritten from WAL after a crash.)
+ */
+bool
+ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit)
+{
+	uint32		hash;
+	SsdLookupEnt *ent;
+	int32		slot = -1;
+	int32		fresh_slot = -1;
+	bool		ok;
+	bool		found;
+	char	   *buf;
+
+	if (!cache_writable())
+		return false;
+	buf = process_io_buffer();
+	hash = get_hash_value(lookup_hash, tag);
+
+	/* A free slot before any lock: taking one may wait for a reader. */
+	if (may_admit && !ssd_cache_has_entry(tag))
+		fresh_slot = take_free_slot();
+
+	LWLockAcquire(ARM_LOCK, LW_SHARED);
+	if (!ssd_cache_file_arm_fresher())
+	{
+		LWLockRelease(ARM_LOCK);
+		if (fresh_slot >= 0)
+			free_slot(fresh_slot);
+		ssd_cache_io_error("write-back marker or header write", NULL);
+		return false;
+	}
+	memcpy(buf, page, BLCKSZ);
+
+	if (lock_unbusy(tag, hash, &ent))
+	{
+		if (fresh_slot >= 0)
+			free_slot(fresh_slot);
+		if (ent->state != ENT_VALID)
+		{
+			/* A read's admission in flight: its image is older than this. */
+			if (ent->state == ENT_PENDING || ent->state == ENT_WRITING)
+				ent->state = ENT_CANCELLED;
+			LWLockRelease(PART_LOCK(hash));
+			LWLockRelease(ARM_LOCK);
+			return false;
+		}
+
+		/* In place. */
+		slot = ent->slot;
+		pg_atomic_fetch_add_u32(&slots[slot].pins, 1);
+		pg_atomic_fetch_add_u32(&slots[slot].writes, 1);
+		if (!ent->fresher)
+		{
+			/*
+			 * Marked before the slot is written: a crash in between leaves
+			 * the old image (the disk's) marked, which is harmless, while
+			 * the other order could leave a newer image unmarked and
+			 * forgotten after a crash.
+			 */
+			ent->fresher = true;
+			pg_atomic_fetch_add_u64(&shared->fresher, 1);
+			persist_fresher(slot, tag, SSD_DIR_WRITES_FRESHER);
+		}
+		LWLockRelease(PART_LOCK(hash));
+		LWLockRelease(ARM_LOCK);
+
+		ok = ssd_cache_file_cover_wal();
+		if (!ok)
+			give_up_header();	/* PANICs: the cache is armed */
+		if (ssd_cache_fault_enabled("die_before_slot_write"))
+			kill(MyProcPid, SIGKILL);	/* test only: a torn in-place write */
+		ok = ssd_cache_file_write_slot(slot, buf);
+		pg_atomic_fetch_add_u32(&slots[slot].writes, 1);
+		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+		if (!ok)
+		{
+			int			save_errno = errno;
+
+			ssd_cache_io_error("SSD write-back write", tag);
+			errno = save_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write block %u of relation %u/%u/%u to the SSD cache: %m",
+							tag->blockNum, tag->rnode.spcNode, tag->rnode.dbNode,
+							tag->rnode.relNode),
+					 errdetail("The cache holds the newest copy of this page (write-back); the write will be retried.")));
+		}
+		ssd_cache_count(SSD_OVERWRITES, 1);
+		ssd_cache_count(SSD_SSD_WRITES, 1);
+		ssd_cache_count(SSD_ABSORBED, 1);
+		return true;
+	}
+
+	/* Not cached (lock_unbusy released the lock): admit into a free slot. */
+	if (fresh_slot < 0)
+	{
+		LWLockRelease(ARM_LOCK);
+		return false;
+	}
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_ENTER_NULL, &found);
+	if (ent == NULL || found)
+	{
+		/* Someone else's entry appeared meanwhile (a read's admission). */
+		if (ent && (ent->state == ENT_PENDING || ent->state == ENT_WRITING))
+			ent->state = ENT_CANCELLED;
+		LWLockRelease(PART_LOCK(hash));
+		LWLockRelease(ARM_LOCK);
+		free_slot(fresh_slot);
+		return false;
+	}
+	ent->slot = fresh_slot;
+	ent->state = ENT_WRITING;
+	ent->fresher = false;
+	ent->busy = false;
+	slots[fresh_slot].tag = *tag;
+	slots[fresh_slot].usage = 0;
+	LWLockRelease(PART_LOCK(hash));
+	rel_count_add(tag->rnode, 1);
+
+	ok = ssd_cache_file_cover_wal();
+	if (!ok)
+		give_up_header();		/* PANICs: the cache is armed */
+	ok = ssd_cache_file_write_slot(fresh_slot, buf);
+	if (!ok)
+		ssd_cache_io_error("SSD write-back admission", tag);
+
+	/* Validated only if nobody cancelled it meanwhile (invariant 1). */
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, tag, hash, HASH_FIND, NULL);
+	Assert(ent != NULL && ent->slot == fresh_slot);
+	if (ok && ent->state == ENT_WRITING)
+	{
+		ent->fresher = true;
+		pg_atomic_fetch_add_u64(&shared->fresher, 1);
+		persist_fresher(fresh_slot, tag, SSD_DIR_WRITES_ADMISSION);
+		ent->state = ENT_VALID;
+	}
+	else
+	{
+		hash_search_with_hash_value(lookup_hash, tag, hash, HASH_REMOVE, NULL);
+		ok = false;
+	}
+	LWLockRelease(PART_LOCK(hash));
+	LWLockRelease(ARM_LOCK);
+	if (!ok)
+	{
+		rel_count_add(tag->rnode, -1);
+		free_slot(fresh_slot);
+		return false;
+	}
+	ssd_cache_note_foreign_admission();
+	ssd_cache_count(SSD_ADMISSIONS, 1);
+	ssd_cache_count(SSD_ABSORBED_ADMISSIONS, 1);
+	ssd_cache_count(SSD_ABSORBED, 1);
+	ssd_cache_count(SSD_SSD_WRITES, 1);
+	return true;
 }
 
 typedef struct RelRange
@@ -854,37 +1474,51 @@ ssd_cache_invalidate_from(RelFileNode rnode, ForkNumber fork, BlockNumber first)
 	r.rnode = rnode;
 	r.fork = fork;
 	r.first = first;
-	invalidate_matching(in_rel_range, &r);
+	invalidate_matching(in_rel_range, &r, false);
+}
+
+/*
+ * Durably forget every block of a database: DROP DATABASE (fresher pages
+ * too: the database goes), or a database whose files are about to be
+ * copied or moved behind smgr's back (fresher pages stay; the caller has
+ * written them back with write-back suspended for the database, so there
+ * are none unless a write-back failed).
+ */
+void
+ssd_cache_invalidate_database(Oid dbNode, bool keep_fresher)
+{
+	if (shared)
+		invalidate_matching(in_database, &dbNode, keep_fresher);
 }
 
 static bool
-in_database(const BufferTag *tag, const void *arg)
+in_relation(const BufferTag *tag, const void *arg)
 {
-	return tag->rnode.dbNode == *(const Oid *) arg;
+	return RelFileNodeEquals(tag->rnode, *(const RelFileNode *) arg);
 }
 
-/* Durably forget every block of a database (DROP DATABASE, SET TABLESPACE). */
-void
-ssd_cache_invalidate_database(Oid dbNode)
-{
-	if (shared)
-		invalidate_matching(in_database, &dbNode);
-}
-
-/* ssd_cache_evict(regclass): forget a relation's blocks; returns how many. */
+/*
+ * ssd_cache_evict(regclass): forget a relation's blocks; returns how many.
+ * Pages fresher than the disk are written back first; one that became
+ * fresher again meanwhile stays.
+ */
 int64
 ssd_cache_evict_relation(RelFileNode rnode)
 {
 	int64		before = ssd_cache_used_slots();
 
-	ssd_cache_invalidate_from(rnode, InvalidForkNumber, 0);
+	if (!shared)
+		return 0;
+	(void) write_back_matching(in_relation, &rnode, -1);
+	invalidate_matching(in_relation, &rnode, true);
 	return before - ssd_cache_used_slots();
 }
 
 /*
  * Evict the page in slot s if it is still there, readable and unused:
- * forget it durably (write-through: the disk has it).  Admission worker
- * only.
+ * forget it durably.  A page fresher than the disk is written back first
+ * (the thesis's order: to the disk and synced, then the entry invalidated,
+ * then the slot reused).  Admission worker only.
  */
 static bool
 evict_slot(uint64 s)
@@ -892,18 +1526,30 @@ evict_slot(uint64 s)
 	BufferTag	tag = slots[s].tag;
 	uint32		hash = get_hash_value(lookup_hash, &tag);
 	SsdLookupEnt *ent;
+	bool		wrote_back = false;
 
 	if (!slots[s].in_use)
 		return false;
-	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-	ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
-	if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s ||
-		pg_atomic_read_u32(&slots[s].pins) != 0)
+	for (;;)
 	{
+		int32		one = (int32) s;
+
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
+		if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s ||
+			ent->busy || pg_atomic_read_u32(&slots[s].pins) != 0)
+		{
+			LWLockRelease(PART_LOCK(hash));
+			return false;
+		}
+		if (!ent->fresher)
+			break;
 		LWLockRelease(PART_LOCK(hash));
-		return false;
+		if (wrote_back || write_back_slots(1, &one) == 0)
+			return false;		/* written again meanwhile: a hot page */
+		wrote_back = true;
 	}
-	persist_entry((int32) s, NULL);
+	persist_entry((int32) s, NULL, SSD_DIR_WRITES_EVICTION);
 	hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
 	LWLockRelease(PART_LOCK(hash));
 	rel_count_add(tag.rnode, -1);
@@ -975,6 +1621,178 @@ allocate_slot(double t_new)
 	return -1;
 }
 
+/* Slots free now (write-back's writers take them without waiting). */
+uint64
+ssd_cache_free_slots(void)
+{
+	return shared ? shared->nslots - Min(shared->nslots, pg_atomic_read_u64(&shared->used)) : 0;
+}
+
+/*
+ * The admission worker, in write-back mode: keep at least "target" slots
+ * free, so that a writer never has to wait for an eviction (PC2's cleaner).
+ * Victims come from the policy "batch" at a time; their fresher pages are
+ * written back together, with one sync per data-file segment per batch, and
+ * their slots freed only after that.  Returns how many slots were freed.
+ */
+int
+ssd_cache_clean_reserve(int target, int batch)
+{
+	int32		victims[SSD_WB_BATCH];
+	int			freed = 0;
+
+	if (!cache_writable())
+		return 0;
+	batch = Min(Max(batch, 1), SSD_WB_BATCH);
+	while ((int64) ssd_cache_free_slots() < target)
+	{
+		int			n = 0,
+					i,
+					before = freed;
+
+		while (n < batch && n < target - (int64) ssd_cache_free_slots())
+		{
+			int32		v = ssd_cache_next_victim(get_float8_infinity());
+
+			if (v < 0)
+				break;
+			victims[n++] = v;
+		}
+		if (n == 0)
+			break;
+		if (n > 1)
+			(void) write_back_slots(n, victims);
+		for (i = 0; i < n; i++)
+			if (evict_slot(victims[i]))
+			{
+				free_slot(victims[i]);
+				freed++;
+			}
+		if (freed == before)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	return freed;
+}
+
+static int
+compare_tag_slot(const void *a, const void *b)
+{
+	const SsdCacheDirEntry *x = &mirror[*(const int32 *) a];
+	const SsdCacheDirEntry *y = &mirror[*(const int32 *) b];
+
+	if (x->spcNode != y->spcNode)
+		return x->spcNode < y->spcNode ? -1 : 1;
+	if (x->dbNode != y->dbNode)
+		return x->dbNode < y->dbNode ? -1 : 1;
+	if (x->relNode != y->relNode)
+		return x->relNode < y->relNode ? -1 : 1;
+	if (x->forkNum != y->forkNum)
+		return x->forkNum < y->forkNum ? -1 : 1;
+	if (x->blockNum != y->blockNum)
+		return x->blockNum < y->blockNum ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The postmaster, exiting after a clean shutdown, when no other process is
+ * left: write every fresher page back to its data file (in file order),
+ * sync each file, then clear the marks on the SSD, so that the data
+ * directory is complete by itself (file-level backups, pg_upgrade,
+ * pg_checksums, moving it).  Plain system calls, no locks, no errors.
+ * Returns false if anything failed (logged): then every mark stays, and
+ * the next start serves those pages from the cache as before.
+ */
+bool
+ssd_cache_shutdown_write_back(void)
+{
+	int32	   *order;
+	int64		n = 0,
+				i;
+	uint64		s;
+	uint64		npages;
+	uint8	   *dirty;
+	SsdDiskPlainFile file;
+	char	   *buf = process_io_buffer();
+	bool		ok = true;
+
+	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0)
+		return true;
+	npages = (shared->nslots + SSD_DIR_ENTRIES_PER_PAGE - 1) / SSD_DIR_ENTRIES_PER_PAGE;
+	order = malloc(sizeof(int32) * shared->nslots);
+	dirty = calloc(npages / 8 + 1, 1);
+	if (order == NULL || dirty == NULL)
+	{
+		free(order);
+		free(dirty);
+		ereport(LOG, (errmsg("ssd_cache: out of memory writing back the pages newer than the disk")));
+		return false;
+	}
+	for (s = 0; s < shared->nslots; s++)
+		if (ssd_cache_dir_entry_ok(&mirror[s], shared->epoch) &&
+			(mirror[s].flags & SSD_DIR_FRESHER))
+			order[n++] = (int32) s;
+	qsort(order, n, sizeof(int32), compare_tag_slot);
+
+	file.fd = -1;
+	for (i = 0; i < n && ok; i++)
+	{
+		const SsdCacheDirEntry *e = &mirror[order[i]];
+		BufferTag	tag;
+
+		memset(&tag, 0, sizeof(tag));
+		tag.rnode.spcNode = e->spcNode;
+		tag.rnode.dbNode = e->dbNode;
+		tag.rnode.relNode = e->relNode;
+		tag.forkNum = (ForkNumber) e->forkNum;
+		tag.blockNum = e->blockNum;
+		if (!ssd_cache_file_read_slot(order[i], buf))
+			ok = false;
+		else if (!ssd_cache_disk_plain_write(&file, &tag, buf))
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("ssd_cache: could not write back block %u to \"%s\": %m",
+							tag.blockNum, file.path)));
+		else
+			continue;
+		ok = false;
+	}
+	if (!ssd_cache_disk_plain_close(&file) && ok)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("ssd_cache: could not fsync \"%s\": %m", file.path)));
+		ok = false;
+	}
+
+	/* Only once every file is synced: clear the marks, durably. */
+	for (i = 0; i < n && ok; i++)
+	{
+		uint64		p = (uint64) order[i] / SSD_DIR_ENTRIES_PER_PAGE;
+
+		mirror[order[i]].flags &= ~SSD_DIR_FRESHER;
+		ssd_cache_dir_entry_seal(&mirror[order[i]]);
+		dirty[p / 8] |= 1 << (p % 8);
+	}
+	for (s = 0; s < npages && ok; s++)
+		if (dirty[s / 8] & (1 << (s % 8)))
+			ok = ssd_cache_file_write_dir_pages(s, 1,
+												(char *) &mirror[s * SSD_DIR_ENTRIES_PER_PAGE]);
+	free(order);
+	free(dirty);
+	if (!ok)
+	{
+		ereport(LOG,
+				(errmsg("ssd_cache: the pages newer than the disk stay in the cache; "
+						"the data directory is not complete without it")));
+		return false;
+	}
+	pg_atomic_write_u64(&shared->fresher, 0);
+	ereport(LOG,
+			(errmsg("ssd_cache: wrote back " INT64_FORMAT " pages newer than the disk at shutdown", n)));
+	return true;
+}
+
 /* The admission worker, idle: see ssd_cache_refresh_admission_bar. */
 void
 ssd_cache_idle(void)
@@ -1007,6 +1825,8 @@ ssd_cache_offer_begin(const BufferTag *tag)
 	}
 	ent->slot = -1;
 	ent->state = ENT_PENDING;
+	ent->fresher = false;
+	ent->busy = false;
 	LWLockRelease(PART_LOCK(hash));
 	return true;
 }
@@ -1130,7 +1950,7 @@ ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
 			ok[i] = false;
 	}
 	if (npersist > 0)
-		persist_entries(npersist, persist_slots, persist_tags);
+		persist_entries(npersist, persist_slots, persist_tags, NULL, SSD_DIR_WRITES_ADMISSION);
 	for (i = 0; i < n; i++)
 	{
 		if (slotno[i] < 0)
@@ -1166,18 +1986,19 @@ ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
 }
 
 /*
- * Compare every cached page with its disk copy.  In write-through mode they
- * must be identical whenever no write is in flight, so on a quiet server a
- * mismatch means the cache would serve a wrong page.  Mismatches are logged
- * (the first few) and counted.
+ * Compare every cached page with its disk copy.  A clean one must be
+ * identical whenever no write is in flight, so on a quiet server a
+ * mismatch means the cache would serve a wrong page.  A fresher one must be
+ * at least as new as the disk's (page LSN), the thesis's ordering
+ * SSD >= disk.  Mismatches are logged (the first few) and counted.
  */
 void
-ssd_cache_verify(int64 *checked, int64 *mismatched)
+ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 {
 	uint64		s;
 	char	   *disk = palloc(BLCKSZ);
 
-	*checked = *mismatched = 0;
+	*checked = *mismatched = *fresher_out = 0;
 	if (!cache_readable())
 		return;
 	for (s = 0; s < shared->nslots; s++)
@@ -1186,6 +2007,8 @@ ssd_cache_verify(int64 *checked, int64 *mismatched)
 		SMgrRelation reln;
 		char	   *buf = process_io_buffer();
 		const char *problem = NULL;
+		int32		slot;
+		bool		fresher;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!slots[s].in_use)
@@ -1203,10 +2026,21 @@ ssd_cache_verify(int64 *checked, int64 *mismatched)
 		else
 			mdread(reln, tag.forkNum, tag.blockNum, disk);
 
-		if (find_valid(&tag, (int32) s, true, NULL) < 0)
+		slot = find_readable(&tag, false, &fresher);
+		if (slot != (int32) s)
+		{
+			if (slot >= 0)
+				pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 			continue;
+		}
 		if (!ssd_cache_file_read_slot(s, buf))
 			problem = "the slot could not be read";
+		else if (fresher)
+		{
+			(*fresher_out)++;
+			if (problem == NULL && PageGetLSN((Page) buf) < PageGetLSN((Page) disk))
+				problem = "the page marked fresher than the disk is older than the disk's";
+		}
 		else if (problem == NULL && memcmp(buf, disk, BLCKSZ) != 0)
 			problem = "the cached page differs from the disk";
 		pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
@@ -1322,6 +2156,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	for (s = 0; s < SSD_NCOUNTERS; s++)
 		pg_atomic_init_u64(&shared->counters[s], 0);
 	pg_atomic_init_u64(&shared->used, 0);
+	pg_atomic_init_u64(&shared->fresher, 0);
 
 	ssd_cache_layout(nslots, &layout);
 	trust = ssd_cache_file_startup(path, &layout, &locks[SSD_HEADER_LOCK_INDEX].lock,
@@ -1355,6 +2190,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	for (s = 0; s < nslots; s++)
 	{
 		pg_atomic_init_u32(&slots[s].pins, 0);
+		pg_atomic_init_u32(&slots[s].writes, 0);
 		slots[s].usage = 0;
 		slots[s].gen = 0;
 		slots[s].in_use = false;
@@ -1379,6 +2215,10 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 			{
 				ent->slot = (int32) s;
 				ent->state = ENT_VALID;
+				ent->fresher = (e->flags & SSD_DIR_FRESHER) != 0;
+				ent->busy = false;
+				if (ent->fresher)
+					pg_atomic_fetch_add_u64(&shared->fresher, 1);
 				slots[s].tag = tag;
 				slots[s].in_use = true;
 				continue;
@@ -1386,8 +2226,16 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 
 			/*
 			 * Two slots claim one page (a crash between an invalidation and
-			 * its durable write, then a new admission): trust neither.
+			 * its durable write, then a new admission): trust neither.  That
+			 * cannot involve a fresher page, whose entry is only ever
+			 * invalidated after its write-back; if it did, refusing to start
+			 * is the only safe answer.
 			 */
+			if (ent->fresher || (e->flags & SSD_DIR_FRESHER))
+				ereport(FATAL,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("ssd_cache: two slots of \"%s\" claim block %u of relation %u/%u/%u, one of them newer than the disk",
+								path, tag.blockNum, tag.rnode.spcNode, tag.rnode.dbNode, tag.rnode.relNode)));
 			memset(&mirror[ent->slot], 0, sizeof(SsdCacheDirEntry));
 			slots[ent->slot].in_use = false;
 			hash_search(lookup_hash, &tag, HASH_REMOVE, NULL);

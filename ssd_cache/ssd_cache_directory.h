@@ -28,7 +28,14 @@ typedef enum SsdCacheCounter
 	SSD_SSD_WRITES,
 	SSD_DISK_READS,
 	SSD_DISK_WRITES,
-	SSD_DIR_WRITES,
+	SSD_DIR_WRITES,				/* all directory writes; by occasion: */
+	SSD_DIR_WRITES_ADMISSION,	/* a page admitted */
+	SSD_DIR_WRITES_EVICTION,	/* a page evicted to make room */
+	SSD_DIR_WRITES_FRESHER,		/* a cached page first made fresher */
+	SSD_ABSORBED,				/* writes taken by the SSD instead of the disk */
+	SSD_ABSORBED_CHECKPOINT,	/* ... of them by the checkpointer */
+	SSD_ABSORBED_ADMISSIONS,	/* ... of them into a new slot */
+	SSD_WRITE_BACKS,			/* fresher pages written to the disk */
 	SSD_NCOUNTERS
 } SsdCacheCounter;
 
@@ -46,11 +53,22 @@ extern bool ssd_cache_has_entry(const BufferTag *tag);
 extern void ssd_cache_recheck_after_crash(const BufferTag *tag, const char *disk_page);
 
 /* Write path: keep any cached copy identical to the disk. */
-extern void ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer);
+extern int32 ssd_cache_write_begin(const BufferTag *tag);
+extern void ssd_cache_write_end(int32 slot);
+extern void ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer, int32 slot);
 extern void ssd_cache_invalidate_block(const BufferTag *tag);
+
+/* Write-back (ssd_cache_writeback.c decides when). */
+extern bool ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit);
+extern int64 ssd_cache_fresher_pages(void);
+extern int64 ssd_cache_write_back(Oid dbNode, int64 max_pages);
+extern bool ssd_cache_disarm_if_clean(void);
+extern bool ssd_cache_shutdown_write_back(void);
+extern uint64 ssd_cache_free_slots(void);
+extern int	ssd_cache_clean_reserve(int target, int batch);
 extern void ssd_cache_invalidate_from(RelFileNode rnode, ForkNumber fork,
 									  BlockNumber first);
-extern void ssd_cache_invalidate_database(Oid dbNode);
+extern void ssd_cache_invalidate_database(Oid dbNode, bool keep_fresher);
 extern int64 ssd_cache_evict_relation(RelFileNode rnode);
 extern bool ssd_cache_relation_cached(RelFileNode rnode);
 
@@ -74,6 +92,6 @@ extern uint64 ssd_cache_used_slots(void);
 extern bool ssd_cache_full(void);
 extern List *ssd_cache_relation_counts(Oid dbNode);
 extern double ssd_cache_preparation_ms(void);
-extern void ssd_cache_verify(int64 *checked, int64 *mismatched);
+extern void ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher);
 
 #endif							/* SSD_CACHE_DIRECTORY_H */

@@ -5,7 +5,8 @@
  *	  fails reads or writes, a header or directory that cannot be written, a
  *	  cache file that cannot be used at startup.
  *
- * The rule.  In write-through mode the disk holds every page, so no trouble
+ * The rule.  While the disk holds every page (write-through, or write-back
+ * with no slot fresher than the disk), no trouble
  * with the cache is worth an error in a query, let alone an outage: the
  * server runs without the cache and says so loudly (a WARNING in the log,
  * the mode and problem columns of ssd_cache_stats).
@@ -100,6 +101,17 @@ ssd_cache_set_off(const char *reason)
 void
 ssd_cache_give_up(const char *why)
 {
+	/*
+	 * Write-back: the cache may hold the only copy of committed changes.
+	 * Running on without it would serve stale pages, so do what PostgreSQL
+	 * does when a data file cannot be made durable: PANIC.  The restart
+	 * either finds the cache usable (WAL replay repairs what a failed write
+	 * left) or refuses to start, saying what would be lost.
+	 */
+	if (ssd_cache_file_fresher_armed())
+		ereport(PANIC,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("ssd_cache: %s, and the cache holds changes that are not in the data files", why)));
 	if (fault == NULL || pg_atomic_exchange_u32(&fault->gave_up, 1) != 0)
 		return;
 	set_problem(why);

@@ -49,6 +49,22 @@
  * no old entry can ever be mistaken for a valid one, and a LOG line says
  * why.
  *
+ * Write-back.  Once a slot may hold a page newer than the disk's copy
+ * (SSD_DIR_FRESHER), the data directory alone is no longer complete, and
+ * starting without the cache would lose committed changes.  So before the
+ * first such slot is written, the data directory gets a marker file
+ * (SSD_CACHE_FRESHER_FILE: a random id plus the data directory's device and
+ * inode) and the header the same id; both are cleared only once no slot is
+ * fresher (a clean shutdown writes every one back).  At startup a marker of
+ * this very data directory means the cache must be usable and carry the
+ * same id, or the server refuses to start (ssd_cache_file_refuse_if_fresher)
+ * with what would be lost and what the choices are.  The marker's name
+ * starts with "pgsql_tmp", so pg_basebackup and pg_rewind leave it out, and
+ * a file-level copy has another inode: a copy never refuses to start for
+ * the original's cache.  A header with an id but no marker means the data
+ * directory does not expect those pages (restored, or the marker removed to
+ * accept the loss): the cache starts empty.
+ *
  * Failure.  No failure of the cache file takes the server down.  At
  * startup it means running without the cache (SSD_TRUST_OFF); later the
  * caller gives up on the cache and disowns the file (ssd_cache_file_disown),
@@ -66,6 +82,7 @@
 
 #include "access/timeline.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "access/xlogrecovery.h"
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
@@ -84,6 +101,9 @@
 
 /* The data directory's half of the pairing (see "Trust"). */
 #define SSD_CACHE_TOKEN_FILE	"ssd_cache.token"
+
+/* The data directory's half of write-back (see "Write-back"). */
+#define SSD_CACHE_FRESHER_FILE	"pgsql_tmp_ssd_cache.fresher"
 
 /*
  * The header as it is on the SSD.  The postmaster writes it before and
@@ -105,6 +125,7 @@ typedef struct SsdCacheFileShared
 	pg_atomic_uint32 disowned;	/* never write a valid header again */
 	pg_atomic_uint32 admission_io;	/* AdmissionIo */
 	pg_atomic_uint64 header_writes; /* while running, for the views */
+	pg_atomic_uint32 fresher_armed; /* header.fresher_id != 0 on the SSD */
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
@@ -238,6 +259,101 @@ write_token_file(uint64 token)
 	return ok && durable_rename(tmp, SSD_CACHE_TOKEN_FILE, LOG) == 0;
 }
 
+/* What the data directory says about write-back (see "Write-back"). */
+typedef enum MarkerState
+{
+	MARKER_NONE,
+	MARKER_OURS,				/* this data directory expects fresher pages */
+	MARKER_FOREIGN				/* copied from another data directory */
+} MarkerState;
+
+static MarkerState
+read_marker(uint64 *id)
+{
+	FILE	   *f = AllocateFile(SSD_CACHE_FRESHER_FILE, "r");
+	unsigned long long mid = 0,
+				dev = 0,
+				ino = 0;
+	struct stat st;
+	int			n;
+
+	*id = 0;
+	if (f == NULL)
+		return MARKER_NONE;
+	n = fscanf(f, "%llx %llu %llu", &mid, &dev, &ino);
+	FreeFile(f);
+	/* An unreadable marker is taken as ours: refusing is the safe side. */
+	if (n != 3 || stat(".", &st) != 0)
+		return MARKER_OURS;
+	*id = (uint64) mid;
+	if ((uint64) st.st_dev != (uint64) dev || (uint64) st.st_ino != (uint64) ino)
+		return MARKER_FOREIGN;
+	return MARKER_OURS;
+}
+
+/* Durably write the marker; false on failure. */
+static bool
+write_marker(uint64 id)
+{
+	const char *tmp = SSD_CACHE_FRESHER_FILE ".tmp";
+	struct stat st;
+	FILE	   *f;
+	bool		ok;
+
+	if (stat(".", &st) != 0)
+		return false;
+	f = AllocateFile(tmp, "w");
+	if (f == NULL)
+		return false;
+	ok = fprintf(f, "%016llx %llu %llu\n", (unsigned long long) id,
+				 (unsigned long long) st.st_dev, (unsigned long long) st.st_ino) > 0;
+	ok = ok && fflush(f) == 0 && pg_fsync(fileno(f)) == 0;
+	ok = FreeFile(f) == 0 && ok;
+	return ok && durable_rename(tmp, SSD_CACHE_FRESHER_FILE, LOG) == 0;
+}
+
+/*
+ * The postmaster cannot use the cache for "why".  If this data directory
+ * expects the cache to hold pages newer than its files, starting would
+ * lose them: refuse, saying what the choices are.  A marker copied from
+ * another data directory is removed.
+ */
+void
+ssd_cache_file_refuse_if_fresher(const char *why)
+{
+	uint64		id;
+
+	switch (read_marker(&id))
+	{
+		case MARKER_NONE:
+			return;
+		case MARKER_FOREIGN:
+			(void) durable_unlink(SSD_CACHE_FRESHER_FILE, LOG);
+			return;
+		case MARKER_OURS:
+			break;
+	}
+	ereport(FATAL,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("ssd_cache: the SSD cache holds changes that are not in the data files, and it cannot be used: %s",
+					why),
+			 errdetail("ssd_cache ran in write-back mode; committed changes whose only copy is in the cache "
+					   "would be lost if the server started without it."),
+			 errhint("Make the cache usable again (the SSD mounted, ssd_cache.path and ssd_cache.size as before, "
+					 "ssd_cache in shared_preload_libraries) and start the server.  To start without it and "
+					 "accept losing those changes, remove \"%s/%s\"; then check the database "
+					 "(amcheck) or restore it from a backup.",
+					 DataDir, SSD_CACHE_FRESHER_FILE)));
+}
+
+/* Does the header say slots may be fresher than the disk? */
+bool
+ssd_cache_file_fresher_armed(void)
+{
+	return file_shared != NULL && pg_atomic_read_u32(&file_shared->fresher_armed) != 0;
+}
+
+
 /*
  * Decide whether a header read from disk describes contents this data
  * directory may use.  Returns NULL if so, else the reason (for the LOG
@@ -332,9 +448,23 @@ lock_cache_file(const char *path, char **reason)
  * untrustworthy file is reset (SSD_TRUST_EMPTY, with *reason).  *epoch is
  * the current epoch.
  */
+static SsdCacheTrust file_startup(const char *path, const SsdCacheLayout *layout,
+								  LWLock *header_lock, uint32 *epoch, char **reason);
+
 SsdCacheTrust
 ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 					   LWLock *header_lock, uint32 *epoch, char **reason)
+{
+	SsdCacheTrust trust = file_startup(path, layout, header_lock, epoch, reason);
+
+	if (trust == SSD_TRUST_OFF)
+		ssd_cache_file_refuse_if_fresher(*reason);
+	return trust;
+}
+
+static SsdCacheTrust
+file_startup(const char *path, const SsdCacheLayout *layout,
+			 LWLock *header_lock, uint32 *epoch, char **reason)
 {
 	bool		found;
 	int			fd;
@@ -348,6 +478,7 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	char	   *why = NULL;
 	int			rc;
 	uint64		token;
+	uint64		marker_id;
 	SsdCacheTrust trust;
 
 	*reason = NULL;
@@ -361,6 +492,7 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	pg_atomic_init_u32(&file_shared->disowned, 0);
 	pg_atomic_init_u32(&file_shared->admission_io, ADMISSION_IO_UNKNOWN);
 	pg_atomic_init_u64(&file_shared->header_writes, 0);
+	pg_atomic_init_u32(&file_shared->fresher_armed, 0);
 
 	if (stat(path, &st) != 0)
 	{
@@ -369,6 +501,8 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 			*reason = psprintf("ssd_cache.path \"%s\" cannot be examined: %m", path);
 			return SSD_TRUST_OFF;
 		}
+		/* Before creating one: is the missing file holding changes? */
+		ssd_cache_file_refuse_if_fresher(psprintf("the cache file \"%s\" does not exist", path));
 		created = true;
 	}
 	else if (!S_ISREG(st.st_mode))
@@ -450,10 +584,32 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 		why = header_distrust_reason(&h, layout, control, &after_crash);
 	}
 
+	/* Write-back: does the data directory expect fresher pages? */
+	switch (read_marker(&marker_id))
+	{
+		case MARKER_OURS:
+			if (why != NULL)
+				ssd_cache_file_refuse_if_fresher(why);
+			if (h.fresher_id != 0 && h.fresher_id != marker_id)
+				ssd_cache_file_refuse_if_fresher("its pages newer than the disk belong to another write-back period");
+			/* h.fresher_id == 0: no fresher page was written after the marker. */
+			break;
+		case MARKER_FOREIGN:
+			(void) durable_unlink(SSD_CACHE_FRESHER_FILE, LOG);
+			/* FALLTHROUGH */
+		case MARKER_NONE:
+			if (why == NULL && h.fresher_id != 0)
+				why = "it holds pages newer than the data files that this data directory does not expect "
+					"(restored from a backup, or " SSD_CACHE_FRESHER_FILE " was removed to accept their loss)";
+			break;
+	}
+
 	if (why == NULL)
 	{
 		file_shared->header = h;
 		trust = after_crash ? SSD_TRUST_AFTER_REPLAY : SSD_TRUST_FULL;
+		if (h.fresher_id != 0)
+			pg_atomic_write_u32(&file_shared->fresher_armed, 1);
 	}
 	else
 	{
@@ -534,6 +690,10 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 	pg_atomic_write_u64(&file_shared->wal_bound, file_shared->header.wal_bound);
 	close(fd);
 
+	/* A marker written just before a crash, with no fresher slot after it. */
+	if (file_shared->header.fresher_id == 0)
+		(void) durable_unlink(SSD_CACHE_FRESHER_FILE, DEBUG1);
+
 	*epoch = file_shared->header.epoch;
 	return trust;
 }
@@ -547,6 +707,69 @@ write_header_locked(void)
 		return true;			/* nothing may make the file valid again */
 	pg_atomic_fetch_add_u64(&file_shared->header_writes, 1);
 	return write_header(ssd_cache_file_fd(), &file_shared->header);
+}
+
+/*
+ * Before the first slot fresher than the disk is written: the marker in the
+ * data directory, then the same id in the header, both durable (see
+ * "Write-back").  The caller (ssd_cache_directory.c) serializes this with
+ * ssd_cache_file_disarm_fresher.  False (errno set) if either write failed;
+ * then no slot may become fresher.
+ */
+bool
+ssd_cache_file_arm_fresher(void)
+{
+	bool		ok = true;
+	uint64		id;
+
+	if (pg_atomic_read_u32(&file_shared->fresher_armed))
+		return true;
+	LWLockAcquire(file_shared->header_lock, LW_EXCLUSIVE);
+	if (file_shared->header.fresher_id == 0)
+	{
+		do
+		{
+			if (!pg_strong_random(&id, sizeof(id)))
+				id = (uint64) random() << 32 | (uint64) random();
+		} while (id == 0);
+		ok = write_marker(id);
+		if (ok)
+		{
+			file_shared->header.fresher_id = id;
+			ok = write_header_locked();
+			if (!ok)
+				file_shared->header.fresher_id = 0;
+		}
+	}
+	if (ok)
+		pg_atomic_write_u32(&file_shared->fresher_armed, 1);
+	LWLockRelease(file_shared->header_lock);
+	return ok;
+}
+
+/*
+ * No slot is fresher than the disk any more (all written back): clear the
+ * header's id, then remove the marker.  A crash in between leaves a marker
+ * the next start removes (the header has no id).  False on failure; the
+ * marker then stays, which is the safe side.
+ */
+bool
+ssd_cache_file_disarm_fresher(void)
+{
+	bool		ok = true;
+
+	LWLockAcquire(file_shared->header_lock, LW_EXCLUSIVE);
+	if (file_shared->header.fresher_id != 0)
+	{
+		file_shared->header.fresher_id = 0;
+		ok = write_header_locked();
+		if (ok)
+			ok = durable_unlink(SSD_CACHE_FRESHER_FILE, LOG) == 0 || errno == ENOENT;
+	}
+	if (ok)
+		pg_atomic_write_u32(&file_shared->fresher_armed, 0);
+	LWLockRelease(file_shared->header_lock);
+	return ok;
 }
 
 /* Header writes since the server started (checkpoints, wal_bound). */
@@ -643,13 +866,29 @@ ssd_cache_file_is_marker(const FileTag *ftag)
 	return false;
 }
 
+/* Does pg_control say the server was shut down cleanly (postmaster exit)? */
+bool
+ssd_cache_file_shut_down_cleanly(void)
+{
+	ControlFileData *control;
+	bool		crc_ok;
+	bool		clean;
+
+	control = get_controlfile(DataDir, &crc_ok);
+	clean = crc_ok && (control->state == DB_SHUTDOWNED ||
+					   control->state == DB_SHUTDOWNED_IN_RECOVERY);
+	pfree(control);
+	return clean;
+}
+
 /*
  * Called in the postmaster as it exits: after a clean shutdown, record the
  * shutdown checkpoint and the CLEAN state, so the next start trusts the
- * cache at once.
+ * cache at once.  fresher_left: some page is still fresher than the disk
+ * (its write-back failed), so the header keeps its write-back id.
  */
 void
-ssd_cache_file_note_shutdown(void)
+ssd_cache_file_note_shutdown(bool fresher_left)
 {
 	ControlFileData *control;
 	bool		crc_ok;
@@ -669,6 +908,8 @@ ssd_cache_file_note_shutdown(void)
 		h->redo_seen[0] = control->checkPointCopy.redo;
 	}
 	h->state = SSD_HEADER_CLEAN;
+	if (!fresher_left)
+		h->fresher_id = 0;
 	fd = open(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
 	if (!write_header(fd, h))
 		ereport(LOG,
@@ -676,6 +917,8 @@ ssd_cache_file_note_shutdown(void)
 				 errmsg("ssd_cache: could not record the clean shutdown in \"%s\": %m",
 						file_shared->path),
 				 errdetail("The cache will be verified against the WAL at the next start.")));
+	else if (h->fresher_id == 0)
+		(void) durable_unlink(SSD_CACHE_FRESHER_FILE, DEBUG1);
 	if (fd >= 0)
 		close(fd);
 }
@@ -727,6 +970,46 @@ in_history(XLogRecPtr ptr, TimeLineID tli, TimeLineID current)
 }
 
 /*
+ * Were the WAL bytes up to "bound" written to this data directory's pg_wal?
+ * True if the WAL page holding bound - 1 is there with its own address in
+ * its header.  wal_bound is the WAL flush pointer, and the WAL writer
+ * flushes whole pages: the flush pointer may fall inside a record whose
+ * end never reached the disk before a crash, so replay of the very
+ * directory that crashed can end short of wal_bound.  No cached page
+ * depends on such a record (a page's LSN and the commits behind its hint
+ * bits are ends of flushed records).  A copy of an earlier moment (a
+ * snapshot) never has that page: its WAL stops earlier, and a recycled
+ * segment carries another address.
+ */
+static bool
+wal_written_through(XLogRecPtr bound, TimeLineID tli)
+{
+	XLogRecPtr	last = bound - 1;
+	XLogSegNo	segno;
+	char		fname[MAXFNAMELEN];
+	char		path[MAXPGPATH];
+	XLogPageHeaderData hdr;
+	off_t		offset;
+	int			fd;
+	bool		ok;
+
+	if (bound == InvalidXLogRecPtr)
+		return true;
+	XLByteToSeg(last, segno, wal_segment_size);
+	XLogFileName(fname, tli, segno, wal_segment_size);
+	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+		return false;
+	offset = XLogSegmentOffset(last, wal_segment_size);
+	offset -= offset % XLOG_BLCKSZ;
+	ok = pg_pread(fd, &hdr, sizeof(hdr), offset) == sizeof(hdr);
+	CloseTransientFile(fd);
+	return ok && hdr.xlp_magic == XLOG_PAGE_MAGIC &&
+		hdr.xlp_pageaddr == last - (last % XLOG_BLCKSZ);
+}
+
+/*
  * After a crash: may the loaded contents be served yet?  They may once the
  * WAL replayed in this data directory has reached the header's wal_bound on
  * the same timeline history.  If recovery is over (or went down another
@@ -765,6 +1048,15 @@ ssd_cache_file_verification(void)
 	}
 	else if (recovering)
 		return SSD_VERIFY_PENDING;
+	else if (in_history(end, tli, tli) &&
+			 wal_written_through(file_shared->verify_bound, file_shared->verify_tli))
+	{
+		pg_atomic_write_u32(&file_shared->verification, SSD_VERIFIED);
+		ereport(LOG,
+				(errmsg("ssd_cache: WAL replay ended at %X/%X, in the last WAL page written before the crash (%X/%X); serving the cache",
+						LSN_FORMAT_ARGS(end), LSN_FORMAT_ARGS(file_shared->verify_bound))));
+		return SSD_VERIFIED;
+	}
 
 	/* Decided against: exactly one caller gets to discard. */
 	if (pg_atomic_compare_exchange_u32(&file_shared->verification, &state,

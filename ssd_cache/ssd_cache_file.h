@@ -15,7 +15,7 @@
 #include "storage/sync.h"
 
 #define SSD_CACHE_MAGIC			"SSDCACHE"
-#define SSD_CACHE_FORMAT		2
+#define SSD_CACHE_FORMAT		3
 
 /*
  * Directory entries are written a directory page at a time.  4 kB covers
@@ -29,6 +29,7 @@
 
 /* Directory entry flags. */
 #define SSD_DIR_VALID			0x01
+#define SSD_DIR_FRESHER			0x02	/* write-back: newer than the disk's copy */
 
 /* One slot's persistent description; an entry is trusted only if its CRC
  * and epoch match. */
@@ -77,6 +78,8 @@ typedef struct SsdCacheHeader
 	XLogRecPtr	redo_seen[2];	/* newest checkpoint redo pointers observed
 								 * while the cache was active */
 	XLogRecPtr	wal_bound;		/* no cached page depends on WAL past this */
+	uint64		fresher_id;		/* nonzero while slots may be fresher than the
+								 * disk: equals the data directory's marker */
 	pg_crc32c	crc;
 } SsdCacheHeader;
 
@@ -112,10 +115,15 @@ extern void ssd_cache_layout(uint64 nslots, SsdCacheLayout *layout);
 extern SsdCacheTrust ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 											LWLock *header_lock, uint32 *epoch,
 											char **reason);
+extern void ssd_cache_file_refuse_if_fresher(const char *why);
+extern bool ssd_cache_file_fresher_armed(void);
+extern bool ssd_cache_file_arm_fresher(void);
+extern bool ssd_cache_file_disarm_fresher(void);
 extern bool ssd_cache_file_note_checkpoint(XLogRecPtr redo);
 extern void ssd_cache_file_register_marker(void);
 extern bool ssd_cache_file_is_marker(const FileTag *ftag);
-extern void ssd_cache_file_note_shutdown(void);
+extern bool ssd_cache_file_shut_down_cleanly(void);
+extern void ssd_cache_file_note_shutdown(bool fresher_left);
 extern bool ssd_cache_file_cover_wal(void);
 extern SsdCacheVerification ssd_cache_file_verification(void);
 extern void ssd_cache_file_end_discard(void);

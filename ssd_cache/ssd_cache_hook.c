@@ -99,6 +99,7 @@
 #include "ssd_cache_file.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_policy.h"
+#include "ssd_cache_writeback.h"
 
 #if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
 #error "ssd_cache_hook.c mirrors the PostgreSQL 15 layouts of f_smgr and SyncOps"
@@ -364,12 +365,19 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	ssd_cache_count(SSD_DISK_READS, 1);
 }
 
+/*
+ * A write: absorbed by the SSD in write-back mode (ssd_cache_writeback.c
+ * decides), else to the disk first and then to any cached copy.  The buffer
+ * manager has flushed the WAL up to the page's LSN before calling this, so
+ * WAL-before-data holds for the SSD as for the disk.
+ */
 static void
 ssd_smgr_write(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 			   char *buffer, bool skipFsync)
 {
 	BufferTag	tag;
 	bool		cached = cacheable(reln, forknum);
+	int32		begun = -1;
 
 	hook_count(HOOK_SMGR_WRITE);
 	if (cached)
@@ -379,17 +387,35 @@ ssd_smgr_write(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 		/*
 		 * skipFsync writes are made durable by an immediate sync that goes
 		 * straight to md.c; they bypass the cache, which forgets the block
-		 * first.
+		 * first (a fresher copy too: this write replaces it).
 		 */
 		if (skipFsync)
 			ssd_cache_invalidate_block(&tag);
+		else if (ssd_cache_wb_absorb(&tag, buffer))
+			return;
+		else
+			begun = ssd_cache_write_begin(&tag);
 	}
-	mdwrite(reln, forknum, blocknum, buffer, skipFsync);
+	if (begun < 0)
+		mdwrite(reln, forknum, blocknum, buffer, skipFsync);
+	else
+	{
+		PG_TRY();
+		{
+			mdwrite(reln, forknum, blocknum, buffer, skipFsync);
+		}
+		PG_CATCH();
+		{
+			ssd_cache_write_end(begun);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
 	if (cached)
 	{
 		ssd_cache_count(SSD_DISK_WRITES, 1);
 		if (!skipFsync)
-			ssd_cache_after_disk_write(&tag, buffer);
+			ssd_cache_after_disk_write(&tag, buffer, begun);
 	}
 }
 
@@ -480,16 +506,29 @@ ssd_dbase_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	Oid			dboid = InvalidOid;
+	Oid			srcoid = InvalidOid;
 
 	if (info == XLOG_DBASE_CREATE_FILE_COPY)
-		dboid = ((xl_dbase_create_file_copy_rec *) XLogRecGetData(record))->db_id;
+	{
+		xl_dbase_create_file_copy_rec *rec =
+		(xl_dbase_create_file_copy_rec *) XLogRecGetData(record);
+
+		dboid = rec->db_id;
+		srcoid = rec->src_db_id;
+	}
 	else if (info == XLOG_DBASE_CREATE_WAL_LOG)
 		dboid = ((xl_dbase_create_wal_log_rec *) XLogRecGetData(record))->db_id;
 	else if (info == XLOG_DBASE_DROP)
 		dboid = ((xl_dbase_drop_rec *) XLogRecGetData(record))->db_id;
+
+	/* The copy reads the source's files: complete them first (write-back). */
+	if (OidIsValid(srcoid))
+		ssd_cache_wb_suspend_database(srcoid);
 	if (OidIsValid(dboid))
-		ssd_cache_invalidate_database(dboid);
+		ssd_cache_invalidate_database(dboid, info != XLOG_DBASE_DROP);
 	prev_dbase_redo(record);
+	if (OidIsValid(srcoid))
+		ssd_cache_wb_resume_database(srcoid);
 }
 
 /* A byte image to find in the executable's RELRO segment. */

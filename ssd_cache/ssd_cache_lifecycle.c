@@ -11,14 +11,18 @@
  *							page of the database.
  *	ALTER DATABASE ... SET TABLESPACE
  *							copies the files to the new tablespace and
- *							removes the old ones: invalidate the database
- *							first (its pages are cached under the old
+ *							removes the old ones: suspend write-back for the
+ *							database and write back its fresher pages, so
+ *							the files copied are complete, then invalidate
+ *							the database (its pages are cached under the old
  *							tablespace, and would come back if the database
  *							ever moved back).
- *	CREATE DATABASE			with STRATEGY FILE_COPY copies files; the new
- *							database's OID may have belonged to a database
- *							dropped while its drop could not be seen (WAL
- *							replay on a standby), so invalidate it after.
+ *	CREATE DATABASE			with STRATEGY FILE_COPY copies the template's
+ *							files: the same for the template, for the time
+ *							of the command.  The new database's OID may have
+ *							belonged to a database dropped while its drop
+ *							could not be seen (WAL replay on a standby), so
+ *							invalidate it after.
  *
  * Each invalidation scans the slot array; these are rare, heavyweight
  * commands already.
@@ -33,8 +37,11 @@
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 
+#include "commands/defrem.h"
+
 #include "ssd_cache_directory.h"
 #include "ssd_cache_lifecycle.h"
+#include "ssd_cache_writeback.h"
 
 static object_access_hook_type prev_object_access_hook = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility_hook = NULL;
@@ -46,18 +53,19 @@ ssd_cache_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
 	if (access == OAT_DROP && classId == DatabaseRelationId)
-		ssd_cache_invalidate_database(objectId);
+		ssd_cache_invalidate_database(objectId, false);
 }
 
-static bool
-is_set_tablespace(AlterDatabaseStmt *stmt)
+/* The value of option "name" of a database statement, or NULL. */
+static DefElem *
+db_option(List *options, const char *name)
 {
 	ListCell   *lc;
 
-	foreach(lc, stmt->options)
-		if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
-			return true;
-	return false;
+	foreach(lc, options)
+		if (strcmp(((DefElem *) lfirst(lc))->defname, name) == 0)
+			return (DefElem *) lfirst(lc);
+	return NULL;
 }
 
 static void
@@ -67,29 +75,47 @@ ssd_cache_process_utility(PlannedStmt *pstmt, const char *queryString,
 						  DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	Oid			copied = InvalidOid;	/* a database whose files get copied */
 
 	if (IsA(parsetree, AlterDatabaseStmt) &&
-		is_set_tablespace((AlterDatabaseStmt *) parsetree))
+		db_option(((AlterDatabaseStmt *) parsetree)->options, "tablespace"))
+		copied = get_database_oid(((AlterDatabaseStmt *) parsetree)->dbname, true);
+	else if (IsA(parsetree, CreatedbStmt))
 	{
-		Oid			dboid = get_database_oid(((AlterDatabaseStmt *) parsetree)->dbname, true);
+		DefElem    *tmpl = db_option(((CreatedbStmt *) parsetree)->options, "template");
 
-		if (OidIsValid(dboid))
-			ssd_cache_invalidate_database(dboid);
+		/* WAL_LOG reads through shared buffers; FILE_COPY reads the files. */
+		copied = get_database_oid(tmpl ? defGetString(tmpl) : "template1", true);
 	}
 
-	if (prev_ProcessUtility_hook)
-		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context,
-								 params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	if (OidIsValid(copied))
+	{
+		ssd_cache_wb_suspend_database(copied);
+		if (IsA(parsetree, AlterDatabaseStmt))
+			ssd_cache_invalidate_database(copied, true);
+	}
+	PG_TRY();
+	{
+		if (prev_ProcessUtility_hook)
+			prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context,
+									 params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (OidIsValid(copied))
+			ssd_cache_wb_resume_database(copied);
+	}
+	PG_END_TRY();
 
 	if (IsA(parsetree, CreatedbStmt))
 	{
 		Oid			dboid = get_database_oid(((CreatedbStmt *) parsetree)->dbname, true);
 
 		if (OidIsValid(dboid))
-			ssd_cache_invalidate_database(dboid);
+			ssd_cache_invalidate_database(dboid, true);
 	}
 }
 

@@ -77,6 +77,8 @@ typedef struct SsdPolicyShared
 	pg_atomic_uint64 agings;
 	pg_atomic_uint64 threshold_bits;	/* double: the bar while full */
 	pg_atomic_uint64 clock_hand;
+	pg_atomic_uint64 foreign_admissions;	/* slots filled by writers, not
+											 * yet in the worker's heap */
 	uint64		aging_interval;
 } SsdPolicyShared;
 
@@ -90,11 +92,18 @@ static SsdPolicyShared *policy = NULL;
 static HTAB *region_hash = NULL;
 static LWLockPadded *region_locks = NULL;
 
-/* This backend's window of recent reads. */
-static SsdRegionKey window[SSD_TAC_WINDOW];
-static int	window_len = 0;
-static int	window_next = 0;
-static BufferTag last_read;
+/* A process's recent accesses of one kind, for the sequential test. */
+typedef struct SeqWindow
+{
+	SsdRegionKey regions[SSD_TAC_WINDOW];
+	int			len;
+	int			next;
+	BufferTag	last;
+} SeqWindow;
+
+/* This process's recent reads, and its recent writes. */
+static SeqWindow read_window;
+static SeqWindow write_window;
 
 #define REGION_LOCK(h)	(&region_locks[(h) % SSD_POLICY_NUM_PARTITIONS].lock)
 
@@ -122,6 +131,7 @@ ssd_cache_policy_shmem_init(uint64 nslots, LWLockPadded *locks)
 	pg_atomic_init_u64(&policy->agings, 0);
 	pg_atomic_init_u64(&policy->threshold_bits, 0);
 	pg_atomic_init_u64(&policy->clock_hand, 0);
+	pg_atomic_init_u64(&policy->foreign_admissions, 0);
 	policy->aging_interval = Max(nslots, 1024);
 	pg_atomic_init_u64(&policy->next_aging, policy->aging_interval);
 
@@ -169,34 +179,34 @@ region_of(const BufferTag *tag, SsdRegionKey *key)
 	key->region = tag->blockNum / SSD_TAC_REGION_PAGES;
 }
 
-/* Record this read in the backend's window; is it sequential? */
+/* Record this access in window w; is it sequential? */
 static bool
-classify(const BufferTag *tag, const SsdRegionKey *key)
+classify(SeqWindow *w, const BufferTag *tag, const SsdRegionKey *key)
 {
 	bool		adjacent;
 	int			i,
 				hits = 1;
 
-	adjacent = RelFileNodeEquals(last_read.rnode, tag->rnode) &&
-		last_read.forkNum == tag->forkNum &&
-		last_read.blockNum + 1 == tag->blockNum;
-	last_read = *tag;
+	adjacent = RelFileNodeEquals(w->last.rnode, tag->rnode) &&
+		w->last.forkNum == tag->forkNum &&
+		w->last.blockNum + 1 == tag->blockNum;
+	w->last = *tag;
 
 	/*
-	 * The window is this read and the 19 before it: when the ring is full,
+	 * The window is this access and the 19 before it: when the ring is full,
 	 * its oldest entry (about to be replaced) does not count.
 	 */
-	for (i = 0; i < window_len; i++)
+	for (i = 0; i < w->len; i++)
 	{
-		if (window_len == SSD_TAC_WINDOW && i == window_next)
+		if (w->len == SSD_TAC_WINDOW && i == w->next)
 			continue;
-		if (memcmp(&window[i], key, sizeof(SsdRegionKey)) == 0)
+		if (memcmp(&w->regions[i], key, sizeof(SsdRegionKey)) == 0)
 			hits++;
 	}
-	window[window_next] = *key;
-	window_next = (window_next + 1) % SSD_TAC_WINDOW;
-	if (window_len < SSD_TAC_WINDOW)
-		window_len++;
+	w->regions[w->next] = *key;
+	w->next = (w->next + 1) % SSD_TAC_WINDOW;
+	if (w->len < SSD_TAC_WINDOW)
+		w->len++;
 
 	switch ((SsdSeqDetect) ssd_cache_seq_detect)
 	{
@@ -227,7 +237,7 @@ ssd_cache_heat(const BufferTag *tag, bool *sequential)
 				temperature;
 
 	region_of(tag, &key);
-	*sequential = classify(tag, &key);
+	*sequential = classify(&read_window, tag, &key);
 	delta = *sequential ? ssd_cache_delta_seq() : ssd_cache_delta_random();
 
 	hash = get_hash_value(region_hash, &key);
@@ -245,6 +255,33 @@ ssd_cache_heat(const BufferTag *tag, bool *sequential)
 	LWLockRelease(REGION_LOCK(hash));
 	pg_atomic_fetch_add_u64(&policy->accesses, 1);
 	return temperature;
+}
+
+/*
+ * A write of a dirty page, below the buffer manager: is it part of a
+ * sequential pattern (a bulk-write or vacuum ring writing in block order, a
+ * scan's ring flushing hint-bit pages), by the same test as reads?  Writes
+ * do not heat.
+ */
+bool
+ssd_cache_write_sequential(const BufferTag *tag)
+{
+	SsdRegionKey key;
+
+	region_of(tag, &key);
+	return classify(&write_window, tag, &key);
+}
+
+/*
+ * A writer (write-back) put a page into a free slot.  TAC's heap is the
+ * admission worker's; it is rebuilt once such slots are a noticeable share
+ * of the cache, so they become candidates for eviction too.
+ */
+void
+ssd_cache_note_foreign_admission(void)
+{
+	if (policy)
+		pg_atomic_fetch_add_u64(&policy->foreign_admissions, 1);
 }
 
 /*
@@ -582,6 +619,12 @@ ssd_cache_next_victim(double t_new)
 	{
 		cold_built = false;		/* rebuilt if TAC comes back */
 		return clock_candidate();
+	}
+	if (pg_atomic_read_u64(&policy->foreign_admissions) >=
+		Max(64, ssd_cache_slot_count / 64))
+	{
+		pg_atomic_write_u64(&policy->foreign_admissions, 0);
+		cold_built = false;
 	}
 	cold_refresh_top();
 	if (ncold == 0)

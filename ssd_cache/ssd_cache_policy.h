@@ -45,6 +45,10 @@ extern void ssd_cache_policy_shmem_init(uint64 nslots, LWLockPadded *locks);
 extern double ssd_cache_heat(const BufferTag *tag, bool *sequential);
 extern bool ssd_cache_should_offer(double temperature, bool sequential, bool full);
 
+/* Writers (write-back). */
+extern bool ssd_cache_write_sequential(const BufferTag *tag);
+extern void ssd_cache_note_foreign_admission(void);
+
 /* Admission worker side. */
 extern double ssd_cache_region_temperature(const BufferTag *tag);
 extern void ssd_cache_age_if_due(void);

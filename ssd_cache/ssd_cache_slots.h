@@ -18,6 +18,9 @@ typedef struct SsdSlot
 {
 	BufferTag	tag;			/* valid while in_use */
 	pg_atomic_uint32 pins;		/* readers and writers using the slot */
+	pg_atomic_uint32 writes;	/* odd while a write of the slot's page is
+								 * under way (to the slot or to the disk);
+								 * bumped twice per write */
 	uint8		usage;			/* clock reference bit */
 	bool		in_use;
 	int32		free_next;

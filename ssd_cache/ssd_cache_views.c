@@ -23,6 +23,7 @@
 #include "ssd_cache_file.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_policy.h"
+#include "ssd_cache_writeback.h"
 
 PG_FUNCTION_INFO_V1(ssd_cache_stats_internal);
 PG_FUNCTION_INFO_V1(ssd_cache_relation_blocks);
@@ -46,6 +47,13 @@ static const char *const counter_names[SSD_NCOUNTERS] = {
 	[SSD_DISK_READS] = "disk_reads",
 	[SSD_DISK_WRITES] = "disk_writes",
 	[SSD_DIR_WRITES] = "directory_writes",
+	[SSD_DIR_WRITES_ADMISSION] = "directory_writes_admission",
+	[SSD_DIR_WRITES_EVICTION] = "directory_writes_eviction",
+	[SSD_DIR_WRITES_FRESHER] = "directory_writes_fresher",
+	[SSD_ABSORBED] = "absorbed_writes",
+	[SSD_ABSORBED_CHECKPOINT] = "checkpoint_writes_absorbed",
+	[SSD_ABSORBED_ADMISSIONS] = "absorbed_admissions",
+	[SSD_WRITE_BACKS] = "write_backs",
 };
 
 /* One output column by name: its value, or NULL if there is none. */
@@ -81,6 +89,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	const char *path = ssd_cache_configured_path();
 	const char *mode;
 	const char *admission_io = NULL;
+	const char *wb_refused = NULL;
 	char		problem[512];
 	bool		has_problem;
 	int			i,
@@ -107,8 +116,17 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 			has_problem = true;
 		}
 	}
+	else if (ssd_cache_write_back_active(&wb_refused))
+		mode = "write-back";
 	else
+	{
 		mode = "write-through";
+		if (wb_refused && !has_problem)
+		{
+			strlcpy(problem, wb_refused, sizeof(problem));
+			has_problem = true;
+		}
+	}
 	if (ssd_cache_enabled())
 		admission_io = ssd_cache_file_admission_io();
 
@@ -132,6 +150,8 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 			 Int64GetDatum(ssd_cache_enabled() ? ssd_cache_file_header_writes() : 0), false);
 	stat_put(cols, &n, "errors", Int64GetDatum(ssd_cache_error_count()), false);
 	stat_put(cols, &n, "agings", Int64GetDatum((int64) ssd_cache_agings()), false);
+	stat_put(cols, &n, "fresher_pages", Int64GetDatum(ssd_cache_fresher_pages()), false);
+	stat_put(cols, &n, "free_slots", Int64GetDatum((int64) ssd_cache_free_slots()), false);
 
 	values = palloc0(sizeof(Datum) * tupdesc->natts);
 	nulls = palloc(sizeof(bool) * tupdesc->natts);
@@ -208,21 +228,26 @@ ssd_cache_evict(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(ssd_cache_evict_relation(rnode));
 }
 
-/* ssd_cache_verify(): (checked, mismatched) pages, comparing with disk. */
+/*
+ * ssd_cache_verify(): (checked, mismatched[, fresher]) pages, comparing
+ * with disk (0.2 declares the first two).
+ */
 Datum
 ssd_cache_verify_sql(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
 	int64		checked,
-				mismatched;
+				mismatched,
+				fresher;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	ssd_cache_verify(&checked, &mismatched);
+	ssd_cache_verify(&checked, &mismatched, &fresher);
 	values[0] = Int64GetDatum(checked);
 	values[1] = Int64GetDatum(mismatched);
+	values[2] = Int64GetDatum(fresher);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

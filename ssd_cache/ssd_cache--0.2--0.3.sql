@@ -1,0 +1,102 @@
+/* ssd_cache/ssd_cache--0.2--0.3.sql */
+
+\echo Use "ALTER EXTENSION ssd_cache UPDATE TO '0.3'" to load this file. \quit
+
+-- 0.3: write-back.  ssd_cache_stats gains free_slots, fresher_pages, the
+-- absorbed-write and write-back counters and directory writes by occasion,
+-- and mode can be write-back; ssd_cache_verify() also counts fresher pages;
+-- ssd_cache_flush() is new.
+DROP VIEW ssd_cache_stats;
+DROP FUNCTION ssd_cache_stats_internal();
+
+CREATE FUNCTION ssd_cache_stats_internal(
+	OUT mode text,
+	OUT problem text,
+	OUT policy text,
+	OUT hook_active boolean,
+	OUT path text,
+	OUT size_bytes bigint,
+	OUT slots bigint,
+	OUT used_slots bigint,
+	OUT free_slots bigint,
+	OUT fresher_pages bigint,
+	OUT admission_queue bigint,
+	OUT preparation_ms double precision,
+	OUT admission_io text,
+	OUT hits bigint,
+	OUT misses bigint,
+	OUT admissions bigint,
+	OUT sequential_reads bigint,
+	OUT refusals bigint,
+	OUT evictions bigint,
+	OUT invalidations bigint,
+	OUT overwrites bigint,
+	OUT absorbed_writes bigint,
+	OUT checkpoint_writes_absorbed bigint,
+	OUT absorbed_admissions bigint,
+	OUT write_backs bigint,
+	OUT ssd_reads bigint,
+	OUT ssd_writes bigint,
+	OUT disk_reads bigint,
+	OUT disk_writes bigint,
+	OUT directory_writes bigint,
+	OUT directory_writes_admission bigint,
+	OUT directory_writes_eviction bigint,
+	OUT directory_writes_fresher bigint,
+	OUT header_writes bigint,
+	OUT errors bigint,
+	OUT agings bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'ssd_cache_stats_internal'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Cluster-wide cache state and counters since start or the last
+-- ssd_cache_reset_stats(); page counts come with their byte totals.
+-- mode: disabled (no ssd_cache.path), off (configured but not running; see
+-- problem), verifying (after a crash, until WAL replay covers the cached
+-- pages; pages fresher than the disk are served all along), write-through,
+-- write-back, pass-through (gave up during this run; see problem).
+-- fresher_pages: pages whose newest copy is only in the cache (write-back).
+-- absorbed_writes: writes the SSD took instead of the disk, of them
+-- checkpoint_writes_absorbed by the checkpointer and absorbed_admissions
+-- into new slots; write_backs: fresher pages written to the disk (evictions,
+-- ssd_cache_flush()).  directory_writes by occasion: admission, eviction,
+-- a cached page first made fresher (the thesis's three); the rest are
+-- invalidations and write-backs.
+CREATE VIEW ssd_cache_stats AS
+SELECT mode, problem, policy, hook_active, path, size_bytes, slots, used_slots, free_slots,
+	   fresher_pages, admission_queue, preparation_ms, admission_io, hits, misses,
+	   round(hits::numeric / nullif(hits + misses, 0), 4) AS hit_ratio,
+	   admissions, sequential_reads, refusals, evictions, invalidations, overwrites,
+	   absorbed_writes, checkpoint_writes_absorbed, absorbed_admissions, write_backs,
+	   ssd_reads, ssd_writes,
+	   ssd_reads * current_setting('block_size')::bigint AS ssd_read_bytes,
+	   ssd_writes * current_setting('block_size')::bigint AS ssd_write_bytes,
+	   disk_reads, disk_writes,
+	   disk_reads * current_setting('block_size')::bigint AS disk_read_bytes,
+	   disk_writes * current_setting('block_size')::bigint AS disk_write_bytes,
+	   directory_writes, directory_writes_admission, directory_writes_eviction,
+	   directory_writes_fresher, header_writes, errors, agings
+FROM ssd_cache_stats_internal();
+
+DROP FUNCTION ssd_cache_verify();
+
+-- Compare every cached page with its copy on disk: a clean one must be
+-- identical on a quiet server, a fresher one (write-back) at least as new
+-- (page LSN); mismatches are also logged.
+CREATE FUNCTION ssd_cache_verify(OUT checked bigint, OUT mismatched bigint, OUT fresher bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'ssd_cache_verify_sql'
+LANGUAGE C STRICT VOLATILE;
+
+REVOKE ALL ON FUNCTION ssd_cache_verify() FROM PUBLIC;
+
+-- Write every page fresher than the disk back to it (write-back); once none
+-- is left the data directory is complete without the cache.  Returns how
+-- many pages were written.
+CREATE FUNCTION ssd_cache_flush()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'ssd_cache_flush'
+LANGUAGE C STRICT VOLATILE;
+
+REVOKE ALL ON FUNCTION ssd_cache_flush() FROM PUBLIC;

@@ -1,0 +1,152 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_disk.c
+ *	  Writing pages the cache holds fresher than the disk back to their data
+ *	  files, and making those writes durable.
+ *
+ * Write-back needs the disk copy durable before the slot stops being the
+ * authoritative one: before its fresher flag is cleared, before the slot is
+ * reused, before the data directory is declared complete at shutdown.  A
+ * data-file write only reaches the OS page cache, so each batch ends with
+ * one fsync per segment file it touched (the thesis's "one fsync per batch";
+ * a segment is what md.c's sync handler syncs).
+ *
+ * Two callers, two ways:
+ *	- running processes (a backend's ssd_cache_flush(), the admission
+ *	  worker's eviction) go through md.c directly, never through the wrapped
+ *	  dispatch table: that would route the page back into the cache.  Errors
+ *	  are md.c's ERRORs; a failed fsync is data_sync_elevel(ERROR), a PANIC
+ *	  by default, exactly as for the checkpointer's fsyncs.
+ *	- the postmaster, writing everything back as it exits after a clean
+ *	  shutdown, has no smgr and must not raise errors: plain open/pwrite/
+ *	  fsync, failures reported to the caller.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/relpath.h"
+#include "storage/fd.h"
+#include "storage/md.h"
+#include "storage/smgr.h"
+#include "storage/sync.h"
+
+#include "ssd_cache_disk.h"
+
+/* Write one page to its data file, not yet durable (running processes). */
+void
+ssd_cache_disk_write(const BufferTag *tag, const char *page)
+{
+	SMgrRelation reln = smgropen(tag->rnode, InvalidBackendId);
+
+	/* skipFsync: the caller syncs the segment itself, before relying on it. */
+	mdwrite(reln, tag->forkNum, tag->blockNum, (char *) page, true);
+}
+
+static void
+segment_tag(const BufferTag *tag, FileTag *ftag)
+{
+	memset(ftag, 0, sizeof(FileTag));
+	ftag->handler = SYNC_HANDLER_MD;
+	ftag->rnode = tag->rnode;
+	ftag->forknum = tag->forkNum;
+	ftag->segno = tag->blockNum / RELSEG_SIZE;
+}
+
+/*
+ * Make durable the data-file writes of tags[0..n-1]: one fsync per distinct
+ * segment.  A failure is treated as PostgreSQL treats a failed data-file
+ * fsync.
+ */
+void
+ssd_cache_disk_sync(int n, const BufferTag *tags)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		FileTag		ftag;
+		char		path[MAXPGPATH];
+		bool		seen = false;
+
+		segment_tag(&tags[i], &ftag);
+		for (j = 0; j < i && !seen; j++)
+		{
+			FileTag		other;
+
+			segment_tag(&tags[j], &other);
+			seen = memcmp(&ftag, &other, sizeof(FileTag)) == 0;
+		}
+		if (seen)
+			continue;
+		if (mdsyncfiletag(&ftag, path) < 0)
+			ereport(data_sync_elevel(ERROR),
+					(errcode_for_file_access(),
+					 errmsg("could not fsync file \"%s\": %m", path)));
+	}
+}
+
+/*
+ * The postmaster's way: write a page into its segment file with plain
+ * system calls, keeping one segment open in *file between calls (pages come
+ * sorted by file); a change of file, or ssd_cache_disk_plain_close, fsyncs
+ * the previous one.  Returns false with errno set and *failed_path filled
+ * on failure.
+ */
+static bool
+plain_close(SsdDiskPlainFile *file)
+{
+	bool		ok = true;
+
+	if (file->fd >= 0)
+	{
+		ok = pg_fsync(file->fd) == 0;
+		if (close(file->fd) != 0)
+			ok = false;
+		file->fd = -1;
+	}
+	return ok;
+}
+
+bool
+ssd_cache_disk_plain_write(SsdDiskPlainFile *file, const BufferTag *tag, const char *page)
+{
+	char	   *rel = relpathperm(tag->rnode, tag->forkNum);
+	BlockNumber segno = tag->blockNum / RELSEG_SIZE;
+	char		path[MAXPGPATH];
+	off_t		offset = (off_t) (tag->blockNum % RELSEG_SIZE) * BLCKSZ;
+
+	if (segno == 0)
+		strlcpy(path, rel, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s.%u", rel, segno);
+	pfree(rel);
+
+	if (file->fd < 0 || strcmp(path, file->path) != 0)
+	{
+		if (!plain_close(file))
+			return false;
+		strlcpy(file->path, path, sizeof(file->path));
+		/* Never create: a missing file means the relation is gone. */
+		file->fd = open(path, O_WRONLY | PG_BINARY, 0);
+		if (file->fd < 0)
+			return false;
+	}
+	if (pg_pwrite(file->fd, page, BLCKSZ, offset) != BLCKSZ)
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		return false;
+	}
+	return true;
+}
+
+bool
+ssd_cache_disk_plain_close(SsdDiskPlainFile *file)
+{
+	return plain_close(file);
+}

@@ -1,0 +1,297 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_writeback.c
+ *	  Write-back (the thesis's PC): the SSD as a persistent write-back
+ *	  buffer pool under shared_buffers.  This file decides which writes the
+ *	  SSD absorbs instead of the disk; ssd_cache_directory.c carries them
+ *	  out and owns every slot and mark.
+ *
+ * The decision table (digest 000 §1.4 and §1.6), for a dirty page the
+ * buffer manager writes:
+ *
+ *	page cached (clean or fresher)	overwritten in place and marked fresher
+ *									than the disk, whoever writes it and in
+ *									whatever pattern;
+ *	not cached, a backend's (or WAL	random: admitted into a free slot,
+ *	replay's) eviction				fresher; sequential (a ring writing in
+ *									block order, by the same test as reads):
+ *									to the disk;
+ *	not cached, the checkpointer	the hybrid rule: admitted while the
+ *									cache has not yet filled once (phase
+ *									A), to the disk after (phase B: in
+ *									place only);
+ *	not cached, the bgwriter		the same rule as the checkpointer: its
+ *									writes are checkpoint-like (dirty pages
+ *									written without being evicted), and
+ *									admitting them when full would evict
+ *									pages the backends' own evictions want.
+ *
+ * Extended pages (table tails growing): smgrextend always goes to the disk
+ * (the file must grow there; the page is usually all zeros); a later write
+ * of the page follows the table above like any other.
+ *
+ * Writers never evict.  Admissions take a free slot or go to the disk;
+ * the admission worker keeps a reserve of free slots (PC2's cleaner): it
+ * evicts ssd_cache.evict_batch victims at a time, writes the fresher ones
+ * back with one sync per segment, and frees their slots only then.
+ *
+ * Write-back is refused, and the cache runs write-through with a WARNING
+ * (and the reason in ssd_cache_stats.problem), when it could lose data:
+ *	- wal_level = minimal: commits of relations created in the transaction
+ *	  sync them through a path the cache cannot see (smgrdosyncall);
+ *	- full_page_writes = off: nothing would repair an in-place slot write
+ *	  torn by a crash;
+ *	- fsync = off: no checkpoint would be recorded in the cache header.
+ * Pages already fresher stay so until written back (ssd_cache_flush() or a
+ * clean shutdown).
+ *
+ * Database-level commands that copy files behind smgr's back (CREATE
+ * DATABASE ... STRATEGY FILE_COPY reads its template's files, ALTER
+ * DATABASE ... SET TABLESPACE copies the database's) suspend write-back for
+ * the database, then write back its fresher pages, so that the files are
+ * complete when copied.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+
+#include "ssd_cache.h"
+#include "ssd_cache_admit.h"
+#include "ssd_cache_directory.h"
+#include "ssd_cache_fault.h"
+#include "ssd_cache_file.h"
+#include "ssd_cache_policy.h"
+#include "ssd_cache_writeback.h"
+
+PG_FUNCTION_INFO_V1(ssd_cache_flush);
+
+int			ssd_cache_mode = SSD_MODE_WRITE_THROUGH;
+int			ssd_cache_evict_batch = 1;
+
+/* Databases whose files are being copied: at most a few at once. */
+#define SSD_WB_MAX_SUSPENDED	16
+
+typedef struct SsdWritebackShared
+{
+	pg_atomic_uint32 filled_once;	/* the cache has been full: checkpoint
+									 * phase B */
+	pg_atomic_uint32 nsuspended;
+	slock_t		lock;
+	Oid			suspended[SSD_WB_MAX_SUSPENDED];
+	int			suspend_count[SSD_WB_MAX_SUSPENDED];
+} SsdWritebackShared;
+
+static SsdWritebackShared *wb = NULL;
+
+Size
+ssd_cache_writeback_shmem_size(void)
+{
+	return MAXALIGN(sizeof(SsdWritebackShared));
+}
+
+void
+ssd_cache_writeback_shmem_init(void)
+{
+	bool		found;
+
+	wb = ShmemInitStruct("ssd_cache write-back", sizeof(SsdWritebackShared), &found);
+	memset(wb, 0, sizeof(SsdWritebackShared));
+	pg_atomic_init_u32(&wb->filled_once, 0);
+	pg_atomic_init_u32(&wb->nsuspended, 0);
+	SpinLockInit(&wb->lock);
+}
+
+/*
+ * Is write-back in force?  If ssd_cache.mode asks for it but it is refused,
+ * *why_not (if not NULL) says why; otherwise NULL.
+ */
+bool
+ssd_cache_write_back_active(const char **why_not)
+{
+	const char *why = NULL;
+
+	if (why_not)
+		*why_not = NULL;
+	if (ssd_cache_mode != SSD_MODE_WRITE_BACK || wb == NULL)
+		return false;
+	if (wal_level < WAL_LEVEL_REPLICA)
+		why = "write-back needs wal_level replica or logical; running write-through";
+	else if (!fullPageWrites)
+		why = "write-back needs full_page_writes = on; running write-through";
+	else if (!enableFsync)
+		why = "write-back needs fsync = on; running write-through";
+	if (why_not)
+		*why_not = why;
+	return why == NULL;
+}
+
+static bool
+suspended(Oid dbNode)
+{
+	bool		found = false;
+	int			i;
+
+	if (pg_atomic_read_u32(&wb->nsuspended) == 0)
+		return false;
+	SpinLockAcquire(&wb->lock);
+	for (i = 0; i < SSD_WB_MAX_SUSPENDED && !found; i++)
+		found = wb->suspend_count[i] > 0 && wb->suspended[i] == dbNode;
+	SpinLockRelease(&wb->lock);
+	return found;
+}
+
+/*
+ * The write path (smgrwrite, not skipFsync, a main fork of a permanent
+ * relation): should the SSD take this write instead of the disk?  True if
+ * it did; the disk must then not be written.
+ */
+bool
+ssd_cache_wb_absorb(const BufferTag *tag, const char *page)
+{
+	bool		may_admit;
+	bool		absorbed;
+
+	if (!ssd_cache_write_back_active(NULL) || suspended(tag->rnode.dbNode))
+		return false;
+	switch (MyBackendType)
+	{
+		case B_CHECKPOINTER:
+		case B_BG_WRITER:
+			may_admit = pg_atomic_read_u32(&wb->filled_once) == 0;
+			break;
+		default:
+			may_admit = !ssd_cache_write_sequential(tag);
+			break;
+	}
+	absorbed = ssd_cache_absorb_write(tag, page, may_admit);
+	if (absorbed && MyBackendType == B_CHECKPOINTER)
+		ssd_cache_count(SSD_ABSORBED_CHECKPOINT, 1);
+	if (may_admit && ssd_cache_free_slots() == 0)
+		ssd_cache_admit_wake_worker();
+	return absorbed;
+}
+
+/* How many free slots the admission worker keeps in write-back mode. */
+static int
+reserve_target(void)
+{
+	uint64		nslots = ssd_cache_nslots();
+	uint64		target = Max((uint64) 2 * ssd_cache_evict_batch, Max(nslots / 256, 8));
+
+	return (int) Min(target, Max(nslots / 4, 1));
+}
+
+/*
+ * The admission worker, each round: while write-back is in force, keep the
+ * reserve of free slots; say once per change why write-back is refused.
+ */
+void
+ssd_cache_wb_worker_duties(void)
+{
+	static const char *last_refusal = NULL;
+	const char *why;
+	bool		active = ssd_cache_write_back_active(&why);
+
+	if (why != last_refusal && why != NULL)
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ssd_cache: %s", why),
+				 errhint("Set ssd_cache.mode = write_through, or change the setting named.")));
+	last_refusal = why;
+	if (!active)
+		return;
+	if (ssd_cache_free_slots() < (uint64) reserve_target())
+	{
+		pg_atomic_write_u32(&wb->filled_once, 1);
+		(void) ssd_cache_clean_reserve(reserve_target(), ssd_cache_evict_batch);
+	}
+}
+
+/*
+ * Before a database's files are copied behind smgr's back: writes of its
+ * pages go to the disk from now on (write-through), and its fresher pages
+ * are written back.  Pair with ssd_cache_wb_resume_database, also on error.
+ */
+void
+ssd_cache_wb_suspend_database(Oid dbNode)
+{
+	int			i,
+				free_i = -1;
+
+	if (wb == NULL)
+		return;
+	SpinLockAcquire(&wb->lock);
+	for (i = 0; i < SSD_WB_MAX_SUSPENDED; i++)
+	{
+		if (wb->suspend_count[i] > 0 && wb->suspended[i] == dbNode)
+			break;
+		if (wb->suspend_count[i] == 0 && free_i < 0)
+			free_i = i;
+	}
+	if (i == SSD_WB_MAX_SUSPENDED)
+		i = free_i;
+	if (i >= 0)
+	{
+		wb->suspended[i] = dbNode;
+		wb->suspend_count[i]++;
+		pg_atomic_fetch_add_u32(&wb->nsuspended, 1);
+	}
+	SpinLockRelease(&wb->lock);
+	if (i < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many databases are being copied at once for ssd_cache"),
+				 errhint("Retry the command when the others have finished.")));
+	(void) ssd_cache_write_back(dbNode, -1);
+}
+
+void
+ssd_cache_wb_resume_database(Oid dbNode)
+{
+	int			i;
+
+	if (wb == NULL)
+		return;
+	SpinLockAcquire(&wb->lock);
+	for (i = 0; i < SSD_WB_MAX_SUSPENDED; i++)
+		if (wb->suspend_count[i] > 0 && wb->suspended[i] == dbNode)
+		{
+			wb->suspend_count[i]--;
+			pg_atomic_fetch_sub_u32(&wb->nsuspended, 1);
+			break;
+		}
+	SpinLockRelease(&wb->lock);
+}
+
+/*
+ * ssd_cache_flush(): write every page fresher than the disk back to it,
+ * then, if none is left, clear the data directory's write-back marker, so
+ * that the data directory is complete by itself.  Returns how many pages
+ * were written back.  With ssd_cache.mode = write_back new fresher pages
+ * keep coming; set write_through first when the data directory must stay
+ * complete (file-level backups; see the README).
+ */
+Datum
+ssd_cache_flush(PG_FUNCTION_ARGS)
+{
+	int64		written;
+
+	if (!ssd_cache_enabled())
+		PG_RETURN_INT64(0);
+	written = ssd_cache_write_back(InvalidOid, -1);
+	if (!ssd_cache_disarm_if_clean())
+		ereport(NOTICE,
+				(errmsg("ssd_cache: " INT64_FORMAT " pages are still newer than the disk",
+						ssd_cache_fresher_pages()),
+				 errdetail("They were written again while the cache was being flushed."),
+				 errhint("Set ssd_cache.mode = write_through and reload the configuration first "
+						 "to keep the data directory complete.")));
+	PG_RETURN_INT64(written);
+}

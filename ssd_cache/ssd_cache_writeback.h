@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_writeback.h
+ *	  Write-back (PC): which writes the SSD absorbs instead of the disk.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SSD_CACHE_WRITEBACK_H
+#define SSD_CACHE_WRITEBACK_H
+
+#include "storage/buf_internals.h"
+
+typedef enum SsdCacheMode
+{
+	SSD_MODE_WRITE_THROUGH,
+	SSD_MODE_WRITE_BACK
+} SsdCacheMode;
+
+/* GUCs (ssd_cache.c defines them). */
+extern int	ssd_cache_mode;
+extern int	ssd_cache_evict_batch;
+
+extern Size ssd_cache_writeback_shmem_size(void);
+extern void ssd_cache_writeback_shmem_init(void);
+
+extern bool ssd_cache_write_back_active(const char **why_not);
+extern bool ssd_cache_wb_absorb(const BufferTag *tag, const char *page);
+extern void ssd_cache_wb_worker_duties(void);
+
+/* Files about to be copied behind smgr's back (database-level commands). */
+extern void ssd_cache_wb_suspend_database(Oid dbNode);
+extern void ssd_cache_wb_resume_database(Oid dbNode);
+
+#endif							/* SSD_CACHE_WRITEBACK_H */

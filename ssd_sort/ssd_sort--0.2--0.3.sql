@@ -1,0 +1,6 @@
+/* ssd_sort/ssd_sort--0.2--0.3.sql */
+
+\echo Use "ALTER EXTENSION ssd_sort UPDATE TO '0.3'" to load this file. \quit
+
+-- 0.3 changes no SQL object of ssd_sort: the release's changes are in the
+-- library (and in ssd_cache's SQL).

@@ -1,0 +1,229 @@
+# ssd_cache in write-back mode (the thesis's PC): the SSD absorbs writes and
+# holds pages newer than the disk.  No acknowledged commit is lost across
+# crashes (also with a write cut short), a clean shutdown leaves the data
+# directory complete by itself, a server whose cache holds changes the disk
+# lacks refuses to start without it, ssd_cache_flush() makes a base backup
+# complete, database-level file copies see every change, and write-back is
+# refused where it could lose data.
+use strict;
+use warnings;
+
+use File::Copy qw(move);
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SSDKitTest;
+
+my $marker = 'pgsql_tmp_ssd_cache.fresher';
+
+# Consistency of the workload below: every committed transaction inserted one
+# ledger row and added 1 to one account.
+sub balanced
+{
+	my ($node, $label) = @_;
+	is( $node->safe_psql('postgres',
+			'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT count(*) FROM ssdkit_ledger)'),
+		't', "$label: every committed transaction is whole");
+	return;
+}
+
+# --- A write-back node under a write load, crashed again and again. ---
+# Write-back needs wal_level replica (allows_streaming) and fsync.
+my $node = SSDKitTest::node('wb', cache => '24MB', init => { allows_streaming => 1 },
+	conf => "shared_buffers = 16MB\nssd_cache.mode = write_back\nfsync = on\n"
+	  . "checkpoint_timeout = 30s\nrestart_after_crash = on\n");
+$node->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
+is(SSDKitTest::cache_stat($node, 'mode'), 'write-back', 'mode is write-back');
+SSDKitTest::pgbench($node, '-i', '-s', '4', '-q');
+$node->safe_psql('postgres', 'VACUUM ANALYZE');
+SSDKitTest::ledger_init($node);
+
+my $extra = "\\set aid random(1, 400000)\n"
+  . "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;";
+my $acked = SSDKitTest::ledger_pgbench($node, clients => 4, seconds => 6, extra_sql => $extra);
+SSDKitTest::ledger_check($node, $acked, 'before crashes');
+cmp_ok(SSDKitTest::cache_stat($node, 'absorbed_writes'), '>', 0, 'the SSD absorbed writes');
+cmp_ok(SSDKitTest::cache_stat($node, 'fresher_pages'), '>', 0,
+	'the cache holds pages newer than the disk');
+ok(-e $node->data_dir . "/$marker", 'the data directory is marked as needing the cache');
+
+for my $round (1 .. 4)
+{
+	$acked = SSDKitTest::ledger_pgbench($node, clients => 4, seconds => 8,
+		extra_sql => $extra, crash_after => 2 + $round);
+	SSDKitTest::ledger_check($node, $acked, "crash $round");
+	balanced($node, "crash $round");
+	is(SSDKitTest::query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+		"crash $round: no cached page is older than the disk's, no clean one differs");
+}
+my $before = SSDKitTest::cache_stat($node, 'write_backs');
+SSDKitTest::amcheck_ok($node, 'after the crashes');
+
+# A process killed between marking a cached page fresher and writing it: the
+# transaction did not commit, WAL replay repairs the page.
+my $sum = $node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts');
+my ($rc) = $node->psql('postgres', q{
+	SET ssd_cache.fault_injection = 'die_before_slot_write';
+	UPDATE pgbench_accounts SET abalance = abalance + 1000;
+});
+isnt($rc, 0, 'the writer died in the middle of an in-place SSD write');
+$node->poll_query_until('postgres', 'SELECT true') or die 'no restart';
+is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
+	'after the crash the uncommitted update is gone and nothing else changed');
+balanced($node, 'killed writer');
+SSDKitTest::amcheck_ok($node, 'killed writer');
+
+# --- Clean shutdown: every fresher page written back, the marker removed. ---
+$node->stop;
+ok(!-e $node->data_dir . "/$marker", 'a clean shutdown removes the marker');
+ok($node->log_contains(qr/ssd_cache: wrote back \d+ pages newer than the disk at shutdown/),
+	'the shutdown wrote the fresher pages back');
+$node->command_ok([ 'pg_checksums', '--check', '-D', $node->data_dir ],
+	'the data directory alone passes pg_checksums');
+
+# The data directory is complete by itself: run it without the cache.
+$node->append_conf('postgresql.conf', "ssd_cache.path = ''\n");
+$node->start;
+is(SSDKitTest::cache_stat($node, 'mode'), 'disabled', 'running without the cache');
+balanced($node, 'without the cache');
+SSDKitTest::ledger_check($node, $acked, 'without the cache');
+SSDKitTest::amcheck_ok($node, 'without the cache');
+$node->stop;
+$node->append_conf('postgresql.conf',
+	"ssd_cache.path = '" . SSDKitTest::cache_file($node) . "'\n");
+$node->start;
+
+# --- A cache holding changes the disk lacks must not be left behind. ---
+SSDKitTest::ledger_pgbench($node, clients => 2, seconds => 3, extra_sql => $extra);
+$node->safe_psql('postgres', 'CHECKPOINT');
+my $fresher = SSDKitTest::cache_stat($node, 'fresher_pages');
+cmp_ok($fresher, '>', 0, "fresher pages again ($fresher)");
+$sum = $node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts');
+$node->stop('immediate');
+
+my $cache = SSDKitTest::cache_file($node);
+move($cache, "$cache.away") or die "move: $!";
+ok(!$node->start(fail_ok => 1), 'without its cache file the server refuses to start');
+ok($node->log_contains(qr/SSD cache holds changes that are not in the data files, and it cannot be used: the cache file .* does not exist/),
+	'and says why');
+ok($node->log_contains(qr/HINT:  Make the cache usable again .* remove ".*$marker"/),
+	'and what the choices are');
+ok(!-e $cache, 'no empty cache file was created in its place');
+move("$cache.away", $cache) or die "move back: $!";
+
+$node->append_conf('postgresql.conf', "ssd_cache.size = '32MB'\n");
+ok(!$node->start(fail_ok => 1), 'with another cache size it refuses too');
+$node->append_conf('postgresql.conf', "ssd_cache.size = '24MB'\n");
+$node->start;
+is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
+	'with the cache back every committed change is there');
+balanced($node, 'cache back');
+
+# --- ssd_cache_flush() and a base backup. ---
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET ssd_cache.mode = write_through; SELECT pg_reload_conf();");
+$node->poll_query_until('postgres',
+	"SELECT mode = 'write-through' FROM ssd_cache_stats") or die 'mode did not change';
+cmp_ok($node->safe_psql('postgres', 'SELECT ssd_cache_flush()'), '>', 0,
+	'ssd_cache_flush() writes fresher pages back');
+is(SSDKitTest::cache_stat($node, 'fresher_pages'), '0', 'none is left');
+ok(!-e $node->data_dir . "/$marker", 'the marker is gone');
+is(SSDKitTest::query($node, 'SELECT mismatched, fresher FROM ssd_cache_verify()'), '0|0',
+	'every cached page equals its disk copy again');
+
+SSDKitTest::ledger_pgbench($node, clients => 2, seconds => 2, extra_sql => $extra);
+$node->backup('flushed');
+$node->command_ok([ 'pg_verifybackup', '-n', $node->backup_dir . '/flushed' ],
+	'pg_verifybackup accepts the backup');
+my $restored = PostgreSQL::Test::Cluster->new('restored');
+$restored->init_from_backup($node, 'flushed');
+$restored->append_conf('postgresql.conf', "ssd_cache.path = ''\n");
+$restored->start;
+balanced($restored, 'restored backup');
+SSDKitTest::amcheck_ok($restored, 'restored backup');
+$restored->stop;
+
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET ssd_cache.mode = write_back; SELECT pg_reload_conf();");
+$node->poll_query_until('postgres',
+	"SELECT mode = 'write-back' FROM ssd_cache_stats") or die 'mode did not change back';
+
+# Giving up the changes on purpose: remove the marker.
+$node->stop('immediate');
+unlink $node->data_dir . "/$marker";
+$node->start;
+ok($node->log_contains(qr/starting with an empty cache .* because it holds pages newer than the data files that this data directory does not expect/),
+	'without the marker the cache is emptied, and the log says why');
+$node->stop;
+
+# --- Database-level commands that copy files behind smgr's back, and
+# relation lifecycle, with pages newer than the disk.  A fresh node whose
+# cache has never filled: checkpoints write every page to the SSD. ---
+$node = SSDKitTest::node('life', cache => '64MB', init => { allows_streaming => 1 },
+	conf => "shared_buffers = 16MB\nssd_cache.mode = write_back\nfsync = on\n");
+$node->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
+my $ts = $node->basedir . '/ts';
+mkdir $ts or die "mkdir: $!";
+$node->safe_psql('postgres', "CREATE TABLESPACE ts LOCATION '$ts'");
+$node->safe_psql('postgres', 'CREATE DATABASE moved');
+$node->safe_psql('moved', q{
+	CREATE TABLE m (id int PRIMARY KEY, v int);
+	INSERT INTO m SELECT g, 0 FROM generate_series(1, 20000) g;
+});
+$node->safe_psql('moved', 'CHECKPOINT');
+my $f0 = SSDKitTest::cache_stat($node, 'fresher_pages');
+$node->safe_psql('moved', 'UPDATE m SET v = 1');
+$node->safe_psql('moved', 'CHECKPOINT');
+cmp_ok(SSDKitTest::cache_stat($node, 'fresher_pages'), '>', $f0 + 50,
+	'the checkpoint put the updated pages on the SSD only');
+$node->safe_psql('postgres', 'CREATE DATABASE copied TEMPLATE moved STRATEGY FILE_COPY');
+is($node->safe_psql('copied', 'SELECT count(*), sum(v) FROM m'), '20000|20000',
+	'CREATE DATABASE ... STRATEGY FILE_COPY copies the newest pages');
+$node->safe_psql('postgres', 'ALTER DATABASE moved SET TABLESPACE ts');
+is($node->safe_psql('moved', 'SELECT count(*), sum(v) FROM m'), '20000|20000',
+	'ALTER DATABASE ... SET TABLESPACE moves the newest pages');
+$node->restart;
+is($node->safe_psql('moved', 'SELECT count(*), sum(v) FROM m'), '20000|20000',
+	'and they are there after a restart');
+
+# Truncation and eviction with fresher pages: nothing comes back, nothing is lost.
+$node->safe_psql('moved', 'UPDATE m SET v = 2; CHECKPOINT;');
+$node->safe_psql('postgres', 'CREATE TABLE e AS SELECT g AS id, 0 AS v FROM generate_series(1, 20000) g');
+$node->safe_psql('postgres', 'CHECKPOINT');
+$f0 = SSDKitTest::cache_stat($node, 'fresher_pages');
+$node->safe_psql('postgres', 'UPDATE e SET v = 3');
+$node->safe_psql('postgres', 'CHECKPOINT');
+cmp_ok(SSDKitTest::cache_stat($node, 'fresher_pages'), '>', $f0 + 50, 'e has fresher pages');
+$node->safe_psql('postgres', "SELECT ssd_cache_evict('e')");
+is($node->safe_psql('postgres', 'SELECT sum(v) FROM e'), '60000',
+	'ssd_cache_evict() writes fresher pages back before dropping them');
+$node->safe_psql('postgres', 'DELETE FROM e WHERE id > 100; VACUUM e;');
+$node->safe_psql('postgres', 'INSERT INTO e SELECT g, 4 FROM generate_series(101, 20000) g');
+is($node->safe_psql('postgres', 'SELECT count(*), sum(v) FROM e'), '20000|79900',
+	'a relation truncated with fresher pages does not get them back');
+SSDKitTest::crash_restart($node);
+is($node->safe_psql('postgres', 'SELECT count(*), sum(v) FROM e'), '20000|79900',
+	'nor after a crash');
+is($node->safe_psql('moved', 'SELECT sum(v) FROM m'), '40000', 'and the moved database is intact');
+SSDKitTest::amcheck_ok($node, 'after the lifecycle commands');
+is(SSDKitTest::query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+	'no cached page is older than the disk');
+
+$node->stop;
+
+# --- Where write-back could lose data it is refused. ---
+my $minimal = SSDKitTest::node('minimal', cache => '8MB',
+	conf => "ssd_cache.mode = write_back\nfsync = on\nwal_level = minimal\nmax_wal_senders = 0\n");
+$minimal->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
+is(SSDKitTest::query($minimal, 'SELECT mode, problem FROM ssd_cache_stats'),
+	'write-through|write-back needs wal_level replica or logical; running write-through',
+	'wal_level = minimal: write-through, and the view says why');
+$minimal->safe_psql('postgres',
+	"ALTER SYSTEM SET wal_level = replica; ALTER SYSTEM SET full_page_writes = off;");
+$minimal->restart;
+is(SSDKitTest::query($minimal, 'SELECT mode, problem FROM ssd_cache_stats'),
+	'write-through|write-back needs full_page_writes = on; running write-through',
+	'full_page_writes = off: write-through, and the view says why');
+ok($minimal->log_contains(qr/WARNING:  ssd_cache: write-back needs/), 'with a WARNING in the log');
+$minimal->stop;
+
+done_testing();
