@@ -148,6 +148,9 @@ $node->poll_query_until('postgres',
 	"SELECT mode = 'write-back' FROM ssd_cache_stats") or die 'mode did not change back';
 
 # Giving up the changes on purpose: remove the marker.
+SSDKitTest::ledger_pgbench($node, clients => 2, seconds => 2, extra_sql => $extra);
+$node->safe_psql('postgres', 'CHECKPOINT');
+cmp_ok(SSDKitTest::cache_stat($node, 'fresher_pages'), '>', 0, 'fresher pages once more');
 $node->stop('immediate');
 unlink $node->data_dir . "/$marker";
 $node->start;

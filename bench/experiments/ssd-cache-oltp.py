@@ -17,15 +17,18 @@ base = {r["config"]: r for r in rows if r["policy"] == "none"}
 none_tps = float(base["hdd-nocache"]["tps"]) if "hdd-nocache" in base else None
 ssd_tps = float(base["ssd-nocache"]["tps"]) if "ssd-nocache" in base else None
 sizes = sorted({float(r["cache_pct"]) for r in rows if r["policy"] != "none"})
-colors = {"tac": "tab:green", "clock": "tab:orange"}
+colors = {"tac": "tab:green", "clock": "tab:orange", "tac+wb": "tab:purple", "tac+wb16": "tab:brown"}
+policies = [p for p in dict.fromkeys(r["policy"] for r in rows) if p != "none"]
+names = {"tac": "tac, write-through", "clock": "clock, write-through",
+         "tac+wb": "tac, write-back (PC)", "tac+wb16": "tac, write-back, batches of 16 (PC2)"}
 
 fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
 ax = axes[0]
-for policy in ("tac", "clock"):
+for policy in policies:
     pts = sorted((float(r["cache_pct"]), float(r["tps"])) for r in rows if r["policy"] == policy)
     if pts:
-        ax.plot([p for p, _ in pts], [t for _, t in pts], marker="o", color=colors[policy],
-                label=f"HDD tier + ssd_cache ({policy})")
+        ax.plot([p for p, _ in pts], [t for _, t in pts], marker="o", color=colors.get(policy),
+                label=f"HDD tier + ssd_cache ({names.get(policy, policy)})")
         for p, t in pts:
             ax.annotate(f"{t:,.0f}", (p, t), textcoords="offset points", xytext=(0, 6), ha="center")
 if none_tps:
@@ -35,15 +38,16 @@ if ssd_tps:
 ax.set_yscale("log")
 ax.set_xlabel("SSD cache size, % of the database")
 ax.set_ylabel("tps (log)")
-ax.set_title("Throughput: " + ("read-heavy TPC-C-like mix" if "tpcc" in result else "skewed select-only"))
+ax.set_title("Throughput: " + meta.get("workloads", "").split(",")[0])
 ax.set_xticks(sizes)
 ax.legend(fontsize=8)
 
 ax = axes[1]
-for policy in ("tac", "clock"):
+for policy in policies:
     pts = sorted((float(r["cache_pct"]), float(r["hit_ratio"] or 0)) for r in rows if r["policy"] == policy)
     if pts:
-        ax.plot([p for p, _ in pts], [h for _, h in pts], marker="o", color=colors[policy], label=policy)
+        ax.plot([p for p, _ in pts], [h for _, h in pts], marker="o", color=colors.get(policy),
+                label=names.get(policy, policy))
 ax.set_ylim(0, 1)
 ax.set_xlabel("SSD cache size, % of the database")
 ax.set_ylabel("SSD hit ratio (of shared_buffers misses)")
@@ -55,6 +59,8 @@ fig.savefig(result + ".png", dpi=110)
 
 name = os.path.basename(result)
 title = os.environ.get("SSDKIT_OLTP_TITLE", "ssd-cache-oltp: ssd_cache on the HDD tier, skewed select-only")
+if "tpcc" in name:
+    title = "ssd-cache-tpcc: ssd_cache on the HDD tier, " + meta.get("workloads", "TPC-C-like").split(",")[0]
 md = ["# " + title, "",
       f"Command: `bench/run {name} " + meta.get("args", "").strip() + "`", ""]
 md += report.setup_section(meta)
@@ -70,18 +76,42 @@ for r in rows:
 md += ["", "Per-10-second tps in the measured interval:", ""]
 for r in rows:
     md.append(f"- {r['config']}: {r['progress_tps']}")
+wb_rows = [r for r in rows if "+wb" in r["policy"] or r.get("absorbed_writes")]
+if any(r.get("absorbed_writes") not in (None, "") for r in rows):
+    md += ["", "Writes in the measured interval (HDD writes/s from the device; the cache's counters):", "",
+           "| config | cache full at start | HDD writes/s | writes absorbed by the SSD | of them by checkpoints | write-backs | fresher pages at end |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["policy"] == "none" and r["tier"] == "ssd":
+            continue
+        md.append(f"| {r['config']} | {(r.get('filled_pct') or '-') + ('%' if r.get('filled_pct') else '')} "
+                  f"| {r.get('dev_write_iops') or '-'} | {r.get('absorbed_writes') or '-'} "
+                  f"| {r.get('checkpoint_absorbed') or '-'} | {r.get('write_backs') or '-'} "
+                  f"| {r.get('fresher_pages') or '-'} |")
 md += ["", "## Conclusions", ""]
 if none_tps:
-    for policy in ("tac", "clock"):
+    for policy in policies:
         for r in sorted((r for r in rows if r["policy"] == policy), key=lambda r: float(r["cache_pct"])):
             md.append(f"- {policy} at {r['cache_pct']}%: {float(r['tps']) / none_tps:.2f}x the no-cache "
                       f"throughput (hit ratio {r['hit_ratio'] or '-'})"
                       + (f", {float(r['tps']) / ssd_tps:.0%} of all-SSD" if ssd_tps else "") + ".")
     t25 = [r for r in rows if r["policy"] == "tac" and float(r["cache_pct"]) == 25]
-    if t25:
+    if t25 and "select" in meta.get("workloads", ""):
         x = float(t25[0]["tps"]) / none_tps
         md.append(f"- Target (issue 4): tac at 25% with skewed access at least 3x no-cache: "
                   f"{x:.2f}x, {'met' if x >= 3 else 'NOT met'}.")
+    if ssd_tps:
+        for r in rows:
+            if r["policy"] == "tac+wb" and float(r["cache_pct"]) >= 25:
+                x = float(r["tps"]) / ssd_tps
+                md.append(f"- Target (issue 21): write-back (PC) at {r['cache_pct']}% at least 0.9x all-SSD: "
+                          f"{x:.2f}x, {'met' if x >= 0.9 else 'NOT met'}.")
+    for r in rows:
+        if "+wb" in r["policy"]:
+            wt = [w for w in rows if w["policy"] == r["policy"].split("+")[0] and w["cache_pct"] == r["cache_pct"]]
+            if wt:
+                md.append(f"- {names.get(r['policy'], r['policy'])} at {r['cache_pct']}%: "
+                          f"{float(r['tps']) / float(wt[0]['tps']):.2f}x write-through's throughput.")
 md += ["", f"Raw data: `{name}.csv`; plot: `{name}.png`.", ""]
 with open(result + ".md", "w") as f:
     f.write("\n".join(md))

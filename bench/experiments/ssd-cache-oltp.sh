@@ -9,20 +9,24 @@
 #
 # Options: --scale 30 --seconds 60 --warmup 90 --clients 8
 #          --sizes "12.5 25 50" --policies "tac clock" --baselines "none ssd"
+# A policy with "+wb" runs the cache write-back (tac+wb: PC), with "+wbN"
+# write-back evicting N pages at a time (tac+wb16: PC2).
 
 OLTP_DB=bench
 OLTP_DEFAULT_SCALE=30
 
 experiment_main() {
-	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50" policies="tac clock"
-	local baselines="none ssd"
+	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50"
+	local policies=${OLTP_DEFAULT_POLICIES:-"tac clock"}
+	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-}
 	parse_options ssd-cache-oltp "$@"
+	OLTP_MIX=$mix
 	local pristine db_mb
 	pristine=$(oltp_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	meta workloads "$(oltp_description "$scale") database ${db_mb} MB"
 	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache"
-	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps" >"$RESULT.csv"
+	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps,dev_write_iops,filled_pct,absorbed_writes,checkpoint_absorbed,write_backs,fresher_pages" >"$RESULT.csv"
 
 	local b
 	for b in $baselines; do
@@ -70,21 +74,27 @@ oltp_run() {
 	cache_server_start "$pristine" "$db_mb" "$tier" "$policy" "$pct" "$config"
 	oltp_workload "$warmup" "$clients" "$scale" "$out.warmup" >/dev/null
 	c0=$(cache_counters "$OLTP_DB")
+	w0=$(cache_wb_counters "$OLTP_DB")
 	d0=$(diskstats "$dev")
-	local tps tpmc lat hit adm ref used iops
+	local tps tpmc lat hit adm ref used iops wiops filled w0 w1 wb
 	read -r tps tpmc lat <<<"$(oltp_workload "$seconds" "$clients" "$scale" "$out" -P 10)"
 	[ "$tpmc" = - ] && tpmc=""
 	d1=$(diskstats "$dev")
 	c1=$(cache_counters "$OLTP_DB")
+	w1=$(cache_wb_counters "$OLTP_DB")
+	# How full the cache was when the measurement started, and what write-back did during it.
+	filled=$(echo "$c0" | awk -v mb="$CACHE_MB" '{ if (mb > 0) printf "%.1f", 100 * $6 / (mb * 128) }')
+	wb=$(echo "$w0 $w1" | awk '{ printf "%d,%d,%d,%d", $6 - $1, $7 - $2, $8 - $3, $9 }')
+	wiops=$(echo "$d0 $d1" | awk -v s="$seconds" '{ printf "%.0f", ($6 - $2) / s }')
 
 	read -r hit adm ref used <<<"$(echo "$c0 $c1" | awk '{
 		h = $7 - $1; m = $8 - $2;
 		printf "%s %d %d %d", (h + m > 0 ? sprintf("%.4f", h / (h + m)) : ""), $9 - $3, $10 - $4, $12 }')"
 	iops=$(echo "$d0 $d1" | awk -v s="$seconds" '{ printf "%.0f", ($5 - $1) / s }')
 	if [ "$CACHE_MB" -eq 0 ]; then
-		hit="" adm="" ref="" used=""
+		hit="" adm="" ref="" used="" filled="" wb=",,,"
 	fi
-	echo "$config,$tier,$policy,$pct,$CACHE_MB,$tps,$tpmc,$lat,$hit,$adm,$ref,$used,$iops,\"$(pgbench_progress "$out")\"" >>"$RESULT.csv"
+	echo "$config,$tier,$policy,$pct,$CACHE_MB,$tps,$tpmc,$lat,$hit,$adm,$ref,$used,$iops,\"$(pgbench_progress "$out")\",$wiops,$filled,$wb" >>"$RESULT.csv"
 	log "$config: tps $tps${tpmc:+, tpmC $tpmc}, latency $lat ms, hit ratio ${hit:-n/a}, device reads/s $iops"
 	cache_server_stop
 }

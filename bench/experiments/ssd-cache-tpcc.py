@@ -5,5 +5,4 @@ import runpy
 import sys
 
 sys.argv[0] = os.path.join(os.path.dirname(__file__), "ssd-cache-oltp.py")
-os.environ["SSDKIT_OLTP_TITLE"] = "ssd-cache-tpcc: ssd_cache on the HDD tier, read-heavy TPC-C-like mix"
 runpy.run_path(sys.argv[0], run_name="__main__")

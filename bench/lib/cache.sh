@@ -2,15 +2,23 @@
 # ssd_cache's file on the SSD tier, for the ssd-cache-* experiments.
 
 # cache_conf POLICY CACHE_MB: server settings for a run with the cache
-# (CACHE_MB 0: ssd_cache not loaded at all, i.e. stock PostgreSQL).
+# (CACHE_MB 0: ssd_cache not loaded at all, i.e. stock PostgreSQL).  POLICY
+# is tac or clock, write-through; "+wb" makes it write-back (PC), "+wbN"
+# write-back with ssd_cache.evict_batch N (PC2), e.g. tac+wb16.
 cache_conf() {
-	local policy=$1 mb=$2
+	local policy=${1%%+*} mb=$2 mode=write_through batch=1
+	case $1 in
+	*+wb) mode=write_back ;;
+	*+wb[0-9]*) mode=write_back batch=${1##*+wb} ;;
+	esac
 	if [ "$mb" -gt 0 ]; then
 		cat <<CONF
 shared_preload_libraries = 'ssd_cache'
 ssd_cache.path = '$BENCH_DIR/ssd/ssd_cache.dat'
 ssd_cache.size = '${mb}MB'
 ssd_cache.policy = '$policy'
+ssd_cache.mode = '$mode'
+ssd_cache.evict_batch = $batch
 CONF
 	else
 		echo "shared_preload_libraries = ''"
@@ -49,6 +57,13 @@ load_pgbench_with_cold() {
 # The pristine pgbench cluster (loaded once on the SSD tier, unthrottled).
 cache_pristine() {
 	pristine_cluster "pgbench$1" load_pgbench_with_cold "$1"
+}
+
+# Write-back counters of ssd_cache_stats as "absorbed_writes
+# checkpoint_writes_absorbed write_backs fresher_pages disk_writes".
+cache_wb_counters() {
+	bench_psql -d "$1" -At -F' ' -c "SELECT absorbed_writes, checkpoint_writes_absorbed, write_backs, fresher_pages, disk_writes FROM ssd_cache_stats" 2>/dev/null ||
+		echo "0 0 0 0 0"
 }
 
 # ssd_cache_stats as "hits misses admissions refusals sequential_reads used_slots".
