@@ -2,7 +2,7 @@
 # the set installed at 0.1 keeps working with the new libraries, updates to
 # the current version, and keeps its data: a pax table (rows, index, FlashScan
 # plans), a hand-made QDTT model, a warm SSD cache (ssd_cache_stats gains its
-# 0.2 columns).  After a restart all of it is still there.
+# current columns).  After a restart all of it is still there.
 use strict;
 use warnings;
 

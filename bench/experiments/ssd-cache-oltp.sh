@@ -10,7 +10,8 @@
 # Options: --scale 30 --seconds 60 --warmup 90 --clients 8
 #          --sizes "12.5 25 50" --policies "tac clock" --baselines "none ssd"
 # A policy with "+wb" runs the cache write-back (tac+wb: PC), with "+wbN"
-# write-back evicting N pages at a time (tac+wb16: PC2).
+# write-back evicting N pages at a time (tac+wb16: PC2).  --wal ssd puts
+# pg_wal on the SSD tier in every configuration.
 
 OLTP_DB=bench
 OLTP_DEFAULT_SCALE=30
@@ -18,14 +19,15 @@ OLTP_DEFAULT_SCALE=30
 experiment_main() {
 	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50"
 	local policies=${OLTP_DEFAULT_POLICIES:-"tac clock"}
-	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-}
+	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-} wal=tier
 	parse_options ssd-cache-oltp "$@"
 	OLTP_MIX=$mix
+	CACHE_WAL=$wal
 	local pristine db_mb
 	pristine=$(oltp_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	meta workloads "$(oltp_description "$scale") database ${db_mb} MB"
-	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache"
+	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache, WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "data's tier")"
 	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps,dev_write_iops,filled_pct,absorbed_writes,checkpoint_absorbed,write_backs,fresher_pages" >"$RESULT.csv"
 
 	local b

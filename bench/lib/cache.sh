@@ -85,6 +85,13 @@ cache_server_start() {
 	os_mb=$((db_mb / 10)); [ "$os_mb" -ge 96 ] || os_mb=96
 	DATA=$(cache_prepare "$pristine" "$tier" "$(cache_conf "$policy" "$CACHE_MB")")
 	rm -f "$BENCH_DIR/ssd/ssd_cache.dat"
+	# CACHE_WAL=ssd: the WAL on the SSD tier for every configuration (the
+	# usual production layout), so that only data pages meet the slow disk.
+	rm -rf "$BENCH_DIR/ssd/pg_wal"
+	if [ "${CACHE_WAL:-tier}" = ssd ] && [ "$tier" != ssd ]; then
+		mv "$DATA/pg_wal" "$BENCH_DIR/ssd/pg_wal"
+		ln -s "$BENCH_DIR/ssd/pg_wal" "$DATA/pg_wal"
+	fi
 	[ "$tier" = hdd ] && root_write_throttle "$HDD_IOPS"
 	drop_caches
 	set_memory_limit "$((sb_mb + os_mb))M"
@@ -101,7 +108,7 @@ cache_server_stop() {
 	if [ "$TIER" = hdd ]; then
 		root_write_throttle 0
 	fi
-	rm -rf "$DATA"
+	rm -rf "$DATA" "$BENCH_DIR/ssd/pg_wal"
 }
 
 # skewed_pgbench SECONDS CLIENTS SCALE OUTFILE [extra pgbench options]
