@@ -67,7 +67,7 @@ oltp_workload() {
 # oltp_run PRISTINE DB_MB TIER POLICY CACHE_PCT CLIENTS WARMUP SECONDS SCALE
 oltp_run() {
 	local pristine=$1 db_mb=$2 tier=$3 policy=$4 pct=$5 clients=$6 warmup=$7 seconds=$8 scale=$9
-	local config out c0 c1 d0 d1 dev
+	local config out c0 c1 d0 d1 dev w0 w1 wb filled wiops
 	config="$tier-$policy-$pct"
 	[ "$policy" = none ] && config="$tier-nocache"
 	out="$RUN_DIR/$config.out"
@@ -78,7 +78,7 @@ oltp_run() {
 	c0=$(cache_counters "$OLTP_DB")
 	w0=$(cache_wb_counters "$OLTP_DB")
 	d0=$(diskstats "$dev")
-	local tps tpmc lat hit adm ref used iops wiops filled w0 w1 wb
+	local tps tpmc lat hit adm ref used iops
 	read -r tps tpmc lat <<<"$(oltp_workload "$seconds" "$clients" "$scale" "$out" -P 10)"
 	[ "$tpmc" = - ] && tpmc=""
 	d1=$(diskstats "$dev")

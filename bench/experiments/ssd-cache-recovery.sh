@@ -1,8 +1,9 @@
 # bench/experiments/ssd-cache-recovery.sh
 # Crash recovery on the HDD tier with a warm ssd_cache (tac) vs without: kill -9 1 and 3 minutes after a checkpoint; recovery time and the cache's hit ratio before and after.
 #
-# Per configuration ("cache": tac, --pct of the database; "nocache": stock
-# PostgreSQL, ssd_cache not loaded) one server, a fresh copy of the pristine
+# Per configuration ("cache": tac, --pct of the database; "wb": the same in
+# write-back mode; "nocache": stock PostgreSQL, ssd_cache not loaded) one
+# server, a fresh copy of the pristine
 # pgbench database on the HDD tier (cache_server_start), restarted with
 # shared_buffers --shared_buffers_mb (the database is a few times that) and
 # a memory cap of shared_buffers plus 10% of the database (at least 96 MB)
@@ -127,8 +128,10 @@ rec_log_ts() {
 recovery_config() {
 	local pristine=$1 db_mb=$2 config=$3 scale=$4 pct=$5 sb_mb=$6 warmup=$7 read_seconds=$8
 	local crash_after=$9 clients=${10} read_clients=${11} stop=${12} rate=${13} os_mb use_pct=$5 t
+	local policy=tac
 	[ "$config" = nocache ] && use_pct=0
-	cache_server_start "$pristine" "$db_mb" hdd tac "$use_pct" "recovery-$config"
+	[ "$config" = wb ] && policy=tac+wb
+	cache_server_start "$pristine" "$db_mb" hdd "$policy" "$use_pct" "recovery-$config"
 	# The harness sizes shared_buffers at 3% of the database: restart with
 	# this experiment's.
 	pg_stop "$DATA"
@@ -202,11 +205,12 @@ recovery_crash() {
 	if [ "$CACHE_MB" -gt 0 ]; then
 		for i in $(seq 1 6000); do
 			mode=$(rec_sql "SELECT mode FROM ssd_cache_stats")
-			[ "$mode" = write-through ] && break
+			[ "$mode" = write-through ] || [ "$mode" = write-back ] && break
 			sleep 0.1
 		done
 		verify_s=$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-		[ "$mode" = write-through ] || { log "$tag: mode still '$mode' after 600 s"; verify_s=""; }
+		[ "$mode" = write-through ] || [ "$mode" = write-back ] ||
+			{ log "$tag: mode still '$mode' after 600 s"; verify_s=""; }
 		st=$(rec_cache_stats)
 		read -r _ used_r hits_r misses_r _ <<<"$st"
 		read -r adm_r ev_r inv_r <<<"$(rec_sql "SELECT admissions, evictions, invalidations FROM ssd_cache_stats")"
