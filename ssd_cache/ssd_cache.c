@@ -256,6 +256,7 @@ ssd_cache_shmem_startup(void)
 		ssd_cache_writeback_shmem_init();
 		ssd_cache_admit_shmem_init();
 		ssd_cache_directory_shmem_init(cache_path, cache_nslots());
+		ssd_cache_wb_note_loaded();
 		if (!IsUnderPostmaster && ssd_cache_enabled())
 			ssd_cache_load_temperatures();
 		/*

@@ -50,8 +50,10 @@
 #include "postgres.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "access/xlog.h"
+#include "common/relpath.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "portability/instr_time.h"
@@ -731,7 +733,7 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer, int32 begun
 		 */
 		ssd_cache_io_error("SSD write", tag);
 		if (fresher)
-			ssd_cache_disk_sync(1, tag);
+			ssd_cache_disk_sync(1, tag, NULL);
 		ssd_cache_invalidate_block(tag);
 	}
 }
@@ -978,20 +980,20 @@ everything(const BufferTag *tag, const void *arg)
 }
 
 /*
- * After a crash, the WAL refuted the cache: forget every page.  Pages
- * fresher than the disk go too: the WAL says this data directory is older
- * than they are (a copy of an earlier moment), so they do not belong to it.
+ * After a crash, the WAL refuted the cache: forget every clean page.  Pages
+ * fresher than the disk stay: the start checked that this data directory's
+ * WAL reaches them (ssd_cache_file.c), and they are its only copy.
  */
 static void
 discard_everything(void)
 {
 	if (pg_atomic_read_u64(&shared->fresher) > 0)
 		ereport(WARNING,
-				(errmsg("ssd_cache: discarding " UINT64_FORMAT " cached pages newer than the data files",
+				(errmsg("ssd_cache: keeping " UINT64_FORMAT " cached pages newer than the data files",
 						pg_atomic_read_u64(&shared->fresher)),
-				 errdetail("The data directory is older than the cache: it was restored or copied while "
-						   "the cache ran in write-back mode.")));
-	invalidate_matching(everything, NULL, false);
+				 errdetail("WAL replay ended before the newest WAL the cached pages depend on, "
+						   "but the WAL the pages newer than the disk depend on was there at the start.")));
+	invalidate_matching(everything, NULL, true);
 }
 
 /*
@@ -1046,6 +1048,7 @@ write_back_slots(int n, const int32 *slotnos)
 	BufferTag	tags[SSD_WB_BATCH];
 	int32		taken[SSD_WB_BATCH];
 	uint32		seen[SSD_WB_BATCH];
+	bool		gone[SSD_WB_BATCH];
 	char	   *pages;
 	char	   *buf = process_io_buffer();
 	uint8	   *dirty;
@@ -1101,14 +1104,24 @@ write_back_slots(int n, const int32 *slotnos)
 		m++;
 	}
 	if (m == 0)
+	{
+		pfree(dirty);
+		pfree(pages);
 		return 0;
+	}
 
-	/* 2. To the data files, durably (WAL is flushed past every slot image). */
+	/*
+	 * 2. To the data files, durably (WAL is flushed past every slot image).
+	 * A page whose relation file is gone belongs to a relation removed
+	 * behind the cache (a database dropped while one of its pages was
+	 * being absorbed): there is nothing to write it to, and it is forgotten
+	 * below instead.
+	 */
 	PG_TRY();
 	{
 		for (i = 0; i < m; i++)
-			ssd_cache_disk_write(&tags[i], pages + (Size) i * BLCKSZ);
-		ssd_cache_disk_sync(m, tags);
+			gone[i] = !ssd_cache_disk_write(&tags[i], pages + (Size) i * BLCKSZ);
+		ssd_cache_disk_sync(m, tags, gone);
 	}
 	PG_CATCH();
 	{
@@ -1127,6 +1140,17 @@ write_back_slots(int n, const int32 *slotnos)
 		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
 		ent = hash_search_with_hash_value(lookup_hash, &tags[i], hash, HASH_FIND, NULL);
 		Assert(ent != NULL && ent->busy && ent->slot == s);
+		if (gone[i])
+		{
+			ereport(LOG,
+					(errmsg("ssd_cache: forgetting block %u of relation %u/%u/%u: its file no longer exists",
+							tags[i].blockNum, tags[i].rnode.spcNode, tags[i].rnode.dbNode,
+							tags[i].rnode.relNode)));
+			ent->busy = false;
+			remove_entry_locked(ent, hash, false);
+			LWLockRelease(PART_LOCK(hash));
+			continue;
+		}
 		if (pg_atomic_read_u32(&slots[s].writes) == seen[i])
 		{
 			uint64		p = (uint64) s / SSD_DIR_ENTRIES_PER_PAGE;
@@ -1150,6 +1174,32 @@ write_back_slots(int n, const int32 *slotnos)
 	ssd_cache_count(SSD_SSD_READS, m);
 	ssd_cache_count(SSD_DISK_WRITES, m);
 	return cleared;
+}
+
+/*
+ * The admission worker's write-back of victims: an ERROR (a data file that
+ * cannot be written) is logged and the victims stay, instead of ending the
+ * worker in the middle of an admission batch.  (A failed fsync still
+ * PANICs.)  Returns whether any mark was cleared.
+ */
+static bool
+write_back_quietly(int n, const int32 *slotnos)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	int			cleared = 0;
+
+	PG_TRY();
+	{
+		cleared = write_back_slots(n, slotnos);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	return cleared > 0;
 }
 
 /*
@@ -1240,6 +1290,28 @@ ssd_cache_write_back(Oid dbNode, int64 max_pages)
 	return total;
 }
 
+/*
+ * Wait until no absorption that may have started before now is in flight
+ * (see ssd_cache_absorb_write).
+ */
+void
+ssd_cache_wait_for_absorbs(void)
+{
+	if (!shared)
+		return;
+	LWLockAcquire(ARM_LOCK, LW_EXCLUSIVE);
+	LWLockRelease(ARM_LOCK);
+}
+
+/* Pages marked fresher than the disk in one database (InvalidOid: all). */
+int64
+ssd_cache_fresher_pages_of(Oid dbNode)
+{
+	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0)
+		return 0;
+	return count_fresher(OidIsValid(dbNode) ? in_database : everything, &dbNode);
+}
+
 /* Pages marked fresher than the disk, cluster-wide. */
 int64
 ssd_cache_fresher_pages(void)
@@ -1279,13 +1351,19 @@ ssd_cache_disarm_if_clean(void)
  * copy and the disk must not be written; false if the caller must write the
  * disk (ssd_cache_write_begin / ssd_cache_after_disk_write).
  *
+ * allowed(dbNode) is asked again under ARM_LOCK, which every absorption
+ * holds until its slot write is done: a caller that takes ARM_LOCK
+ * exclusively after making allowed() false (ssd_cache_wait_for_absorbs)
+ * knows that no absorption of that database is in flight any more.
+ *
  * An SSD write failure of a page already cached raises an ERROR, as a
  * failed data-file write does: the buffer stays dirty, and the write is
  * tried again later.  (Its slot stays marked fresher: its old image was the
  * newest until now, and a torn one is rewritten from WAL after a crash.)
  */
 bool
-ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit)
+ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
+					   bool (*allowed) (Oid dbNode))
 {
 	uint32		hash;
 	SsdLookupEnt *ent;
@@ -1305,12 +1383,20 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit)
 		fresh_slot = take_free_slot();
 
 	LWLockAcquire(ARM_LOCK, LW_SHARED);
-	if (!ssd_cache_file_arm_fresher())
+	if (!allowed(tag->rnode.dbNode))
 	{
 		LWLockRelease(ARM_LOCK);
 		if (fresh_slot >= 0)
 			free_slot(fresh_slot);
-		ssd_cache_io_error("write-back marker or header write", NULL);
+		return false;
+	}
+	if (!ssd_cache_file_arm_fresher() || ssd_cache_bypassed())
+	{
+		LWLockRelease(ARM_LOCK);
+		if (fresh_slot >= 0)
+			free_slot(fresh_slot);
+		if (!ssd_cache_bypassed())
+			ssd_cache_io_error("write-back marker or header write", NULL);
 		return false;
 	}
 	memcpy(buf, page, BLCKSZ);
@@ -1346,7 +1432,6 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit)
 			persist_fresher(slot, tag, SSD_DIR_WRITES_FRESHER);
 		}
 		LWLockRelease(PART_LOCK(hash));
-		LWLockRelease(ARM_LOCK);
 
 		ok = ssd_cache_file_cover_wal();
 		if (!ok)
@@ -1356,6 +1441,7 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit)
 		ok = ssd_cache_file_write_slot(slot, buf);
 		pg_atomic_fetch_add_u32(&slots[slot].writes, 1);
 		pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+		LWLockRelease(ARM_LOCK);
 		if (!ok)
 		{
 			int			save_errno = errno;
@@ -1405,7 +1491,7 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit)
 	ok = ssd_cache_file_cover_wal();
 	if (!ok)
 		give_up_header();		/* PANICs: the cache is armed */
-	ok = ssd_cache_file_write_slot(fresh_slot, buf);
+	ok = ssd_cache_file_write_slot(fresh_slot, buf);	/* ARM_LOCK still held */
 	if (!ok)
 		ssd_cache_io_error("SSD write-back admission", tag);
 
@@ -1545,8 +1631,8 @@ evict_slot(uint64 s)
 		if (!ent->fresher)
 			break;
 		LWLockRelease(PART_LOCK(hash));
-		if (wrote_back || write_back_slots(1, &one) == 0)
-			return false;		/* written again meanwhile: a hot page */
+		if (wrote_back || !write_back_quietly(1, &one))
+			return false;		/* written again meanwhile (a hot page), or failed */
 		wrote_back = true;
 	}
 	persist_entry((int32) s, NULL, SSD_DIR_WRITES_EVICTION);
@@ -1661,7 +1747,7 @@ ssd_cache_clean_reserve(int target, int batch)
 		if (n == 0)
 			break;
 		if (n > 1)
-			(void) write_back_slots(n, victims);
+			(void) write_back_quietly(n, victims);
 		for (i = 0; i < n; i++)
 			if (evict_slot(victims[i]))
 			{
@@ -1737,7 +1823,7 @@ ssd_cache_shutdown_write_back(void)
 	file.fd = -1;
 	for (i = 0; i < n && ok; i++)
 	{
-		const SsdCacheDirEntry *e = &mirror[order[i]];
+		SsdCacheDirEntry *e = &mirror[order[i]];
 		BufferTag	tag;
 
 		memset(&tag, 0, sizeof(tag));
@@ -1747,15 +1833,28 @@ ssd_cache_shutdown_write_back(void)
 		tag.forkNum = (ForkNumber) e->forkNum;
 		tag.blockNum = e->blockNum;
 		if (!ssd_cache_file_read_slot(order[i], buf))
+		{
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("ssd_cache: could not read slot %d to write it back: %m", order[i])));
 			ok = false;
-		else if (!ssd_cache_disk_plain_write(&file, &tag, buf))
+		}
+		else if (ssd_cache_disk_plain_write(&file, &tag, buf))
+			continue;
+		else if (errno == ENOENT)
+		{
+			/* The relation is gone (removed behind the cache): forget the page. */
+			memset(e, 0, sizeof(*e));
+			order[i] = -1 - order[i];
+		}
+		else
+		{
 			ereport(LOG,
 					(errcode_for_file_access(),
 					 errmsg("ssd_cache: could not write back block %u to \"%s\": %m",
 							tag.blockNum, file.path)));
-		else
-			continue;
-		ok = false;
+			ok = false;
+		}
 	}
 	if (!ssd_cache_disk_plain_close(&file) && ok)
 	{
@@ -1768,10 +1867,14 @@ ssd_cache_shutdown_write_back(void)
 	/* Only once every file is synced: clear the marks, durably. */
 	for (i = 0; i < n && ok; i++)
 	{
-		uint64		p = (uint64) order[i] / SSD_DIR_ENTRIES_PER_PAGE;
+		int32		slot = order[i] >= 0 ? order[i] : -1 - order[i];
+		uint64		p = (uint64) slot / SSD_DIR_ENTRIES_PER_PAGE;
 
-		mirror[order[i]].flags &= ~SSD_DIR_FRESHER;
-		ssd_cache_dir_entry_seal(&mirror[order[i]]);
+		if (order[i] >= 0)
+		{
+			mirror[slot].flags &= ~SSD_DIR_FRESHER;
+			ssd_cache_dir_entry_seal(&mirror[slot]);
+		}
 		dirty[p / 8] |= 1 << (p % 8);
 	}
 	for (s = 0; s < npages && ok; s++)
@@ -2102,6 +2205,60 @@ ssd_cache_directory_shmem_size(uint64 nslots)
 	return size;
 }
 
+/* Has the relation an init fork (unlogged)?  Memoized in *cache. */
+static bool
+relation_is_unlogged(const RelFileNode *rnode, HTAB **cache)
+{
+	struct
+	{
+		RelFileNode key;
+		bool		unlogged;
+	}		   *ent;
+	bool		found;
+
+	if (*cache == NULL)
+	{
+		HASHCTL		info;
+
+		memset(&info, 0, sizeof(info));
+		info.keysize = sizeof(RelFileNode);
+		info.entrysize = sizeof(*ent);
+		*cache = hash_create("ssd_cache unlogged relations", 256, &info,
+							 HASH_ELEM | HASH_BLOBS);
+	}
+	ent = hash_search(*cache, rnode, HASH_ENTER, &found);
+	if (!found)
+	{
+		char	   *path = relpathperm(*rnode, INIT_FORKNUM);
+		struct stat st;
+
+		ent->unlogged = stat(path, &st) == 0;
+		pfree(path);
+	}
+	return ent->unlogged;
+}
+
+/* Of two slots holding one page, is slot a's image newer than b's? */
+static bool
+newer_slot(int32 a, int32 b, const char *path)
+{
+	char	   *buf = process_io_buffer();
+	XLogRecPtr	lsn_a,
+				lsn_b;
+
+	if (!ssd_cache_file_read_slot(a, buf))
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("ssd_cache: could not read slot %d of \"%s\": %m", a, path)));
+	lsn_a = PageGetLSN((Page) buf);
+	if (!ssd_cache_file_read_slot(b, buf))
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("ssd_cache: could not read slot %d of \"%s\": %m", b, path)));
+	lsn_b = PageGetLSN((Page) buf);
+	return lsn_a > lsn_b;
+}
+
 /*
  * The preparation phase: in the postmaster, before any process reads a
  * page, open the cache file and rebuild the shared directory from the
@@ -2121,7 +2278,10 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 				duration;
 	uint64		s,
 				loaded = 0,
-				dropped = 0;
+				dropped = 0,
+				dropped_unlogged = 0;
+	uint8	   *dirty;
+	HTAB	   *unlogged = NULL;
 	char	   *raw;
 	char	   *mirror_bytes;
 
@@ -2186,6 +2346,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 		trusted = false;
 	}
 
+	dirty = palloc0(layout.dir_pages / 8 + 1);
 	shared->free_head = -1;
 	for (s = 0; s < nslots; s++)
 	{
@@ -2203,6 +2364,8 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 		{
 			BufferTag	tag;
 			SsdLookupEnt *ent;
+			bool		fresher = (e->flags & SSD_DIR_FRESHER) != 0;
+			int32		other;
 
 			memset(&tag, 0, sizeof(tag));
 			tag.rnode.spcNode = e->spcNode;
@@ -2210,12 +2373,26 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 			tag.rnode.relNode = e->relNode;
 			tag.forkNum = (ForkNumber) e->forkNum;
 			tag.blockNum = e->blockNum;
+
+			/*
+			 * After a crash, recovery resets unlogged relations by copying
+			 * their init forks behind smgr's back: their cached pages
+			 * (fresher ones too) are older than that.
+			 */
+			if (trust == SSD_TRUST_AFTER_REPLAY && relation_is_unlogged(&tag.rnode, &unlogged))
+			{
+				dirty[(s / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((s / SSD_DIR_ENTRIES_PER_PAGE) % 8);
+				memset(e, 0, sizeof(*e));
+				dropped_unlogged++;
+				continue;
+			}
+
 			ent = hash_search(lookup_hash, &tag, HASH_ENTER, &found);
 			if (!found)
 			{
 				ent->slot = (int32) s;
 				ent->state = ENT_VALID;
-				ent->fresher = (e->flags & SSD_DIR_FRESHER) != 0;
+				ent->fresher = fresher;
 				ent->busy = false;
 				if (ent->fresher)
 					pg_atomic_fetch_add_u64(&shared->fresher, 1);
@@ -2225,24 +2402,58 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 			}
 
 			/*
-			 * Two slots claim one page (a crash between an invalidation and
-			 * its durable write, then a new admission): trust neither.  That
-			 * cannot involve a fresher page, whose entry is only ever
-			 * invalidated after its write-back; if it did, refusing to start
-			 * is the only safe answer.
+			 * Two slots claim one page: a crash between an invalidation
+			 * (made in memory first, durable in a batch) and its durable
+			 * write, after a new admission of the page.  Clean ones are
+			 * both dropped; of fresher ones the newest (page LSN) is the
+			 * page, the other one is older.
 			 */
-			if (ent->fresher || (e->flags & SSD_DIR_FRESHER))
-				ereport(FATAL,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("ssd_cache: two slots of \"%s\" claim block %u of relation %u/%u/%u, one of them newer than the disk",
-								path, tag.blockNum, tag.rnode.spcNode, tag.rnode.dbNode, tag.rnode.relNode)));
-			memset(&mirror[ent->slot], 0, sizeof(SsdCacheDirEntry));
-			slots[ent->slot].in_use = false;
+			other = ent->slot;
+			dirty[(other / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((other / SSD_DIR_ENTRIES_PER_PAGE) % 8);
+			dirty[(s / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((s / SSD_DIR_ENTRIES_PER_PAGE) % 8);
+			dropped += 1;
+			if (ent->fresher || fresher)
+			{
+				bool		take = !ent->fresher ||
+				(fresher && newer_slot((int32) s, other, path));
+
+				if (!take)
+				{
+					memset(e, 0, sizeof(*e));
+					continue;
+				}
+				memset(&mirror[other], 0, sizeof(SsdCacheDirEntry));
+				slots[other].in_use = false;
+				if (ent->fresher)
+					pg_atomic_fetch_sub_u64(&shared->fresher, 1);
+				ent->slot = (int32) s;
+				ent->fresher = fresher;
+				if (fresher)
+					pg_atomic_fetch_add_u64(&shared->fresher, 1);
+				slots[s].tag = tag;
+				slots[s].in_use = true;
+				continue;
+			}
+			memset(&mirror[other], 0, sizeof(SsdCacheDirEntry));
+			slots[other].in_use = false;
 			hash_search(lookup_hash, &tag, HASH_REMOVE, NULL);
-			dropped += 2;
+			dropped += 1;
 		}
 		memset(e, 0, sizeof(*e));
 	}
+
+	/* What was dropped above must not come back after another restart. */
+	for (s = 0; s < layout.dir_pages; s++)
+		if ((dirty[s / 8] & (1 << (s % 8))) &&
+			!ssd_cache_file_write_dir_pages(s, 1, (char *) &mirror[s * SSD_DIR_ENTRIES_PER_PAGE]))
+		{
+			give_up_directory();
+			break;
+		}
+	pfree(dirty);
+	if (unlogged)
+		hash_destroy(unlogged);
+
 	for (s = nslots; s-- > 0;)
 	{
 		if (slots[s].in_use)
@@ -2267,9 +2478,10 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 						path, reason)));
 	ereport(LOG,
 			(errmsg("ssd_cache: preparation phase loaded " UINT64_FORMAT " of " UINT64_FORMAT
-					" cached pages in %.1f ms%s%s",
+					" cached pages in %.1f ms%s%s%s",
 					loaded, nslots, shared->preparation_ms,
 					dropped ? " (dropped duplicate entries)" : "",
+					dropped_unlogged ? " (dropped pages of unlogged relations, which recovery resets)" : "",
 					trust == SSD_TRUST_AFTER_REPLAY ?
 					"; after a crash they are served once WAL replay covers them" : "")));
 }

@@ -59,8 +59,11 @@ extern void ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer,
 extern void ssd_cache_invalidate_block(const BufferTag *tag);
 
 /* Write-back (ssd_cache_writeback.c decides when). */
-extern bool ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit);
+extern bool ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
+								   bool (*allowed) (Oid dbNode));
+extern void ssd_cache_wait_for_absorbs(void);
 extern int64 ssd_cache_fresher_pages(void);
+extern int64 ssd_cache_fresher_pages_of(Oid dbNode);
 extern int64 ssd_cache_write_back(Oid dbNode, int64 max_pages);
 extern bool ssd_cache_disarm_if_clean(void);
 extern bool ssd_cache_shutdown_write_back(void);

@@ -36,14 +36,23 @@
 
 #include "ssd_cache_disk.h"
 
-/* Write one page to its data file, not yet durable (running processes). */
-void
+/*
+ * Write one page to its data file, not yet durable (running processes).
+ * Returns false, writing nothing, if the relation's file does not exist.
+ * mdexists() closes the fork's files first: a descriptor kept from an
+ * earlier write-back could name a file unlinked since, whose relfilenode a
+ * new relation may have by now.
+ */
+bool
 ssd_cache_disk_write(const BufferTag *tag, const char *page)
 {
 	SMgrRelation reln = smgropen(tag->rnode, InvalidBackendId);
 
+	if (!mdexists(reln, tag->forkNum))
+		return false;
 	/* skipFsync: the caller syncs the segment itself, before relying on it. */
 	mdwrite(reln, tag->forkNum, tag->blockNum, (char *) page, true);
+	return true;
 }
 
 static void
@@ -57,12 +66,12 @@ segment_tag(const BufferTag *tag, FileTag *ftag)
 }
 
 /*
- * Make durable the data-file writes of tags[0..n-1]: one fsync per distinct
- * segment.  A failure is treated as PostgreSQL treats a failed data-file
- * fsync.
+ * Make durable the data-file writes of tags[0..n-1] (but the skipped ones,
+ * if skip is not NULL): one fsync per distinct segment.  A failure is
+ * treated as PostgreSQL treats a failed data-file fsync.
  */
 void
-ssd_cache_disk_sync(int n, const BufferTag *tags)
+ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
 {
 	int			i,
 				j;
@@ -73,6 +82,8 @@ ssd_cache_disk_sync(int n, const BufferTag *tags)
 		char		path[MAXPGPATH];
 		bool		seen = false;
 
+		if (skip && skip[i])
+			continue;
 		segment_tag(&tags[i], &ftag);
 		for (j = 0; j < i && !seen; j++)
 		{
@@ -90,13 +101,6 @@ ssd_cache_disk_sync(int n, const BufferTag *tags)
 	}
 }
 
-/*
- * The postmaster's way: write a page into its segment file with plain
- * system calls, keeping one segment open in *file between calls (pages come
- * sorted by file); a change of file, or ssd_cache_disk_plain_close, fsyncs
- * the previous one.  Returns false with errno set and *failed_path filled
- * on failure.
- */
 static bool
 plain_close(SsdDiskPlainFile *file)
 {
@@ -112,6 +116,13 @@ plain_close(SsdDiskPlainFile *file)
 	return ok;
 }
 
+/*
+ * The postmaster's way: write a page into its segment file with plain
+ * system calls, keeping one segment open in *file between calls (pages come
+ * sorted by file); a change of file, or ssd_cache_disk_plain_close, fsyncs
+ * the previous one.  Returns false with errno set on failure (file->path
+ * names the file); errno ENOENT means the relation's file is gone.
+ */
 bool
 ssd_cache_disk_plain_write(SsdDiskPlainFile *file, const BufferTag *tag, const char *page)
 {

@@ -11,8 +11,8 @@
 #include "storage/buf_internals.h"
 
 /* Running processes: through md.c, errors are ERRORs (fsync: PANIC). */
-extern void ssd_cache_disk_write(const BufferTag *tag, const char *page);
-extern void ssd_cache_disk_sync(int n, const BufferTag *tags);
+extern bool ssd_cache_disk_write(const BufferTag *tag, const char *page);
+extern void ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip);
 
 /* The exiting postmaster: plain system calls, one segment open at a time. */
 typedef struct SsdDiskPlainFile

@@ -108,11 +108,22 @@ ssd_cache_give_up(const char *why)
 	 * either finds the cache usable (WAL replay repairs what a failed write
 	 * left) or refuses to start, saying what would be lost.
 	 */
+	bool		first;
+
+	if (fault == NULL)
+		return;
+	first = pg_atomic_exchange_u32(&fault->gave_up, 1) == 0;
+
+	/*
+	 * Checked after giving up, so that a process arming write-back at the
+	 * same moment either is seen here or sees the cache bypassed afterwards
+	 * (ssd_cache_absorb_write) and marks nothing.
+	 */
 	if (ssd_cache_file_fresher_armed())
 		ereport(PANIC,
 				(errcode(ERRCODE_IO_ERROR),
 				 errmsg("ssd_cache: %s, and the cache holds changes that are not in the data files", why)));
-	if (fault == NULL || pg_atomic_exchange_u32(&fault->gave_up, 1) != 0)
+	if (!first)
 		return;
 	set_problem(why);
 	ssd_cache_file_disown();

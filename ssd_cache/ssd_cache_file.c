@@ -450,6 +450,7 @@ lock_cache_file(const char *path, char **reason)
  */
 static SsdCacheTrust file_startup(const char *path, const SsdCacheLayout *layout,
 								  LWLock *header_lock, uint32 *epoch, char **reason);
+static bool wal_written_through(XLogRecPtr bound, TimeLineID tli);
 
 SsdCacheTrust
 ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
@@ -592,6 +593,21 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 				ssd_cache_file_refuse_if_fresher(why);
 			if (h.fresher_id != 0 && h.fresher_id != marker_id)
 				ssd_cache_file_refuse_if_fresher("its pages newer than the disk belong to another write-back period");
+
+			/*
+			 * After a crash, fresher pages are served to WAL replay at once,
+			 * so whether this data directory's WAL reaches them is decided
+			 * now, not once replay is over (as for clean pages): a copy of
+			 * an earlier moment would otherwise replay over pages from its
+			 * future.
+			 */
+			if (h.fresher_id != 0 && after_crash &&
+				h.wal_bound > control->checkPointCopy.redo &&
+				!wal_written_through(h.wal_bound, h.wal_bound_tli))
+				ssd_cache_file_refuse_if_fresher(psprintf("this data directory's WAL ends before %X/%X, which its pages "
+														  "newer than the disk depend on: it is older than the cache "
+														  "(restored from a snapshot or copy?)",
+														  LSN_FORMAT_ARGS(h.wal_bound)));
 			/* h.fresher_id == 0: no fresher page was written after the marker. */
 			break;
 		case MARKER_FOREIGN:
@@ -998,13 +1014,14 @@ wal_written_through(XLogRecPtr bound, TimeLineID tli)
 	XLByteToSeg(last, segno, wal_segment_size);
 	XLogFileName(fname, tli, segno, wal_segment_size);
 	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
-	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	/* Plain system calls: the postmaster asks too. */
+	fd = open(path, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0)
 		return false;
 	offset = XLogSegmentOffset(last, wal_segment_size);
 	offset -= offset % XLOG_BLCKSZ;
 	ok = pg_pread(fd, &hdr, sizeof(hdr), offset) == sizeof(hdr);
-	CloseTransientFile(fd);
+	close(fd);
 	return ok && hdr.xlp_magic == XLOG_PAGE_MAGIC &&
 		hdr.xlp_pageaddr == last - (last % XLOG_BLCKSZ);
 }

@@ -479,6 +479,19 @@ ssd_sync_syncfiletag(const FileTag *ftag, char *path)
 				 strerror(errno));
 		ssd_cache_give_up(why);
 	}
+
+	/* Once per checkpoint: is a base backup starting from it? */
+	if (MyBackendType == B_CHECKPOINTER && ssd_cache_enabled() && !ssd_cache_bypassed())
+	{
+		static XLogRecPtr last_redo = InvalidXLogRecPtr;
+		XLogRecPtr	redo = GetRedoRecPtr();
+
+		if (redo != last_redo)
+		{
+			ssd_cache_wb_at_checkpoint();
+			last_redo = redo;
+		}
+	}
 	if (ssd_cache_file_is_marker(ftag))
 		return 0;				/* only there to get the checkpoint recorded */
 	return mdsyncfiletag(ftag, path);
@@ -521,14 +534,23 @@ ssd_dbase_redo(XLogReaderState *record)
 	else if (info == XLOG_DBASE_DROP)
 		dboid = ((xl_dbase_drop_rec *) XLogRecGetData(record))->db_id;
 
-	/* The copy reads the source's files: complete them first (write-back). */
+	/*
+	 * The copy reads the source's files: complete them first (write-back).
+	 * The target's OID then loses whatever is cached under it (an older
+	 * database's pages, or, for a move, the pages just written back); a
+	 * dropped database loses its pages before and, since restartpoint
+	 * writes may absorb a page of it until the redo drops its buffers,
+	 * again after.
+	 */
 	if (OidIsValid(srcoid))
 		ssd_cache_wb_suspend_database(srcoid);
 	if (OidIsValid(dboid))
-		ssd_cache_invalidate_database(dboid, info != XLOG_DBASE_DROP);
+		ssd_cache_invalidate_database(dboid, false);
 	prev_dbase_redo(record);
 	if (OidIsValid(srcoid))
 		ssd_cache_wb_resume_database(srcoid);
+	if (info == XLOG_DBASE_DROP)
+		ssd_cache_invalidate_database(dboid, false);
 }
 
 /* A byte image to find in the executable's RELRO segment. */

@@ -6,9 +6,13 @@
  *	  removed or replaced behind its back.
  *
  *	DROP DATABASE			removes the database's directories without
- *							per-relation smgr calls: the object-access hook
- *							sees the drop first and invalidates every cached
- *							page of the database.
+ *							per-relation smgr calls.  The object-access hook
+ *							sees the drop before its last checks (another
+ *							session connected, a template), which may still
+ *							refuse it: it forgets the clean pages only.
+ *							Once the command succeeded (its buffers were
+ *							dropped, so nothing can write the database any
+ *							more) every page goes, fresher ones too.
  *	ALTER DATABASE ... SET TABLESPACE
  *							copies the files to the new tablespace and
  *							removes the old ones: suspend write-back for the
@@ -53,7 +57,7 @@ ssd_cache_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
 	if (access == OAT_DROP && classId == DatabaseRelationId)
-		ssd_cache_invalidate_database(objectId, false);
+		ssd_cache_invalidate_database(objectId, true);
 }
 
 /* The value of option "name" of a database statement, or NULL. */
@@ -76,6 +80,10 @@ ssd_cache_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	Oid			copied = InvalidOid;	/* a database whose files get copied */
+	Oid			dropped = InvalidOid;
+
+	if (IsA(parsetree, DropdbStmt))
+		dropped = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
 
 	if (IsA(parsetree, AlterDatabaseStmt) &&
 		db_option(((AlterDatabaseStmt *) parsetree)->options, "tablespace"))
@@ -110,13 +118,16 @@ ssd_cache_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_END_TRY();
 
+	/* A new database's OID: whatever is cached under it is an old one's. */
 	if (IsA(parsetree, CreatedbStmt))
 	{
 		Oid			dboid = get_database_oid(((CreatedbStmt *) parsetree)->dbname, true);
 
 		if (OidIsValid(dboid))
-			ssd_cache_invalidate_database(dboid, true);
+			ssd_cache_invalidate_database(dboid, false);
 	}
+	if (OidIsValid(dropped))
+		ssd_cache_invalidate_database(dropped, false);
 }
 
 void

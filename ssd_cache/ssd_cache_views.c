@@ -117,7 +117,14 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 		}
 	}
 	else if (ssd_cache_write_back_active(&wb_refused))
+	{
 		mode = "write-back";
+		if (!has_problem && ssd_cache_wb_suspension())
+		{
+			strlcpy(problem, ssd_cache_wb_suspension(), sizeof(problem));
+			has_problem = true;
+		}
+	}
 	else
 	{
 		mode = "write-through";

@@ -45,6 +45,13 @@
  * Pages already fresher stay so until written back (ssd_cache_flush() or a
  * clean shutdown).
  *
+ * Base backups copy the data files behind the cache too.  A running
+ * pg_basebackup (BASE_BACKUP) is seen at the checkpoint it starts from:
+ * write-back is suspended for its duration and every fresher page written
+ * back before that checkpoint completes.  The SQL-level pg_backup_start()
+ * and file-system snapshots cannot be seen: they need ssd_cache.mode =
+ * write_through and ssd_cache_flush() first (the README says so).
+ *
  * Database-level commands that copy files behind smgr's back (CREATE
  * DATABASE ... STRATEGY FILE_COPY reads its template's files, ALTER
  * DATABASE ... SET TABLESPACE copies the database's) suspend write-back for
@@ -58,8 +65,11 @@
 #include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "commands/progress.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/backend_progress.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 
 #include "ssd_cache.h"
@@ -82,6 +92,7 @@ typedef struct SsdWritebackShared
 {
 	pg_atomic_uint32 filled_once;	/* the cache has been full: checkpoint
 									 * phase B */
+	pg_atomic_uint32 backup;	/* a base backup runs: write-through */
 	pg_atomic_uint32 nsuspended;
 	slock_t		lock;
 	Oid			suspended[SSD_WB_MAX_SUSPENDED];
@@ -89,6 +100,8 @@ typedef struct SsdWritebackShared
 } SsdWritebackShared;
 
 static SsdWritebackShared *wb = NULL;
+
+static bool base_backup_running(void);
 
 Size
 ssd_cache_writeback_shmem_size(void)
@@ -104,6 +117,7 @@ ssd_cache_writeback_shmem_init(void)
 	wb = ShmemInitStruct("ssd_cache write-back", sizeof(SsdWritebackShared), &found);
 	memset(wb, 0, sizeof(SsdWritebackShared));
 	pg_atomic_init_u32(&wb->filled_once, 0);
+	pg_atomic_init_u32(&wb->backup, 0);
 	pg_atomic_init_u32(&wb->nsuspended, 0);
 	SpinLockInit(&wb->lock);
 }
@@ -147,6 +161,13 @@ suspended(Oid dbNode)
 	return found;
 }
 
+/* Asked again by the directory under its arming lock (see there). */
+static bool
+absorb_allowed(Oid dbNode)
+{
+	return pg_atomic_read_u32(&wb->backup) == 0 && !suspended(dbNode);
+}
+
 /*
  * The write path (smgrwrite, not skipFsync, a main fork of a permanent
  * relation): should the SSD take this write instead of the disk?  True if
@@ -158,7 +179,7 @@ ssd_cache_wb_absorb(const BufferTag *tag, const char *page)
 	bool		may_admit;
 	bool		absorbed;
 
-	if (!ssd_cache_write_back_active(NULL) || suspended(tag->rnode.dbNode))
+	if (!ssd_cache_write_back_active(NULL) || !absorb_allowed(tag->rnode.dbNode))
 		return false;
 	switch (MyBackendType)
 	{
@@ -170,7 +191,7 @@ ssd_cache_wb_absorb(const BufferTag *tag, const char *page)
 			may_admit = !ssd_cache_write_sequential(tag);
 			break;
 	}
-	absorbed = ssd_cache_absorb_write(tag, page, may_admit);
+	absorbed = ssd_cache_absorb_write(tag, page, may_admit, absorb_allowed);
 	if (absorbed && MyBackendType == B_CHECKPOINTER)
 		ssd_cache_count(SSD_ABSORBED_CHECKPOINT, 1);
 	if (may_admit && ssd_cache_free_slots() == 0)
@@ -186,6 +207,31 @@ reserve_target(void)
 	uint64		target = Max((uint64) 2 * ssd_cache_evict_batch, Max(nslots / 256, 8));
 
 	return (int) Min(target, Max(nslots / 4, 1));
+}
+
+/* For the views: why write-back is suspended right now, or NULL. */
+const char *
+ssd_cache_wb_suspension(void)
+{
+	if (wb == NULL || ssd_cache_mode != SSD_MODE_WRITE_BACK)
+		return NULL;
+	if (pg_atomic_read_u32(&wb->backup) != 0)
+		return "a base backup is running: writes go to the disk until it ends";
+	if (pg_atomic_read_u32(&wb->nsuspended) != 0)
+		return "a database's files are being copied: its writes go to the disk";
+	return NULL;
+}
+
+/*
+ * After the directory was loaded at start: a cache that is full already is
+ * past checkpoint phase A (a crash or restart must not send the next
+ * checkpoints' writes of uncached pages to the SSD again).
+ */
+void
+ssd_cache_wb_note_loaded(void)
+{
+	if (wb && ssd_cache_enabled() && ssd_cache_free_slots() < (uint64) reserve_target())
+		pg_atomic_write_u32(&wb->filled_once, 1);
 }
 
 /*
@@ -205,6 +251,13 @@ ssd_cache_wb_worker_duties(void)
 				 errmsg("ssd_cache: %s", why),
 				 errhint("Set ssd_cache.mode = write_through, or change the setting named.")));
 	last_refusal = why;
+
+	/* A base backup suspended write-back (ssd_cache_wb_at_checkpoint). */
+	if (pg_atomic_read_u32(&wb->backup) != 0 && !base_backup_running())
+	{
+		pg_atomic_write_u32(&wb->backup, 0);
+		ereport(LOG, (errmsg("ssd_cache: the base backup ended: write-back resumes")));
+	}
 	if (!active)
 		return;
 	if (ssd_cache_free_slots() < (uint64) reserve_target())
@@ -215,9 +268,94 @@ ssd_cache_wb_worker_duties(void)
 }
 
 /*
+ * Is a base backup (pg_basebackup, the replication protocol's BASE_BACKUP)
+ * running?  Its walsender reports progress from before it asks for the
+ * backup's checkpoint until it is done.
+ */
+static bool
+base_backup_running(void)
+{
+	int			i,
+				n;
+	bool		found = false;
+
+	pgstat_clear_backend_activity_snapshot();
+	n = pgstat_fetch_stat_numbackends();
+	for (i = 1; i <= n && !found; i++)
+	{
+		LocalPgBackendStatus *local = pgstat_fetch_stat_local_beentry(i);
+
+		found = local != NULL &&
+			local->backendStatus.st_progress_command == PROGRESS_COMMAND_BASEBACKUP;
+	}
+	pgstat_clear_backend_activity_snapshot();
+	return found;
+}
+
+/*
+ * Write back every fresher page matching dbNode (InvalidOid: all), after
+ * the caller made new absorptions of them impossible; ERROR if some cannot
+ * be.
+ */
+static void
+write_back_all(Oid dbNode)
+{
+	int			tries;
+
+	/* Absorptions that passed the check before it changed finish first. */
+	ssd_cache_wait_for_absorbs();
+
+	/*
+	 * A page can only still be fresher if a write-through write of it is
+	 * under way (the write-back leaves it for later): a few passes.
+	 */
+	for (tries = 0; ssd_cache_fresher_pages_of(dbNode) > 0; tries++)
+	{
+		if (tries == 100)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("ssd_cache could not write back the pages that only the cache holds"),
+					 errdetail(INT64_FORMAT " pages are still newer on the SSD than on the disk.",
+							   ssd_cache_fresher_pages_of(dbNode)),
+					 errhint("Retry.")));
+		(void) ssd_cache_write_back(dbNode, -1);
+		if (ssd_cache_fresher_pages_of(dbNode) > 0)
+			pg_usleep(10000L);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * The checkpointer, in the sync phase of each checkpoint (after it wrote
+ * the dirty buffers, before the checkpoint can complete): if a base backup
+ * is starting, this checkpoint is its starting point, and the files it
+ * copies must hold every change made before it.  So write-back stops until
+ * the backup is over (ssd_cache_wb_worker_duties), and every fresher page
+ * is written back now.  An ERROR fails the checkpoint, and with it the
+ * backup, rather than let it copy incomplete files.
+ */
+void
+ssd_cache_wb_at_checkpoint(void)
+{
+	if (wb == NULL || !ssd_cache_enabled() ||
+		(ssd_cache_fresher_pages() == 0 && !ssd_cache_write_back_active(NULL)))
+		return;
+	if (!base_backup_running())
+		return;
+	if (pg_atomic_exchange_u32(&wb->backup, 1) == 0)
+		ereport(LOG,
+				(errmsg("ssd_cache: a base backup is starting: write-back is suspended until it ends, "
+						"and " INT64_FORMAT " pages newer than the disk are written back",
+						ssd_cache_fresher_pages())));
+	write_back_all(InvalidOid);
+}
+
+/*
  * Before a database's files are copied behind smgr's back: writes of its
  * pages go to the disk from now on (write-through), and its fresher pages
- * are written back.  Pair with ssd_cache_wb_resume_database, also on error.
+ * are written back; an ERROR if some cannot be, since the copy would miss
+ * them.  Pair a successful call with ssd_cache_wb_resume_database, also on
+ * error; a failing call resumes itself.
  */
 void
 ssd_cache_wb_suspend_database(Oid dbNode)
@@ -249,7 +387,17 @@ ssd_cache_wb_suspend_database(Oid dbNode)
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many databases are being copied at once for ssd_cache"),
 				 errhint("Retry the command when the others have finished.")));
-	(void) ssd_cache_write_back(dbNode, -1);
+
+	PG_TRY();
+	{
+		write_back_all(dbNode);
+	}
+	PG_CATCH();
+	{
+		ssd_cache_wb_resume_database(dbNode);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }
 
 void

@@ -26,6 +26,9 @@ extern void ssd_cache_writeback_shmem_init(void);
 extern bool ssd_cache_write_back_active(const char **why_not);
 extern bool ssd_cache_wb_absorb(const BufferTag *tag, const char *page);
 extern void ssd_cache_wb_worker_duties(void);
+extern void ssd_cache_wb_note_loaded(void);
+extern void ssd_cache_wb_at_checkpoint(void);
+extern const char *ssd_cache_wb_suspension(void);
 
 /* Files about to be copied behind smgr's back (database-level commands). */
 extern void ssd_cache_wb_suspend_database(Oid dbNode);

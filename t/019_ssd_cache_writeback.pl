@@ -207,11 +207,101 @@ SSDKitTest::crash_restart($node);
 is($node->safe_psql('postgres', 'SELECT count(*), sum(v) FROM e'), '20000|79900',
 	'nor after a crash');
 is($node->safe_psql('moved', 'SELECT sum(v) FROM m'), '40000', 'and the moved database is intact');
+# A DROP DATABASE refused (another session is connected) keeps every page.
+$node->safe_psql('postgres', 'CREATE DATABASE kept');
+$node->safe_psql('kept', q{
+	CREATE TABLE k (id int PRIMARY KEY, v int);
+	INSERT INTO k SELECT g, 0 FROM generate_series(1, 20000) g;
+	CHECKPOINT;
+	UPDATE k SET v = 5;
+	CHECKPOINT;
+});
+my $session = $node->background_psql('kept');
+$session->query_until(qr/ready/, "\\echo ready\n");
+my ($drop_rc, $drop_out, $drop_err) = $node->psql('postgres', 'DROP DATABASE kept');
+like($drop_err, qr/is being accessed by other users/, 'DROP DATABASE is refused');
+$session->quit;
+$node->restart;
+is($node->safe_psql('kept', 'SELECT count(*), sum(v) FROM k'), '20000|100000',
+	'after a refused DROP DATABASE and a restart every change is there');
+$node->safe_psql('postgres', 'DROP DATABASE kept');
+
+# Unlogged relations: recovery resets them behind the cache; nothing of
+# their old pages may come back (an index's metapage would).
+$node->safe_psql('postgres', q{
+	CREATE UNLOGGED TABLE u (id int PRIMARY KEY, v int, pad text);
+	INSERT INTO u SELECT g, 0, repeat('u', 500) FROM generate_series(1, 40000) g;
+});
+$node->safe_psql('postgres', q{
+	UPDATE u SET v = v + 1 WHERE id % 13 = 0;
+	UPDATE u SET v = v + 1 WHERE id % 7 = 0;
+	CHECKPOINT;
+});
+SSDKitTest::crash_restart($node);
+is($node->safe_psql('postgres',
+		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM u WHERE id BETWEEN 1 AND 1000'),
+	'0', 'after a crash an unlogged table is empty, also through its index');
+ok($node->log_contains(qr/dropped pages of unlogged relations/), 'its cached pages were dropped at the start');
+$node->safe_psql('postgres', "INSERT INTO u SELECT g, 1, 'n' FROM generate_series(1, 500) g");
+is($node->safe_psql('postgres',
+		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*), sum(v) FROM u WHERE id <= 1000'),
+	'500|500', 'and refilled it answers from its new pages only');
+
 SSDKitTest::amcheck_ok($node, 'after the lifecycle commands');
 is(SSDKitTest::query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
 	'no cached page is older than the disk');
 
 $node->stop;
+
+# --- A streaming standby with its own write-back cache: replay, a crash,
+# promotion, a crash of the promoted server. ---
+my $primary = SSDKitTest::node('wbprimary', cache => '16MB', init => { allows_streaming => 1 },
+	conf => "shared_buffers = 16MB\nssd_cache.mode = write_back\nfsync = on\n");
+$primary->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
+SSDKitTest::pgbench($primary, '-i', '-s', '2', '-q');
+SSDKitTest::ledger_init($primary);
+$extra = "\\set aid random(1, 200000)\n"
+  . "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;";
+SSDKitTest::ledger_pgbench($primary, clients => 2, seconds => 2, extra_sql => $extra);
+$primary->safe_psql('postgres', 'CHECKPOINT');
+cmp_ok(SSDKitTest::cache_stat($primary, 'fresher_pages'), '>', 0, 'the primary has fresher pages');
+# pg_basebackup with fresher pages and nothing done by hand: the primary sees
+# the backup's checkpoint, writes them back and writes through until the end.
+$primary->backup('for_standby');
+ok($primary->log_contains(qr/ssd_cache: a base backup is starting: write-back is suspended until it ends, and \d+ pages newer than the disk are written back/),
+	'the primary saw the base backup start');
+ok($primary->poll_query_until('postgres', 'SELECT problem IS NULL FROM ssd_cache_stats'),
+	'and resumed write-back when it ended');
+my $standby = PostgreSQL::Test::Cluster->new('wbstandby');
+$standby->init_from_backup($primary, 'for_standby', has_streaming => 1);
+ok(!-e $standby->data_dir . "/$marker", 'the base backup left the primary\'s marker out');
+$standby->append_conf('postgresql.conf',
+	"ssd_cache.path = '" . SSDKitTest::cache_file($standby) . "'\n");
+$standby->start;
+my $q = 'SELECT sum(abalance), count(*), sum(hashtext(filler)) FROM pgbench_accounts';
+SSDKitTest::ledger_pgbench($primary, clients => 2, seconds => 4, extra_sql => $extra);
+$primary->wait_for_catchup($standby);
+$standby->safe_psql('postgres', 'CHECKPOINT');	# a restartpoint: writes to the standby's SSD
+cmp_ok(SSDKitTest::cache_stat($standby, 'fresher_pages'), '>', 0,
+	'the standby\'s own cache absorbed replayed pages');
+is($standby->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
+	'the standby answers like the primary');
+$standby->stop('immediate');
+$standby->start;
+SSDKitTest::ledger_pgbench($primary, clients => 2, seconds => 2, extra_sql => $extra);
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
+	'after a crash the standby replays on from its cache and answers like the primary');
+$primary->stop;
+$standby->promote;
+$acked = SSDKitTest::ledger_pgbench($standby, clients => 2, seconds => 6, extra_sql => $extra,
+	crash_after => 3);
+SSDKitTest::ledger_check($standby, $acked, 'promoted standby after a crash');
+balanced($standby, 'promoted standby after a crash');
+SSDKitTest::amcheck_ok($standby, 'promoted standby');
+is(SSDKitTest::query($standby, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+	'promoted standby: no cached page older than the disk');
+$standby->stop;
 
 # --- Where write-back could lose data it is refused. ---
 my $minimal = SSDKitTest::node('minimal', cache => '8MB',
