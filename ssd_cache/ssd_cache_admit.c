@@ -265,6 +265,8 @@ is_unlogged(const BufferTag *tag)
 void
 ssd_cache_admit_main(Datum arg)
 {
+	bool		reloaded;
+
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -273,6 +275,8 @@ ssd_cache_admit_main(Datum arg)
 	queue->worker_latch = MyLatch;
 	SpinLockRelease(&queue->lock);
 
+	/* A restarted worker publishes its reading of the settings at once. */
+	reloaded = true;
 	while (!ShutdownRequestPending)
 	{
 		ResetLatch(MyLatch);
@@ -353,7 +357,8 @@ ssd_cache_admit_main(Datum arg)
 
 		ssd_cache_age_if_due();
 		ssd_cache_idle();
-		ssd_cache_wb_worker_duties();
+		ssd_cache_wb_worker_duties(reloaded);
+		reloaded = false;
 		if (ssd_cache_enabled() && !ssd_cache_bypassed())
 			ssd_cache_file_register_marker();
 		if (ssd_cache_enabled())
@@ -364,6 +369,7 @@ ssd_cache_admit_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			reloaded = true;
 		}
 	}
 	SpinLockAcquire(&queue->lock);

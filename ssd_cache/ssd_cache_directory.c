@@ -1185,20 +1185,28 @@ write_back_slots(int n, const int32 *slotnos)
 static bool
 write_back_quietly(int n, const int32 *slotnos)
 {
+	static MemoryContext scratch = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
 	int			cleared = 0;
 
+	/* The batch's copies go with the context, also after an ERROR. */
+	if (scratch == NULL)
+		scratch = AllocSetContextCreate(TopMemoryContext, "ssd_cache write-back",
+										ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(scratch);
 	PG_TRY();
 	{
 		cleared = write_back_slots(n, slotnos);
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
+		MemoryContextSwitchTo(scratch);
 		EmitErrorReport();
 		FlushErrorState();
 	}
 	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	MemoryContextReset(scratch);
 	return cleared > 0;
 }
 
@@ -1344,6 +1352,42 @@ ssd_cache_disarm_if_clean(void)
 }
 
 /*
+ * The gate of every absorption: ARM_LOCK shared, the caller's permission
+ * asked again under it (see ssd_cache_wait_for_absorbs), and the data
+ * directory's marker in place.  Returns false, with ARM_LOCK released, if
+ * the page must go to the disk instead.
+ */
+static bool
+absorb_gate(const BufferTag *tag, bool (*allowed) (Oid dbNode))
+{
+	LWLockAcquire(ARM_LOCK, LW_SHARED);
+	if (!allowed(tag->rnode.dbNode))
+	{
+		LWLockRelease(ARM_LOCK);
+		return false;
+	}
+	if (!ssd_cache_file_arm_fresher())
+	{
+		LWLockRelease(ARM_LOCK);
+		ssd_cache_io_error("write-back marker or header write", NULL);
+		return false;
+	}
+	if (ssd_cache_bypassed())
+	{
+		/*
+		 * The cache gave up while this arming was under way, and the process
+		 * giving up saw nothing armed (ssd_cache_give_up): no page is
+		 * fresher, so the marker must go again, or the next start would
+		 * refuse for nothing.
+		 */
+		(void) ssd_cache_file_disarm_fresher();
+		LWLockRelease(ARM_LOCK);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Write-back: take a write of tag into the cache instead of the disk.  A
  * cached page is overwritten in place; otherwise, if may_admit, the page
  * goes into a free slot.  Either way it is marked fresher (durably, the
@@ -1381,26 +1425,12 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
 	/* A free slot before any lock: taking one may wait for a reader. */
 	if (may_admit && !ssd_cache_has_entry(tag))
 		fresh_slot = take_free_slot();
-
-	LWLockAcquire(ARM_LOCK, LW_SHARED);
-	if (!allowed(tag->rnode.dbNode))
-	{
-		LWLockRelease(ARM_LOCK);
-		if (fresh_slot >= 0)
-			free_slot(fresh_slot);
-		return false;
-	}
-	if (!ssd_cache_file_arm_fresher() || ssd_cache_bypassed())
-	{
-		LWLockRelease(ARM_LOCK);
-		if (fresh_slot >= 0)
-			free_slot(fresh_slot);
-		if (!ssd_cache_bypassed())
-			ssd_cache_io_error("write-back marker or header write", NULL);
-		return false;
-	}
 	memcpy(buf, page, BLCKSZ);
 
+	/*
+	 * ARM_LOCK is taken after the partition lock (a wait for a busy entry
+	 * must not hold it) and only when the page will be absorbed.
+	 */
 	if (lock_unbusy(tag, hash, &ent))
 	{
 		if (fresh_slot >= 0)
@@ -1411,7 +1441,11 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
 			if (ent->state == ENT_PENDING || ent->state == ENT_WRITING)
 				ent->state = ENT_CANCELLED;
 			LWLockRelease(PART_LOCK(hash));
-			LWLockRelease(ARM_LOCK);
+			return false;
+		}
+		if (!absorb_gate(tag, allowed))
+		{
+			LWLockRelease(PART_LOCK(hash));
 			return false;
 		}
 
@@ -1463,8 +1497,10 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
 
 	/* Not cached (lock_unbusy released the lock): admit into a free slot. */
 	if (fresh_slot < 0)
+		return false;
+	if (!absorb_gate(tag, allowed))
 	{
-		LWLockRelease(ARM_LOCK);
+		free_slot(fresh_slot);
 		return false;
 	}
 	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
@@ -1841,7 +1877,7 @@ ssd_cache_shutdown_write_back(void)
 		}
 		else if (ssd_cache_disk_plain_write(&file, &tag, buf))
 			continue;
-		else if (errno == ENOENT)
+		else if (errno == ENOENT && ssd_cache_disk_relation_dir_exists(&tag))
 		{
 			/* The relation is gone (removed behind the cache): forget the page. */
 			memset(e, 0, sizeof(*e));
@@ -2375,11 +2411,12 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 			tag.blockNum = e->blockNum;
 
 			/*
-			 * After a crash, recovery resets unlogged relations by copying
-			 * their init forks behind smgr's back: their cached pages
-			 * (fresher ones too) are older than that.
+			 * Recovery (after a crash, or on a standby) resets unlogged
+			 * relations by copying their init forks behind smgr's back: any
+			 * page of theirs cached is older than that.  (None should be:
+			 * they are neither admitted nor absorbed.)
 			 */
-			if (trust == SSD_TRUST_AFTER_REPLAY && relation_is_unlogged(&tag.rnode, &unlogged))
+			if (ssd_cache_file_resets_unlogged() && relation_is_unlogged(&tag.rnode, &unlogged))
 			{
 				dirty[(s / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((s / SSD_DIR_ENTRIES_PER_PAGE) % 8);
 				memset(e, 0, sizeof(*e));

@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/relpath.h"
@@ -49,10 +50,38 @@ ssd_cache_disk_write(const BufferTag *tag, const char *page)
 	SMgrRelation reln = smgropen(tag->rnode, InvalidBackendId);
 
 	if (!mdexists(reln, tag->forkNum))
+	{
+		/* A missing directory is a missing mount, not a dropped relation. */
+		if (!ssd_cache_disk_relation_dir_exists(tag))
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write back block %u of relation %u/%u/%u: its directory does not exist",
+							tag->blockNum, tag->rnode.spcNode, tag->rnode.dbNode, tag->rnode.relNode)));
 		return false;
+	}
 	/* skipFsync: the caller syncs the segment itself, before relying on it. */
 	mdwrite(reln, tag->forkNum, tag->blockNum, (char *) page, true);
 	return true;
+}
+
+/*
+ * Does the directory of the relation's files exist?  A relation file that
+ * is missing in an existing directory belongs to a relation removed; a
+ * missing directory is more likely a tablespace whose mount is missing.
+ */
+bool
+ssd_cache_disk_relation_dir_exists(const BufferTag *tag)
+{
+	char	   *rel = relpathperm(tag->rnode, tag->forkNum);
+	char	   *slash = strrchr(rel, '/');
+	struct stat st;
+	bool		exists;
+
+	if (slash)
+		*slash = '\0';
+	exists = stat(rel, &st) == 0 && S_ISDIR(st.st_mode);
+	pfree(rel);
+	return exists;
 }
 
 static void

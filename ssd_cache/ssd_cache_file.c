@@ -126,6 +126,8 @@ typedef struct SsdCacheFileShared
 	pg_atomic_uint32 admission_io;	/* AdmissionIo */
 	pg_atomic_uint64 header_writes; /* while running, for the views */
 	pg_atomic_uint32 fresher_armed; /* header.fresher_id != 0 on the SSD */
+	bool		resets_unlogged;	/* this start runs recovery, which resets
+									 * unlogged relations behind smgr */
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
@@ -346,6 +348,13 @@ ssd_cache_file_refuse_if_fresher(const char *why)
 					 DataDir, SSD_CACHE_FRESHER_FILE)));
 }
 
+/* Does this start run recovery, which resets unlogged relations? */
+bool
+ssd_cache_file_resets_unlogged(void)
+{
+	return file_shared != NULL && file_shared->resets_unlogged;
+}
+
 /* Does the header say slots may be fresher than the disk? */
 bool
 ssd_cache_file_fresher_armed(void)
@@ -450,7 +459,7 @@ lock_cache_file(const char *path, char **reason)
  */
 static SsdCacheTrust file_startup(const char *path, const SsdCacheLayout *layout,
 								  LWLock *header_lock, uint32 *epoch, char **reason);
-static bool wal_written_through(XLogRecPtr bound, TimeLineID tli);
+static bool wal_written_through(XLogRecPtr bound, TimeLineID tli, TimeLineID now_tli);
 
 SsdCacheTrust
 ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
@@ -561,6 +570,11 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	}
 	file_shared->startup_checkpoint = control->checkPoint;
 	file_shared->startup_tli = control->checkPointCopy.ThisTimeLineID;
+	/* As StartupXLOG decides InRecovery: not shut down, or a signal file. */
+	file_shared->resets_unlogged =
+		(control->state != DB_SHUTDOWNED && control->state != DB_SHUTDOWNED_IN_RECOVERY) ||
+		stat(STANDBY_SIGNAL_FILE, &st) == 0 || stat(RECOVERY_SIGNAL_FILE, &st) == 0 ||
+		stat(BACKUP_LABEL_FILE, &st) == 0;
 
 	block = aligned_block();
 	if (block == NULL)
@@ -603,7 +617,8 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 			 */
 			if (h.fresher_id != 0 && after_crash &&
 				h.wal_bound > control->checkPointCopy.redo &&
-				!wal_written_through(h.wal_bound, h.wal_bound_tli))
+				!wal_written_through(h.wal_bound, h.wal_bound_tli,
+									 control->checkPointCopy.ThisTimeLineID))
 				ssd_cache_file_refuse_if_fresher(psprintf("this data directory's WAL ends before %X/%X, which its pages "
 														  "newer than the disk depend on: it is older than the cache "
 														  "(restored from a snapshot or copy?)",
@@ -998,23 +1013,16 @@ in_history(XLogRecPtr ptr, TimeLineID tli, TimeLineID current)
  * segment carries another address.
  */
 static bool
-wal_written_through(XLogRecPtr bound, TimeLineID tli)
+wal_page_in_file(const char *fname, XLogRecPtr last)
 {
-	XLogRecPtr	last = bound - 1;
-	XLogSegNo	segno;
-	char		fname[MAXFNAMELEN];
 	char		path[MAXPGPATH];
 	XLogPageHeaderData hdr;
 	off_t		offset;
 	int			fd;
 	bool		ok;
 
-	if (bound == InvalidXLogRecPtr)
-		return true;
-	XLByteToSeg(last, segno, wal_segment_size);
-	XLogFileName(fname, tli, segno, wal_segment_size);
-	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
 	/* Plain system calls: the postmaster asks too. */
+	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
 	fd = open(path, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0)
 		return false;
@@ -1024,6 +1032,34 @@ wal_written_through(XLogRecPtr bound, TimeLineID tli)
 	close(fd);
 	return ok && hdr.xlp_magic == XLOG_PAGE_MAGIC &&
 		hdr.xlp_pageaddr == last - (last % XLOG_BLCKSZ);
+}
+
+/*
+ * The segment holding bound - 1 is looked for on its timeline, as the
+ * ".partial" file a promotion with archiving leaves of it, and on the
+ * current timeline "now_tli", whose first segment starts with a copy of the
+ * old one up to the switch.
+ */
+static bool
+wal_written_through(XLogRecPtr bound, TimeLineID tli, TimeLineID now_tli)
+{
+	XLogRecPtr	last = bound - 1;
+	XLogSegNo	segno;
+	char		fname[MAXFNAMELEN + 16];
+
+	if (bound == InvalidXLogRecPtr)
+		return true;
+	XLByteToSeg(last, segno, wal_segment_size);
+	XLogFileName(fname, tli, segno, wal_segment_size);
+	if (wal_page_in_file(fname, last))
+		return true;
+	strlcat(fname, ".partial", sizeof(fname));
+	if (wal_page_in_file(fname, last))
+		return true;
+	if (now_tli == tli)
+		return false;
+	XLogFileName(fname, now_tli, segno, wal_segment_size);
+	return wal_page_in_file(fname, last);
 }
 
 /*
@@ -1066,7 +1102,7 @@ ssd_cache_file_verification(void)
 	else if (recovering)
 		return SSD_VERIFY_PENDING;
 	else if (in_history(end, tli, tli) &&
-			 wal_written_through(file_shared->verify_bound, file_shared->verify_tli))
+			 wal_written_through(file_shared->verify_bound, file_shared->verify_tli, tli))
 	{
 		pg_atomic_write_u32(&file_shared->verification, SSD_VERIFIED);
 		ereport(LOG,

@@ -117,6 +117,7 @@ extern SsdCacheTrust ssd_cache_file_startup(const char *path, const SsdCacheLayo
 											char **reason);
 extern void ssd_cache_file_refuse_if_fresher(const char *why);
 extern bool ssd_cache_file_fresher_armed(void);
+extern bool ssd_cache_file_resets_unlogged(void);
 extern bool ssd_cache_file_arm_fresher(void);
 extern bool ssd_cache_file_disarm_fresher(void);
 extern bool ssd_cache_file_note_checkpoint(XLogRecPtr redo);

@@ -537,14 +537,15 @@ ssd_dbase_redo(XLogReaderState *record)
 	/*
 	 * The copy reads the source's files: complete them first (write-back).
 	 * The target's OID then loses whatever is cached under it (an older
-	 * database's pages, or, for a move, the pages just written back); a
-	 * dropped database loses its pages before and, since restartpoint
-	 * writes may absorb a page of it until the redo drops its buffers,
-	 * again after.
+	 * database's pages, or, for a move, the pages just written back).  A
+	 * dropped database loses its pages once the redo has dropped its
+	 * buffers (restartpoints may absorb a page of it until then) and
+	 * removed its files (hot-standby sessions still reading it are ended
+	 * first, and read the pages until then).
 	 */
 	if (OidIsValid(srcoid))
 		ssd_cache_wb_suspend_database(srcoid);
-	if (OidIsValid(dboid))
+	if (OidIsValid(dboid) && info != XLOG_DBASE_DROP)
 		ssd_cache_invalidate_database(dboid, false);
 	prev_dbase_redo(record);
 	if (OidIsValid(srcoid))

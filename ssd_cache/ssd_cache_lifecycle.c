@@ -26,7 +26,9 @@
  *							of the command.  The new database's OID may have
  *							belonged to a database dropped while its drop
  *							could not be seen (WAL replay on a standby), so
- *							invalidate it after.
+ *							its pages are forgotten when the new database's
+ *							catalog row is created, before anything is
+ *							copied.
  *
  * Each invalidation scans the slot array; these are rare, heavyweight
  * commands already.
@@ -56,8 +58,19 @@ ssd_cache_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
-	if (access == OAT_DROP && classId == DatabaseRelationId)
+	if (classId != DatabaseRelationId)
+		return;
+	if (access == OAT_DROP)
 		ssd_cache_invalidate_database(objectId, true);
+
+	/*
+	 * A new database's OID: whatever is cached under it is an older
+	 * database's.  Its pages go now, before CREATE DATABASE fills it:
+	 * afterwards the new pages may be in the cache already (WAL_LOG copies
+	 * through shared buffers, whose writes the cache may absorb).
+	 */
+	if (access == OAT_POST_CREATE)
+		ssd_cache_invalidate_database(objectId, false);
 }
 
 /* The value of option "name" of a database statement, or NULL. */
@@ -118,14 +131,6 @@ ssd_cache_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_END_TRY();
 
-	/* A new database's OID: whatever is cached under it is an old one's. */
-	if (IsA(parsetree, CreatedbStmt))
-	{
-		Oid			dboid = get_database_oid(((CreatedbStmt *) parsetree)->dbname, true);
-
-		if (OidIsValid(dboid))
-			ssd_cache_invalidate_database(dboid, false);
-	}
 	if (OidIsValid(dropped))
 		ssd_cache_invalidate_database(dropped, false);
 }

@@ -89,7 +89,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	const char *path = ssd_cache_configured_path();
 	const char *mode;
 	const char *admission_io = NULL;
-	const char *wb_refused = NULL;
+	char	   *wb_refused = NULL;
 	char		problem[512];
 	bool		has_problem;
 	int			i,

@@ -62,15 +62,20 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
+
 #include "access/xlog.h"
+#include "common/relpath.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "commands/progress.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/memutils.h"
 #include "utils/backend_progress.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
@@ -88,11 +93,24 @@ int			ssd_cache_evict_batch = 1;
 /* Databases whose files are being copied: at most a few at once. */
 #define SSD_WB_MAX_SUSPENDED	16
 
+#define SSD_WB_WHY_LEN		160
+
 typedef struct SsdWritebackShared
 {
+	/*
+	 * Whether write-back is in force, for every process at once: settings
+	 * are reloaded by each process between commands, so a backend in a long
+	 * statement would go on absorbing after the others switched.  The
+	 * admission worker publishes it after each reload (the postmaster at
+	 * start).
+	 */
+	pg_atomic_uint32 active;
+	slock_t		why_lock;
+	char		why[SSD_WB_WHY_LEN];	/* why refused, or "" */
 	pg_atomic_uint32 filled_once;	/* the cache has been full: checkpoint
 									 * phase B */
-	pg_atomic_uint32 backup;	/* a base backup runs: write-through */
+	pg_atomic_uint64 backup;	/* bit 0: a base backup runs (write-through);
+								 * the rest counts backups seen */
 	pg_atomic_uint32 nsuspended;
 	slock_t		lock;
 	Oid			suspended[SSD_WB_MAX_SUSPENDED];
@@ -102,6 +120,7 @@ typedef struct SsdWritebackShared
 static SsdWritebackShared *wb = NULL;
 
 static bool base_backup_running(void);
+static void drain(void);
 
 Size
 ssd_cache_writeback_shmem_size(void)
@@ -116,34 +135,71 @@ ssd_cache_writeback_shmem_init(void)
 
 	wb = ShmemInitStruct("ssd_cache write-back", sizeof(SsdWritebackShared), &found);
 	memset(wb, 0, sizeof(SsdWritebackShared));
+	pg_atomic_init_u32(&wb->active, 0);
+	SpinLockInit(&wb->why_lock);
 	pg_atomic_init_u32(&wb->filled_once, 0);
-	pg_atomic_init_u32(&wb->backup, 0);
+	pg_atomic_init_u64(&wb->backup, 0);
+	ssd_cache_wb_publish_mode();
 	pg_atomic_init_u32(&wb->nsuspended, 0);
 	SpinLockInit(&wb->lock);
 }
 
 /*
- * Is write-back in force?  If ssd_cache.mode asks for it but it is refused,
- * *why_not (if not NULL) says why; otherwise NULL.
+ * Does this process's configuration ask for write-back, and allow it?
+ * If ssd_cache.mode asks for it but it is refused, *why says why.
  */
-bool
-ssd_cache_write_back_active(const char **why_not)
+static bool
+configured_active(const char **why)
 {
-	const char *why = NULL;
-
-	if (why_not)
-		*why_not = NULL;
-	if (ssd_cache_mode != SSD_MODE_WRITE_BACK || wb == NULL)
+	*why = NULL;
+	if (ssd_cache_mode != SSD_MODE_WRITE_BACK)
 		return false;
 	if (wal_level < WAL_LEVEL_REPLICA)
-		why = "write-back needs wal_level replica or logical; running write-through";
+		*why = "write-back needs wal_level replica or logical; running write-through";
 	else if (!fullPageWrites)
-		why = "write-back needs full_page_writes = on; running write-through";
+		*why = "write-back needs full_page_writes = on; running write-through";
 	else if (!enableFsync)
-		why = "write-back needs fsync = on; running write-through";
+		*why = "write-back needs fsync = on; running write-through";
+	else if (!pgstat_track_activities)
+		*why = "write-back needs track_activities = on (it watches for base backups); running write-through";
+	return *why == NULL;
+}
+
+/* The postmaster at start, the admission worker after each reload. */
+void
+ssd_cache_wb_publish_mode(void)
+{
+	const char *why;
+	bool		active = configured_active(&why);
+
+	if (wb == NULL)
+		return;
+	SpinLockAcquire(&wb->why_lock);
+	strlcpy(wb->why, why ? why : "", SSD_WB_WHY_LEN);
+	SpinLockRelease(&wb->why_lock);
+	pg_atomic_write_u32(&wb->active, active ? 1 : 0);
+}
+
+/*
+ * Is write-back in force (as published for every process)?  If
+ * ssd_cache.mode asks for it but it is refused, *why_not (if not NULL) gets
+ * why, palloc'd; otherwise NULL.
+ */
+bool
+ssd_cache_write_back_active(char **why_not)
+{
 	if (why_not)
-		*why_not = why;
-	return why == NULL;
+	{
+		*why_not = NULL;
+		if (wb != NULL)
+		{
+			SpinLockAcquire(&wb->why_lock);
+			if (wb->why[0] != '\0')
+				*why_not = pstrdup(wb->why);
+			SpinLockRelease(&wb->why_lock);
+		}
+	}
+	return wb != NULL && pg_atomic_read_u32(&wb->active) != 0;
 }
 
 static bool
@@ -161,11 +217,57 @@ suspended(Oid dbNode)
 	return found;
 }
 
+/*
+ * Is the relation unlogged (it has an init fork)?  Crash recovery resets
+ * unlogged relations by copying files behind the cache, so their pages are
+ * never absorbed.  Memoized per process: a relfilenode keeps its
+ * persistence for its life (ALTER TABLE ... SET LOGGED rewrites into a new
+ * one), and the memo is dropped when it grows large.
+ */
+static bool
+relation_unlogged(RelFileNode rnode)
+{
+	static HTAB *memo = NULL;
+	struct
+	{
+		RelFileNode key;
+		bool		unlogged;
+	}		   *ent;
+	bool		found;
+
+	if (memo != NULL && hash_get_num_entries(memo) > 4096)
+	{
+		hash_destroy(memo);
+		memo = NULL;
+	}
+	if (memo == NULL)
+	{
+		HASHCTL		info;
+
+		memset(&info, 0, sizeof(info));
+		info.keysize = sizeof(RelFileNode);
+		info.entrysize = sizeof(*ent);
+		memo = hash_create("ssd_cache relation persistence", 256, &info,
+						   HASH_ELEM | HASH_BLOBS);
+	}
+	ent = hash_search(memo, &rnode, HASH_ENTER, &found);
+	if (!found)
+	{
+		char	   *path = relpathperm(rnode, INIT_FORKNUM);
+		struct stat st;
+
+		ent->unlogged = stat(path, &st) == 0;
+		pfree(path);
+	}
+	return ent->unlogged;
+}
+
 /* Asked again by the directory under its arming lock (see there). */
 static bool
 absorb_allowed(Oid dbNode)
 {
-	return pg_atomic_read_u32(&wb->backup) == 0 && !suspended(dbNode);
+	return pg_atomic_read_u32(&wb->active) != 0 &&
+		(pg_atomic_read_u64(&wb->backup) & 1) == 0 && !suspended(dbNode);
 }
 
 /*
@@ -179,7 +281,8 @@ ssd_cache_wb_absorb(const BufferTag *tag, const char *page)
 	bool		may_admit;
 	bool		absorbed;
 
-	if (!ssd_cache_write_back_active(NULL) || !absorb_allowed(tag->rnode.dbNode))
+	if (!ssd_cache_write_back_active(NULL) || !absorb_allowed(tag->rnode.dbNode) ||
+		relation_unlogged(tag->rnode))
 		return false;
 	switch (MyBackendType)
 	{
@@ -213,9 +316,9 @@ reserve_target(void)
 const char *
 ssd_cache_wb_suspension(void)
 {
-	if (wb == NULL || ssd_cache_mode != SSD_MODE_WRITE_BACK)
+	if (wb == NULL || pg_atomic_read_u32(&wb->active) == 0)
 		return NULL;
-	if (pg_atomic_read_u32(&wb->backup) != 0)
+	if ((pg_atomic_read_u64(&wb->backup) & 1) != 0)
 		return "a base backup is running: writes go to the disk until it ends";
 	if (pg_atomic_read_u32(&wb->nsuspended) != 0)
 		return "a database's files are being copied: its writes go to the disk";
@@ -235,16 +338,62 @@ ssd_cache_wb_note_loaded(void)
 }
 
 /*
+ * Write-back is not in force (write-through asked for, or refused), yet
+ * pages are fresher: write them back a batch per round, so that the data
+ * directory becomes complete by itself; when none is left, the marker goes.
+ */
+static void
+drain(void)
+{
+	static bool announced = false;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (ssd_cache_fresher_pages() == 0)
+	{
+		if (ssd_cache_file_fresher_armed() && ssd_cache_disarm_if_clean())
+		{
+			if (announced)
+				ereport(LOG,
+						(errmsg("ssd_cache: every page newer than the disk was written back; "
+								"the data directory is complete by itself")));
+			announced = false;
+		}
+		return;
+	}
+	if (!announced)
+		ereport(LOG,
+				(errmsg("ssd_cache: write-back is not in force: writing back " INT64_FORMAT
+						" pages newer than the disk", ssd_cache_fresher_pages())));
+	announced = true;
+	PG_TRY();
+	{
+		(void) ssd_cache_write_back(InvalidOid, 256);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+}
+
+/*
  * The admission worker, each round: while write-back is in force, keep the
  * reserve of free slots; say once per change why write-back is refused.
  */
 void
-ssd_cache_wb_worker_duties(void)
+ssd_cache_wb_worker_duties(bool reloaded)
 {
 	static const char *last_refusal = NULL;
 	const char *why;
-	bool		active = ssd_cache_write_back_active(&why);
+	uint64		backup;
 
+	if (wb == NULL || !ssd_cache_enabled())
+		return;
+	if (reloaded)
+		ssd_cache_wb_publish_mode();
+	(void) configured_active(&why);
 	if (why != last_refusal && why != NULL)
 		ereport(WARNING,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -252,14 +401,20 @@ ssd_cache_wb_worker_duties(void)
 				 errhint("Set ssd_cache.mode = write_through, or change the setting named.")));
 	last_refusal = why;
 
-	/* A base backup suspended write-back (ssd_cache_wb_at_checkpoint). */
-	if (pg_atomic_read_u32(&wb->backup) != 0 && !base_backup_running())
-	{
-		pg_atomic_write_u32(&wb->backup, 0);
+	/*
+	 * A base backup suspended write-back (ssd_cache_wb_at_checkpoint).  The
+	 * compare-and-swap fails if another backup was seen meanwhile.
+	 */
+	backup = pg_atomic_read_u64(&wb->backup);
+	if ((backup & 1) != 0 && !base_backup_running() &&
+		pg_atomic_compare_exchange_u64(&wb->backup, &backup, backup & ~UINT64CONST(1)))
 		ereport(LOG, (errmsg("ssd_cache: the base backup ended: write-back resumes")));
-	}
-	if (!active)
+
+	if (pg_atomic_read_u32(&wb->active) == 0)
+	{
+		drain();
 		return;
+	}
 	if (ssd_cache_free_slots() < (uint64) reserve_target())
 	{
 		pg_atomic_write_u32(&wb->filled_once, 1);
@@ -311,7 +466,7 @@ write_back_all(Oid dbNode)
 	 */
 	for (tries = 0; ssd_cache_fresher_pages_of(dbNode) > 0; tries++)
 	{
-		if (tries == 100)
+		if (tries == 3000)		/* 30 s: a busy HDD syncing evictions */
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_IN_USE),
 					 errmsg("ssd_cache could not write back the pages that only the cache holds"),
@@ -337,12 +492,18 @@ write_back_all(Oid dbNode)
 void
 ssd_cache_wb_at_checkpoint(void)
 {
+	uint64		backup;
+
 	if (wb == NULL || !ssd_cache_enabled() ||
 		(ssd_cache_fresher_pages() == 0 && !ssd_cache_write_back_active(NULL)))
 		return;
 	if (!base_backup_running())
 		return;
-	if (pg_atomic_exchange_u32(&wb->backup, 1) == 0)
+	/* Set the flag and count the backup: the worker's reset then fails. */
+	backup = pg_atomic_read_u64(&wb->backup);
+	while (!pg_atomic_compare_exchange_u64(&wb->backup, &backup, (backup | 1) + 2))
+		;
+	if ((backup & 1) == 0)
 		ereport(LOG,
 				(errmsg("ssd_cache: a base backup is starting: write-back is suspended until it ends, "
 						"and " INT64_FORMAT " pages newer than the disk are written back",
@@ -431,8 +592,23 @@ ssd_cache_flush(PG_FUNCTION_ARGS)
 {
 	int64		written;
 
+	const char *why;
+	int			waits;
+
 	if (!ssd_cache_enabled())
 		PG_RETURN_INT64(0);
+
+	/*
+	 * Just switched to write-through (ALTER SYSTEM, pg_reload_conf()): wait
+	 * until every process writes through (the admission worker publishes
+	 * the mode after the reload), then for absorptions already under way.
+	 */
+	for (waits = 0; !configured_active(&why) && ssd_cache_write_back_active(NULL) && waits < 500; waits++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(10000L);
+	}
+	ssd_cache_wait_for_absorbs();
 	written = ssd_cache_write_back(InvalidOid, -1);
 	if (!ssd_cache_disarm_if_clean())
 		ereport(NOTICE,

@@ -23,9 +23,10 @@ extern int	ssd_cache_evict_batch;
 extern Size ssd_cache_writeback_shmem_size(void);
 extern void ssd_cache_writeback_shmem_init(void);
 
-extern bool ssd_cache_write_back_active(const char **why_not);
+extern bool ssd_cache_write_back_active(char **why_not);
+extern void ssd_cache_wb_publish_mode(void);
 extern bool ssd_cache_wb_absorb(const BufferTag *tag, const char *page);
-extern void ssd_cache_wb_worker_duties(void);
+extern void ssd_cache_wb_worker_duties(bool reloaded);
 extern void ssd_cache_wb_note_loaded(void);
 extern void ssd_cache_wb_at_checkpoint(void);
 extern const char *ssd_cache_wb_suspension(void);

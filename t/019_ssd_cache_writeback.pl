@@ -123,8 +123,13 @@ $node->safe_psql('postgres',
 	"ALTER SYSTEM SET ssd_cache.mode = write_through; SELECT pg_reload_conf();");
 $node->poll_query_until('postgres',
 	"SELECT mode = 'write-through' FROM ssd_cache_stats") or die 'mode did not change';
-cmp_ok($node->safe_psql('postgres', 'SELECT ssd_cache_flush()'), '>', 0,
-	'ssd_cache_flush() writes fresher pages back');
+ok($node->poll_query_until('postgres', 'SELECT fresher_pages = 0 FROM ssd_cache_stats'),
+	'in write-through mode the worker writes every fresher page back by itself');
+ok($node->wait_for_log(qr/every page newer than the disk was written back; the data directory is complete by itself/),
+	'and says so');
+SSDKitTest::ledger_pgbench($node, clients => 2, seconds => 2, extra_sql => $extra);
+is($node->safe_psql('postgres', 'SELECT ssd_cache_flush()'), '0',
+	'ssd_cache_flush() then finds nothing to write back');
 is(SSDKitTest::cache_stat($node, 'fresher_pages'), '0', 'none is left');
 ok(!-e $node->data_dir . "/$marker", 'the marker is gone');
 is(SSDKitTest::query($node, 'SELECT mismatched, fresher FROM ssd_cache_verify()'), '0|0',
@@ -181,6 +186,10 @@ cmp_ok(SSDKitTest::cache_stat($node, 'fresher_pages'), '>', $f0 + 50,
 $node->safe_psql('postgres', 'CREATE DATABASE copied TEMPLATE moved STRATEGY FILE_COPY');
 is($node->safe_psql('copied', 'SELECT count(*), sum(v) FROM m'), '20000|20000',
 	'CREATE DATABASE ... STRATEGY FILE_COPY copies the newest pages');
+$node->safe_psql('postgres', 'CREATE DATABASE walcopied TEMPLATE moved');
+$node->restart;
+is($node->safe_psql('walcopied', 'SELECT count(*), sum(v) FROM m'), '20000|20000',
+	'CREATE DATABASE (WAL_LOG) copies the newest pages, and keeps them after a restart');
 $node->safe_psql('postgres', 'ALTER DATABASE moved SET TABLESPACE ts');
 is($node->safe_psql('moved', 'SELECT count(*), sum(v) FROM m'), '20000|20000',
 	'ALTER DATABASE ... SET TABLESPACE moves the newest pages');
@@ -207,6 +216,13 @@ SSDKitTest::crash_restart($node);
 is($node->safe_psql('postgres', 'SELECT count(*), sum(v) FROM e'), '20000|79900',
 	'nor after a crash');
 is($node->safe_psql('moved', 'SELECT sum(v) FROM m'), '40000', 'and the moved database is intact');
+# ssd_cache_flush() in write-back mode, on a quiet server.
+$node->safe_psql('postgres', 'UPDATE e SET v = v + 0; CHECKPOINT;');
+cmp_ok($node->safe_psql('postgres', 'SELECT ssd_cache_flush()'), '>', 0,
+	'ssd_cache_flush() writes fresher pages back in write-back mode');
+is(SSDKitTest::cache_stat($node, 'fresher_pages'), '0', 'and none is left on a quiet server');
+ok(!-e $node->data_dir . "/$marker", 'nor the marker');
+
 # A DROP DATABASE refused (another session is connected) keeps every page.
 $node->safe_psql('postgres', 'CREATE DATABASE kept');
 $node->safe_psql('kept', q{
@@ -237,11 +253,12 @@ $node->safe_psql('postgres', q{
 	UPDATE u SET v = v + 1 WHERE id % 7 = 0;
 	CHECKPOINT;
 });
+is(SSDKitTest::cached_blocks($node, 'u'), '0', 'an unlogged table is never absorbed');
+is(SSDKitTest::cached_blocks($node, 'u_pkey'), '0', 'nor its index');
 SSDKitTest::crash_restart($node);
 is($node->safe_psql('postgres',
 		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM u WHERE id BETWEEN 1 AND 1000'),
 	'0', 'after a crash an unlogged table is empty, also through its index');
-ok($node->log_contains(qr/dropped pages of unlogged relations/), 'its cached pages were dropped at the start');
 $node->safe_psql('postgres', "INSERT INTO u SELECT g, 1, 'n' FROM generate_series(1, 500) g");
 is($node->safe_psql('postgres',
 		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*), sum(v) FROM u WHERE id <= 1000'),
