@@ -475,6 +475,18 @@ persist_fresher(int32 slot, const BufferTag *tag, SsdCacheCounter occasion)
 	persist_entries(1, &slot, &tag, &yes, occasion);
 }
 
+/* The page a persistent directory entry names. */
+static void
+entry_tag(const SsdCacheDirEntry *e, BufferTag *tag)
+{
+	memset(tag, 0, sizeof(*tag));
+	tag->rnode.spcNode = e->spcNode;
+	tag->rnode.dbNode = e->dbNode;
+	tag->rnode.relNode = e->relNode;
+	tag->forkNum = (ForkNumber) e->forkNum;
+	tag->blockNum = e->blockNum;
+}
+
 /* Put a slot no entry refers to any more back on the free list. */
 static void
 free_slot(int32 slot)
@@ -1862,12 +1874,7 @@ ssd_cache_shutdown_write_back(void)
 		SsdCacheDirEntry *e = &mirror[order[i]];
 		BufferTag	tag;
 
-		memset(&tag, 0, sizeof(tag));
-		tag.rnode.spcNode = e->spcNode;
-		tag.rnode.dbNode = e->dbNode;
-		tag.rnode.relNode = e->relNode;
-		tag.forkNum = (ForkNumber) e->forkNum;
-		tag.blockNum = e->blockNum;
+		entry_tag(e, &tag);
 		if (!ssd_cache_file_read_slot(order[i], buf))
 		{
 			ereport(LOG,
@@ -2403,12 +2410,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 			bool		fresher = (e->flags & SSD_DIR_FRESHER) != 0;
 			int32		other;
 
-			memset(&tag, 0, sizeof(tag));
-			tag.rnode.spcNode = e->spcNode;
-			tag.rnode.dbNode = e->dbNode;
-			tag.rnode.relNode = e->relNode;
-			tag.forkNum = (ForkNumber) e->forkNum;
-			tag.blockNum = e->blockNum;
+			entry_tag(e, &tag);
 
 			/*
 			 * Recovery (after a crash, or on a standby) resets unlogged
