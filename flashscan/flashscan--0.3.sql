@@ -1,0 +1,76 @@
+/* flashscan/flashscan--0.3.sql */
+
+\echo Use "CREATE EXTENSION flashscan" to load this file. \quit
+
+CREATE FUNCTION flashscan_status(
+	OUT library_version text,
+	OUT preloaded boolean,
+	OUT io_uring boolean,
+	OUT io_uring_error text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flashscan_status'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION flashscan_status() IS
+'flashscan library version, whether it was loaded through shared_preload_libraries, and whether io_uring works in this server';
+
+-- The pax table access method: CREATE TABLE ... USING pax.
+CREATE FUNCTION pax_tableam_handler(internal)
+RETURNS table_am_handler
+AS 'MODULE_PATHNAME', 'pax_tableam_handler'
+LANGUAGE C STRICT;
+
+CREATE ACCESS METHOD pax TYPE TABLE HANDLER pax_tableam_handler;
+COMMENT ON ACCESS METHOD pax IS
+'PAX storage: rows in groups of blocks, one minipage per column';
+
+CREATE FUNCTION pax_groups(rel regclass,
+	OUT first_row bigint,
+	OUT nrows bigint,
+	OUT first_block bigint,
+	OUT nblocks integer,
+	OUT minipage_bytes bigint,
+	OUT xmin xid,
+	OUT frozen boolean,
+	OUT aborted boolean,
+	OUT stored bigint,
+	OUT sparse boolean,
+	OUT row_map_blocks integer,
+	OUT delta boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pax_groups'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION pax_groups(regclass) IS
+'the group directory of a pax table: row range, blocks, minipage bytes, writer and its state, rows stored (fewer than nrows in a sparse group VACUUM rewrote), row map blocks (per-row delete/update/lock states), whether it is a delta page of small inserts (rows with their own xmin, shown as NULL)';
+
+CREATE FUNCTION pax_set_group_blocks(rel regclass, group_blocks integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pax_set_group_blocks'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION pax_set_group_blocks(regclass, integer) IS
+'set the number of blocks of a pax table''s next groups (PostgreSQL 15 has no table access method reloptions)';
+
+CREATE FUNCTION pax_column_sizes(rel regclass,
+	OUT column_name text,
+	OUT minipage_bytes bigint,
+	OUT blocks bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pax_column_sizes'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION pax_column_sizes(regclass) IS
+'per column of a pax table: bytes of its minipages, and the blocks a scan of that column reads';
+
+-- pax changes are logically decoded only with flashscan preloaded (its WAL
+-- resource manager); a publication that would cover a pax table without
+-- that is refused when it is created or altered.
+CREATE FUNCTION pax_check_publication()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'pax_check_publication'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER pax_publication_guard ON ddl_command_end
+	WHEN TAG IN ('CREATE PUBLICATION', 'ALTER PUBLICATION')
+	EXECUTE FUNCTION pax_check_publication();
