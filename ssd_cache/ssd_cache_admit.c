@@ -46,6 +46,7 @@
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_disk.h"
 #include "ssd_cache_fault.h"
 #include "ssd_cache_file.h"
 #include "ssd_cache_policy.h"
@@ -250,18 +251,6 @@ ssd_cache_admit_wake_worker(void)
 		SetLatch(latch);
 }
 
-/* Unlogged relations have an init fork; their pages are never admitted. */
-static bool
-is_unlogged(const BufferTag *tag)
-{
-	char	   *path = relpathperm(tag->rnode, INIT_FORKNUM);
-	struct stat st;
-	bool		result = stat(path, &st) == 0;
-
-	pfree(path);
-	return result;
-}
-
 void
 ssd_cache_admit_main(Datum arg)
 {
@@ -313,7 +302,7 @@ ssd_cache_admit_main(Datum arg)
 			/* Unlogged relations' pages are dropped here. */
 			for (i = 0; i < nbatch; i++)
 			{
-				if (is_unlogged(&tags[i]))
+				if (ssd_cache_disk_relation_unlogged(tags[i].rnode))
 				{
 					ssd_cache_offer_abandon(&tags[i]);
 					ssd_cache_count(SSD_REFUSALS, 1);

@@ -2271,13 +2271,7 @@ relation_is_unlogged(const RelFileNode *rnode, HTAB **cache)
 	}
 	ent = hash_search(*cache, rnode, HASH_ENTER, &found);
 	if (!found)
-	{
-		char	   *path = relpathperm(*rnode, INIT_FORKNUM);
-		struct stat st;
-
-		ent->unlogged = stat(path, &st) == 0;
-		pfree(path);
-	}
+		ent->unlogged = ssd_cache_disk_relation_unlogged(*rnode);
 	return ent->unlogged;
 }
 

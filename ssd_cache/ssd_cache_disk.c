@@ -84,6 +84,22 @@ ssd_cache_disk_relation_dir_exists(const BufferTag *tag)
 	return exists;
 }
 
+/*
+ * Is the relation unlogged (it has an init fork)?  Crash recovery and
+ * standbys reset unlogged relations by copying files behind the cache, so
+ * their pages are never admitted or absorbed.
+ */
+bool
+ssd_cache_disk_relation_unlogged(RelFileNode rnode)
+{
+	char	   *path = relpathperm(rnode, INIT_FORKNUM);
+	struct stat st;
+	bool		result = stat(path, &st) == 0;
+
+	pfree(path);
+	return result;
+}
+
 static void
 segment_tag(const BufferTag *tag, FileTag *ftag)
 {

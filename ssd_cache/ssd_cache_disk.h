@@ -14,6 +14,7 @@
 extern bool ssd_cache_disk_write(const BufferTag *tag, const char *page);
 extern void ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip);
 extern bool ssd_cache_disk_relation_dir_exists(const BufferTag *tag);
+extern bool ssd_cache_disk_relation_unlogged(RelFileNode rnode);
 
 /* The exiting postmaster: plain system calls, one segment open at a time. */
 typedef struct SsdDiskPlainFile

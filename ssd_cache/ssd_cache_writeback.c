@@ -82,6 +82,7 @@
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
 #include "ssd_cache_directory.h"
+#include "ssd_cache_disk.h"
 #include "ssd_cache_fault.h"
 #include "ssd_cache_file.h"
 #include "ssd_cache_policy.h"
@@ -254,13 +255,7 @@ relation_unlogged(RelFileNode rnode)
 	}
 	ent = hash_search(memo, &rnode, HASH_ENTER, &found);
 	if (!found)
-	{
-		char	   *path = relpathperm(rnode, INIT_FORKNUM);
-		struct stat st;
-
-		ent->unlogged = stat(path, &st) == 0;
-		pfree(path);
-	}
+		ent->unlogged = ssd_cache_disk_relation_unlogged(rnode);
 	return ent->unlogged;
 }
 
