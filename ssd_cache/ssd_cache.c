@@ -24,6 +24,7 @@
 
 #include "ssd_cache.h"
 #include "ssd_cache_admit.h"
+#include "ssd_cache_cleaner.h"
 #include "ssd_cache_directory.h"
 #include "ssd_cache_fault.h"
 #include "ssd_cache_file.h"
@@ -73,6 +74,7 @@ static const char *const known_fault_points[] = {
 static const struct config_enum_entry mode_options[] = {
 	{"write_through", SSD_MODE_WRITE_THROUGH, false},
 	{"write_back", SSD_MODE_WRITE_BACK, false},
+	{"lazy_cleaning", SSD_MODE_LAZY_CLEANING, false},
 	{NULL, 0, false}
 };
 
@@ -255,7 +257,8 @@ ssd_cache_shmem_startup(void)
 	{
 		ssd_cache_writeback_shmem_init();
 		ssd_cache_admit_shmem_init();
-		ssd_cache_directory_shmem_init(cache_path, cache_nslots());
+		ssd_cache_directory_shmem_init(cache_path, cache_nslots(),
+									   ssd_cache_mode == SSD_MODE_LAZY_CLEANING);
 		ssd_cache_wb_note_loaded();
 		if (!IsUnderPostmaster && ssd_cache_enabled())
 			ssd_cache_load_temperatures();
@@ -317,10 +320,13 @@ _PG_init(void)
 	}
 
 	DefineCustomEnumVariable("ssd_cache.mode",
-							 "write_through: every write goes to the disk; write_back: the SSD absorbs writes.",
+							 "write_through: every write goes to the disk; write_back: the SSD absorbs writes; "
+							 "lazy_cleaning: the SSD absorbs writes until the next checkpoint.",
 							 "write_back keeps pages newer than the disk on the SSD (the thesis's PC): "
 							 "the data directory is then complete only with the cache, until "
-							 "ssd_cache_flush() or a clean shutdown writes them back.",
+							 "ssd_cache_flush() or a clean shutdown writes them back. lazy_cleaning "
+							 "(the thesis's LC baseline) writes them back at every checkpoint and "
+							 "starts empty after a restart.",
 							 &ssd_cache_mode,
 							 SSD_MODE_WRITE_THROUGH,
 							 mode_options,
@@ -329,7 +335,7 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("ssd_cache.evict_batch",
-							"Pages the cleaner evicts together in write-back mode (PC2).",
+							"Pages the cleaner writes back together in write-back mode (PC2).",
 							"Fresher victims of one batch are written back to the disk with one "
 							"sync per file segment; 1 evicts one at a time (PC).",
 							&ssd_cache_evict_batch,
@@ -403,7 +409,10 @@ _PG_init(void)
 	ssd_cache_hook_install();
 	ssd_cache_lifecycle_install();
 	if (cache_startable())
+	{
 		ssd_cache_admit_register_worker();
+		ssd_cache_cleaner_register_worker();
+	}
 }
 
 const char *

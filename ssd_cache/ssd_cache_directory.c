@@ -119,6 +119,25 @@ typedef struct SsdRelEnt
 								 * the relation was cached */
 } SsdRelEnt;
 
+/*
+ * Victims fresher than the disk that the admission worker hands to the
+ * cleaner process instead of writing them back itself (PC2's background
+ * cleaner): the worker must not wait for the disk while reads wait for
+ * admission.  A ring of slot numbers; a request's ticket is its position,
+ * and "done" is the ticket up to which the cleaner has finished.
+ */
+#define SSD_CLEAN_RING	1024
+
+typedef struct SsdCleanRing
+{
+	slock_t		lock;
+	Latch	   *cleaner;		/* NULL: no cleaner running */
+	uint64		pushed;
+	uint64		taken;
+	pg_atomic_uint64 done;
+	int32		slotnos[SSD_CLEAN_RING];
+} SsdCleanRing;
+
 typedef struct SsdCacheShared
 {
 	uint64		nslots;
@@ -129,6 +148,7 @@ typedef struct SsdCacheShared
 	slock_t		free_lock;
 	int32		free_head;
 	double		preparation_ms;
+	SsdCleanRing clean;
 } SsdCacheShared;
 
 static SsdCacheShared *shared = NULL;
@@ -1051,11 +1071,14 @@ unbusy(int n, const BufferTag *tags)
  * Write back the fresher pages among slots slotnos[0..n-1] (n <= 32): copy
  * each, write the copies to their data files, sync each segment once, then
  * clear the marks of the pages not written meanwhile, durably.  Returns how
- * many marks were cleared.  Raises md.c's errors (an fsync failure PANICs);
- * the entries are released first.
+ * many marks were cleared.  settled[i] (if not NULL) says whether the disk
+ * now holds slot i's page as it was when this started, or nothing needs to
+ * be written for it (clean, evicted, forgotten); false for a page being
+ * written or written back by someone else right then.  Raises md.c's errors
+ * (an fsync failure PANICs); the entries are released first.
  */
 static int
-write_back_slots(int n, const int32 *slotnos)
+write_back_slots(int n, const int32 *slotnos, bool *settled)
 {
 	BufferTag	tags[SSD_WB_BATCH];
 	int32		taken[SSD_WB_BATCH];
@@ -1089,9 +1112,14 @@ write_back_slots(int n, const int32 *slotnos)
 		if (ent == NULL || ent->slot != s || ent->state != ENT_VALID || !ent->fresher ||
 			ent->busy || (w & 1) != 0)
 		{
+			if (settled)
+				settled[i] = !(ent != NULL && ent->slot == s && ent->state == ENT_VALID &&
+							   ent->fresher);
 			LWLockRelease(PART_LOCK(hash));
 			continue;
 		}
+		if (settled)
+			settled[i] = true;	/* the copy below is at least that new */
 		ent->busy = true;
 		pg_atomic_fetch_add_u32(&slots[s].pins, 1);
 		LWLockRelease(PART_LOCK(hash));
@@ -1208,7 +1236,7 @@ write_back_quietly(int n, const int32 *slotnos)
 	MemoryContextSwitchTo(scratch);
 	PG_TRY();
 	{
-		cleared = write_back_slots(n, slotnos);
+		cleared = write_back_slots(n, slotnos, NULL);
 	}
 	PG_CATCH();
 	{
@@ -1247,13 +1275,13 @@ write_back_matching(TagFilter filter, const void *arg, int64 max_pages)
 		batch[nb++] = (int32) s;
 		if (nb == SSD_WB_BATCH)
 		{
-			done += write_back_slots(nb, batch);
+			done += write_back_slots(nb, batch, NULL);
 			nb = 0;
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
 	if (nb > 0)
-		done += write_back_slots(nb, batch);
+		done += write_back_slots(nb, batch, NULL);
 	return done;
 }
 
@@ -1340,6 +1368,54 @@ ssd_cache_fresher_pages(void)
 }
 
 /*
+ * Lazy cleaning, after a checkpoint's pass (ssd_cache_write_back_fresher_now):
+ * the data directory no longer depends on the cache, even if pages absorbed
+ * since are fresher, so the marker a write-back period left goes, unless
+ * allowed() says absorptions arm it again (PC came back meanwhile).
+ * Returns whether the marker is gone.
+ */
+bool
+ssd_cache_disarm_unless(SsdAbsorbAllowed allowed)
+{
+	bool		ok = true;
+
+	if (!shared)
+		return true;
+	LWLockAcquire(ARM_LOCK, LW_EXCLUSIVE);
+	if (allowed(InvalidOid) == SSD_ABSORB_VOLATILE && ssd_cache_file_fresher_armed() &&
+		!ssd_cache_file_disarm_fresher())
+		ok = false;
+	LWLockRelease(ARM_LOCK);
+	if (!ok)
+		give_up_header();
+	return ok && !ssd_cache_file_fresher_armed();
+}
+
+/*
+ * A checkpoint outside lazy cleaning: from its completion on, the data
+ * directory depends on every page fresher than the disk, also on those
+ * lazy cleaning absorbed unarmed before a switch of ssd_cache.mode.  ERROR
+ * (failing the checkpoint) if the marker cannot be armed.
+ */
+void
+ssd_cache_arm_if_fresher(void)
+{
+	bool		ok;
+
+	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0 || ssd_cache_file_fresher_armed())
+		return;
+	LWLockAcquire(ARM_LOCK, LW_SHARED);
+	ok = ssd_cache_file_arm_fresher();
+	LWLockRelease(ARM_LOCK);
+	if (!ok)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("ssd_cache could not record that the data directory depends on the cache: %m"),
+				 errdetail("Pages newer than the disk are on the SSD."),
+				 errhint("The checkpoint will be retried.")));
+}
+
+/*
  * If no page is fresher any more, clear the marker and the header's id, so
  * the data directory is complete by itself (ssd_cache_flush()).  Returns
  * whether it is.
@@ -1366,17 +1442,31 @@ ssd_cache_disarm_if_clean(void)
 /*
  * The gate of every absorption: ARM_LOCK shared, the caller's permission
  * asked again under it (see ssd_cache_wait_for_absorbs), and the data
- * directory's marker in place.  Returns false, with ARM_LOCK released, if
- * the page must go to the disk instead.
+ * directory's marker in place if the data directory will depend on the
+ * page (not with lazy cleaning: its checkpoints write back everything
+ * absorbed before them, and WAL covers the rest).  Returns false, with
+ * ARM_LOCK released, if the page must go to the disk instead.
  */
 static bool
-absorb_gate(const BufferTag *tag, bool (*allowed) (Oid dbNode))
+absorb_gate(const BufferTag *tag, SsdAbsorbAllowed allowed)
 {
+	SsdAbsorbPermission permission;
+
 	LWLockAcquire(ARM_LOCK, LW_SHARED);
-	if (!allowed(tag->rnode.dbNode))
+	permission = allowed(tag->rnode.dbNode);
+	if (permission == SSD_ABSORB_NO)
 	{
 		LWLockRelease(ARM_LOCK);
 		return false;
+	}
+	if (permission == SSD_ABSORB_VOLATILE)
+	{
+		if (ssd_cache_bypassed())
+		{
+			LWLockRelease(ARM_LOCK);
+			return false;
+		}
+		return true;
 	}
 	if (!ssd_cache_file_arm_fresher())
 	{
@@ -1419,7 +1509,7 @@ absorb_gate(const BufferTag *tag, bool (*allowed) (Oid dbNode))
  */
 bool
 ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
-					   bool (*allowed) (Oid dbNode))
+					   SsdAbsorbAllowed allowed)
 {
 	uint32		hash;
 	SsdLookupEnt *ent;
@@ -1648,40 +1738,38 @@ ssd_cache_evict_relation(RelFileNode rnode)
 	return before - ssd_cache_used_slots();
 }
 
+typedef enum SsdEvictResult
+{
+	EVICTED,
+	EVICT_IN_USE,				/* gone, moved, pinned, or being written back */
+	EVICT_FRESHER				/* newer than the disk: write it back first */
+} SsdEvictResult;
+
 /*
- * Evict the page in slot s if it is still there, readable and unused:
- * forget it durably.  A page fresher than the disk is written back first
- * (the thesis's order: to the disk and synced, then the entry invalidated,
- * then the slot reused).  Admission worker only.
+ * Evict the page in slot s if it is still there, readable, unused and no
+ * newer than the disk: forget it durably.  Admission worker only.
  */
-static bool
-evict_slot(uint64 s)
+static SsdEvictResult
+evict_clean_slot(uint64 s)
 {
 	BufferTag	tag = slots[s].tag;
 	uint32		hash = get_hash_value(lookup_hash, &tag);
 	SsdLookupEnt *ent;
-	bool		wrote_back = false;
 
 	if (!slots[s].in_use)
-		return false;
-	for (;;)
+		return EVICT_IN_USE;
+	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+	ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
+	if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s ||
+		ent->busy || pg_atomic_read_u32(&slots[s].pins) != 0)
 	{
-		int32		one = (int32) s;
-
-		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-		ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
-		if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s ||
-			ent->busy || pg_atomic_read_u32(&slots[s].pins) != 0)
-		{
-			LWLockRelease(PART_LOCK(hash));
-			return false;
-		}
-		if (!ent->fresher)
-			break;
 		LWLockRelease(PART_LOCK(hash));
-		if (wrote_back || !write_back_quietly(1, &one))
-			return false;		/* written again meanwhile (a hot page), or failed */
-		wrote_back = true;
+		return EVICT_IN_USE;
+	}
+	if (ent->fresher)
+	{
+		LWLockRelease(PART_LOCK(hash));
+		return EVICT_FRESHER;
 	}
 	persist_entry((int32) s, NULL, SSD_DIR_WRITES_EVICTION);
 	hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
@@ -1690,7 +1778,157 @@ evict_slot(uint64 s)
 	ssd_cache_count(SSD_EVICTIONS, 1);
 	slots[s].usage = 0;
 	slots[s].gen++;
-	return true;
+	return EVICTED;
+}
+
+/*
+ * Evict slot s, writing its page back first if it is fresher than the disk
+ * (the thesis's order: to the disk and synced, then the entry invalidated,
+ * then the slot reused), in this process.  Admission worker only.
+ */
+static bool
+evict_slot(uint64 s)
+{
+	SsdEvictResult r = evict_clean_slot(s);
+	int32		one = (int32) s;
+
+	if (r == EVICT_FRESHER && write_back_quietly(1, &one))
+		r = evict_clean_slot(s);	/* unless written again meanwhile (hot) */
+	return r == EVICTED;
+}
+
+/*
+ * The admission worker's side of the cleaner: victims handed over, each
+ * with its slot's generation (a slot freed and reused meanwhile holds
+ * another page) and its ticket.
+ */
+typedef struct SsdAwaiting
+{
+	int32		slot;
+	uint32		gen;
+	uint64		ticket;
+} SsdAwaiting;
+
+static SsdAwaiting awaiting[SSD_CLEAN_RING];
+static int	nawaiting = 0;
+
+typedef enum SsdHandResult
+{
+	HANDED,
+	NO_CLEANER,
+	CLEANER_BUSY
+} SsdHandResult;
+
+/* Hand a fresher victim to the cleaner, if one runs and has room. */
+static SsdHandResult
+hand_to_cleaner(int32 s, int max_awaiting)
+{
+	SsdCleanRing *ring = &shared->clean;
+	Latch	   *latch;
+	uint64		ticket = 0;
+
+	if (nawaiting >= Min(max_awaiting, SSD_CLEAN_RING))
+		return CLEANER_BUSY;
+	SpinLockAcquire(&ring->lock);
+	latch = ring->cleaner;
+	if (latch != NULL && ring->pushed - ring->taken < SSD_CLEAN_RING)
+	{
+		ring->slotnos[ring->pushed % SSD_CLEAN_RING] = s;
+		ticket = ++ring->pushed;
+	}
+	SpinLockRelease(&ring->lock);
+	if (latch == NULL)
+		return NO_CLEANER;
+	if (ticket == 0)
+		return CLEANER_BUSY;
+	awaiting[nawaiting].slot = s;
+	awaiting[nawaiting].gen = slots[s].gen;
+	awaiting[nawaiting].ticket = ticket;
+	nawaiting++;
+	SetLatch(latch);
+	return HANDED;
+}
+
+/* A victim goes back to the policy, as warm as its region is now. */
+static void
+return_victim(int32 s)
+{
+	BufferTag	tag = slots[s].tag;
+
+	ssd_cache_victim_admitted(s, ssd_cache_region_temperature(&tag));
+}
+
+/*
+ * Evict victim v now if it is clean.  A fresher one is handed to the
+ * cleaner (evicted by collect_cleaned once written back) or, with no
+ * cleaner running, written back here.  Returns whether v is free now.
+ */
+static bool
+evict_victim(int32 v, int max_awaiting, bool *cleaner_busy)
+{
+	switch (evict_clean_slot(v))
+	{
+		case EVICTED:
+			return true;
+		case EVICT_IN_USE:
+			return false;
+		case EVICT_FRESHER:
+			break;
+	}
+	switch (hand_to_cleaner(v, max_awaiting))
+	{
+		case HANDED:
+			return false;
+		case CLEANER_BUSY:
+			return_victim(v);
+			*cleaner_busy = true;
+			return false;
+		case NO_CLEANER:
+			break;
+	}
+	return evict_slot(v);
+}
+
+/*
+ * Victims the cleaner has written back are evicted and freed; one written
+ * again since (fresher again: a hot page) goes back to the policy.
+ * Returns how many slots were freed.
+ */
+static int
+collect_cleaned(void)
+{
+	uint64		done = pg_atomic_read_u64(&shared->clean.done);
+	int			i,
+				kept = 0,
+				freed = 0;
+
+	for (i = 0; i < nawaiting; i++)
+	{
+		SsdAwaiting a = awaiting[i];
+
+		if (!slots[a.slot].in_use || slots[a.slot].gen != a.gen)
+			continue;			/* invalidated meanwhile */
+		if (a.ticket > done)
+		{
+			awaiting[kept++] = a;
+			continue;
+		}
+		switch (evict_clean_slot(a.slot))
+		{
+			case EVICTED:
+				free_slot(a.slot);
+				freed++;
+				break;
+			case EVICT_FRESHER:
+				return_victim(a.slot);
+				break;
+			case EVICT_IN_USE:
+				awaiting[kept++] = a;	/* pinned for a moment: next round */
+				break;
+		}
+	}
+	nawaiting = kept;
+	return freed;
 }
 
 /*
@@ -1746,11 +1984,15 @@ allocate_slot(double t_new)
 		return slot;
 	for (tries = 0; tries < 64; tries++)
 	{
+		bool		cleaner_busy = false;
+
 		slot = ssd_cache_next_victim(t_new);
 		if (slot < 0)
 			return -1;
-		if (evict_slot(slot))
+		if (evict_victim(slot, SSD_CLEAN_RING, &cleaner_busy))
 			return slot;
+		if (cleaner_busy)
+			return -1;			/* refused: no waiting for the disk here */
 	}
 	return -1;
 }
@@ -1765,48 +2007,159 @@ ssd_cache_free_slots(void)
 /*
  * The admission worker, in write-back mode: keep at least "target" slots
  * free, so that a writer never has to wait for an eviction (PC2's cleaner).
- * Victims come from the policy "batch" at a time; their fresher pages are
- * written back together, with one sync per data-file segment per batch, and
- * their slots freed only after that.  Returns how many slots were freed.
+ * Clean victims are evicted at once; fresher ones are handed to the
+ * cleaner process, which writes them back ssd_cache.evict_batch at a time
+ * with one sync per data-file segment, and are evicted when that is done.  At most
+ * 2 * target victims wait for the cleaner.  Returns how many slots were
+ * freed.
  */
 int
-ssd_cache_clean_reserve(int target, int batch)
+ssd_cache_clean_reserve(int target)
 {
-	int32		victims[SSD_WB_BATCH];
-	int			freed = 0;
+	int			freed,
+				tries = 0;
+	bool		cleaner_busy = false;
 
 	if (!cache_writable())
 		return 0;
-	batch = Min(Max(batch, 1), SSD_WB_BATCH);
-	while ((int64) ssd_cache_free_slots() < target)
+	freed = collect_cleaned();
+	while ((int64) ssd_cache_free_slots() < target && !cleaner_busy &&
+		   tries++ < 4 * target + 64)
 	{
-		int			n = 0,
-					i,
-					before = freed;
+		int32		v = ssd_cache_next_victim(get_float8_infinity());
 
-		while (n < batch && n < target - (int64) ssd_cache_free_slots())
+		if (v < 0)
+			break;
+		if (evict_victim(v, 2 * target, &cleaner_busy))
 		{
-			int32		v = ssd_cache_next_victim(get_float8_infinity());
-
-			if (v < 0)
-				break;
-			victims[n++] = v;
+			free_slot(v);
+			freed++;
 		}
-		if (n == 0)
-			break;
-		if (n > 1)
-			(void) write_back_quietly(n, victims);
-		for (i = 0; i < n; i++)
-			if (evict_slot(victims[i]))
-			{
-				free_slot(victims[i]);
-				freed++;
-			}
-		if (freed == before)
-			break;
 		CHECK_FOR_INTERRUPTS();
 	}
 	return freed;
+}
+
+/* The cleaner process: from now on, wake this latch for write-backs. */
+void
+ssd_cache_cleaner_attach(Latch *latch)
+{
+	if (!shared)
+		return;
+	SpinLockAcquire(&shared->clean.lock);
+	shared->clean.cleaner = latch;
+	SpinLockRelease(&shared->clean.lock);
+}
+
+/*
+ * The cleaner: up to max requests, oldest first; *ticket is the ticket of
+ * the last one, to pass to ssd_cache_cleaner_write_back.
+ */
+int
+ssd_cache_cleaner_take(int max, int32 *slotnos, uint64 *ticket)
+{
+	SsdCleanRing *ring = &shared->clean;
+	int			n = 0;
+
+	SpinLockAcquire(&ring->lock);
+	while (n < max && ring->taken < ring->pushed)
+		slotnos[n++] = ring->slotnos[ring->taken++ % SSD_CLEAN_RING];
+	*ticket = ring->taken;
+	SpinLockRelease(&ring->lock);
+	return n;
+}
+
+/*
+ * The cleaner: write back the victims taken (an ERROR is logged, and the
+ * worker finds them still fresher and tries other victims), then say so.
+ */
+void
+ssd_cache_cleaner_write_back(int n, const int32 *slotnos, uint64 ticket)
+{
+	if (n > 0)
+		(void) write_back_quietly(n, slotnos);
+	pg_atomic_write_u64(&shared->clean.done, ticket);
+}
+
+/* Requests not yet taken by the cleaner (for the views). */
+int64
+ssd_cache_cleaner_pending(void)
+{
+	int64		n;
+
+	if (!shared)
+		return 0;
+	SpinLockAcquire(&shared->clean.lock);
+	n = (int64) (shared->clean.pushed - shared->clean.taken);
+	SpinLockRelease(&shared->clean.lock);
+	return n;
+}
+
+/*
+ * Lazy cleaning's checkpoint rule: write back every page fresher than the
+ * disk now (pages absorbed while this runs stay on the SSD: their changes
+ * are after the checkpoint's redo point, which WAL covers).  A page being
+ * written right then is tried again.  ERROR if some cannot be written back,
+ * which fails the checkpoint.
+ */
+void
+ssd_cache_write_back_fresher_now(void)
+{
+	int32	   *todo;
+	int64		ntodo = 0,
+				space,
+				i;
+	int			tries;
+	uint64		s;
+
+	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0)
+		return;
+	space = (int64) pg_atomic_read_u64(&shared->fresher) + 64;
+	todo = palloc(sizeof(int32) * space);
+
+	/*
+	 * Every absorption of a page dirtied before the checkpoint started has
+	 * finished (the checkpointer waited for each buffer's write before this
+	 * sync phase), so its mark is in the mirror.
+	 */
+	for (s = 0; s < shared->nslots; s++)
+		if (slots[s].in_use && (mirror[s].flags & SSD_DIR_FRESHER))
+		{
+			if (ntodo == space)
+			{
+				space *= 2;
+				todo = repalloc(todo, sizeof(int32) * space);
+			}
+			todo[ntodo++] = (int32) s;
+		}
+
+	for (tries = 0; ntodo > 0; tries++)
+	{
+		int64		left = 0;
+
+		if (tries == 3000)		/* 30 s of pages written again and again */
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("ssd_cache could not write back the pages absorbed before this checkpoint"),
+					 errdetail(INT64_FORMAT " pages were being written each time they were tried.", ntodo),
+					 errhint("The checkpoint will be retried.")));
+		for (i = 0; i < ntodo; i += SSD_WB_BATCH)
+		{
+			bool		settled[SSD_WB_BATCH];
+			int			n = (int) Min(SSD_WB_BATCH, ntodo - i),
+						j;
+
+			(void) write_back_slots(n, todo + i, settled);
+			for (j = 0; j < n; j++)
+				if (!settled[j])
+					todo[left++] = todo[i + j];
+			CHECK_FOR_INTERRUPTS();
+		}
+		ntodo = left;
+		if (ntodo > 0)
+			pg_usleep(10000L);
+	}
+	pfree(todo);
 }
 
 static int
@@ -2302,7 +2655,7 @@ newer_slot(int32 a, int32 b, const char *path)
  * persistent one (or start empty when it cannot be trusted).
  */
 void
-ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
+ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty)
 {
 	HASHCTL		info;
 	bool		found;
@@ -2316,7 +2669,8 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	uint64		s,
 				loaded = 0,
 				dropped = 0,
-				dropped_unlogged = 0;
+				dropped_unlogged = 0,
+				dropped_volatile = 0;
 	uint8	   *dirty;
 	HTAB	   *unlogged = NULL;
 	char	   *raw;
@@ -2350,6 +2704,8 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 	memset(shared, 0, sizeof(SsdCacheShared));
 	shared->nslots = nslots;
 	SpinLockInit(&shared->free_lock);
+	SpinLockInit(&shared->clean.lock);
+	pg_atomic_init_u64(&shared->clean.done, 0);
 	for (s = 0; s < SSD_NCOUNTERS; s++)
 		pg_atomic_init_u64(&shared->counters[s], 0);
 	pg_atomic_init_u64(&shared->used, 0);
@@ -2357,7 +2713,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 
 	ssd_cache_layout(nslots, &layout);
 	trust = ssd_cache_file_startup(path, &layout, &locks[SSD_HEADER_LOCK_INDEX].lock,
-								   &epoch, &reason);
+								   start_empty, &epoch, &reason);
 	if (trust == SSD_TRUST_OFF)
 	{
 		/* Every process forked from here on sees no cache. */
@@ -2405,6 +2761,20 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 			int32		other;
 
 			entry_tag(e, &tag);
+
+			/*
+			 * A page fresher than the disk that the data directory does not
+			 * depend on (no marker: lazy cleaning absorbed it, after the
+			 * last checkpoint, so WAL replay redoes it from the disk's
+			 * copy) is older than what replay makes of the disk's.
+			 */
+			if (fresher && !ssd_cache_file_fresher_armed())
+			{
+				dirty[(s / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((s / SSD_DIR_ENTRIES_PER_PAGE) % 8);
+				memset(e, 0, sizeof(*e));
+				dropped_volatile++;
+				continue;
+			}
 
 			/*
 			 * Recovery (after a crash, or on a standby) resets unlogged
@@ -2511,9 +2881,10 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots)
 						path, reason)));
 	ereport(LOG,
 			(errmsg("ssd_cache: preparation phase loaded " UINT64_FORMAT " of " UINT64_FORMAT
-					" cached pages in %.1f ms%s%s%s",
+					" cached pages in %.1f ms%s%s%s%s",
 					loaded, nslots, shared->preparation_ms,
 					dropped ? " (dropped duplicate entries)" : "",
+					dropped_volatile ? " (dropped pages lazy cleaning had not written back, which WAL replay redoes)" : "",
 					dropped_unlogged ? " (dropped pages of unlogged relations, which recovery resets)" : "",
 					trust == SSD_TRUST_AFTER_REPLAY ?
 					"; after a crash they are served once WAL replay covers them" : "")));

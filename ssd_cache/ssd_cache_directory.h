@@ -10,6 +10,7 @@
 #define SSD_CACHE_DIRECTORY_H
 
 #include "storage/buf_internals.h"
+#include "storage/latch.h"
 
 #include "ssd_cache_file.h"
 
@@ -41,7 +42,7 @@ typedef enum SsdCacheCounter
 
 extern int	ssd_cache_directory_lwlocks(void);
 extern Size ssd_cache_directory_shmem_size(uint64 nslots);
-extern void ssd_cache_directory_shmem_init(const char *path, uint64 nslots);
+extern void ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty);
 extern bool ssd_cache_enabled(void);
 extern bool ssd_cache_verifying(void);
 extern void ssd_cache_count(SsdCacheCounter c, int64 n);
@@ -58,9 +59,26 @@ extern void ssd_cache_write_end(int32 slot);
 extern void ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer, int32 slot);
 extern void ssd_cache_invalidate_block(const BufferTag *tag);
 
-/* Write-back (ssd_cache_writeback.c decides when). */
+/*
+ * Write-back (ssd_cache_writeback.c decides when).  The permission asked
+ * under the arming lock: no absorption; an absorption the data directory
+ * depends on (PC: the marker is armed first); or one it does not (lazy
+ * cleaning: every checkpoint writes back what was absorbed before it).
+ */
+typedef enum SsdAbsorbPermission
+{
+	SSD_ABSORB_NO,
+	SSD_ABSORB_DURABLE,
+	SSD_ABSORB_VOLATILE
+} SsdAbsorbPermission;
+
+typedef SsdAbsorbPermission (*SsdAbsorbAllowed) (Oid dbNode);
+
 extern bool ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
-								   bool (*allowed) (Oid dbNode));
+								   SsdAbsorbAllowed allowed);
+extern void ssd_cache_write_back_fresher_now(void);
+extern bool ssd_cache_disarm_unless(SsdAbsorbAllowed allowed);
+extern void ssd_cache_arm_if_fresher(void);
 extern void ssd_cache_wait_for_absorbs(void);
 extern int64 ssd_cache_fresher_pages(void);
 extern int64 ssd_cache_fresher_pages_of(Oid dbNode);
@@ -68,7 +86,13 @@ extern int64 ssd_cache_write_back(Oid dbNode, int64 max_pages);
 extern bool ssd_cache_disarm_if_clean(void);
 extern bool ssd_cache_shutdown_write_back(void);
 extern uint64 ssd_cache_free_slots(void);
-extern int	ssd_cache_clean_reserve(int target, int batch);
+extern int	ssd_cache_clean_reserve(int target);
+
+/* The cleaner process (ssd_cache_cleaner.c): write-back requests. */
+extern void ssd_cache_cleaner_attach(Latch *latch);
+extern int	ssd_cache_cleaner_take(int max, int32 *slotnos, uint64 *ticket);
+extern void ssd_cache_cleaner_write_back(int n, const int32 *slotnos, uint64 ticket);
+extern int64 ssd_cache_cleaner_pending(void);
 extern void ssd_cache_invalidate_from(RelFileNode rnode, ForkNumber fork,
 									  BlockNumber first);
 extern void ssd_cache_invalidate_database(Oid dbNode, bool keep_fresher);

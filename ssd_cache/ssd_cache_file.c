@@ -454,18 +454,20 @@ lock_cache_file(const char *path, char **reason)
  * may be trusted.  Runs in the postmaster before any other process starts
  * (so before WAL redo reads a page).  Never raises an error for the cache's
  * sake: SSD_TRUST_OFF with *reason means "run without the cache".  An
- * untrustworthy file is reset (SSD_TRUST_EMPTY, with *reason).  *epoch is
- * the current epoch.
+ * untrustworthy file is reset (SSD_TRUST_EMPTY, with *reason), and so is
+ * one start_empty asks to forget (lazy cleaning).  *epoch is the current
+ * epoch.
  */
 static SsdCacheTrust file_startup(const char *path, const SsdCacheLayout *layout,
-								  LWLock *header_lock, uint32 *epoch, char **reason);
+								  LWLock *header_lock, bool start_empty, uint32 *epoch,
+								  char **reason);
 static bool wal_written_through(XLogRecPtr bound, TimeLineID tli, TimeLineID now_tli);
 
 SsdCacheTrust
 ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
-					   LWLock *header_lock, uint32 *epoch, char **reason)
+					   LWLock *header_lock, bool start_empty, uint32 *epoch, char **reason)
 {
-	SsdCacheTrust trust = file_startup(path, layout, header_lock, epoch, reason);
+	SsdCacheTrust trust = file_startup(path, layout, header_lock, start_empty, epoch, reason);
 
 	if (trust == SSD_TRUST_OFF)
 		ssd_cache_file_refuse_if_fresher(*reason);
@@ -474,7 +476,7 @@ ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
 
 static SsdCacheTrust
 file_startup(const char *path, const SsdCacheLayout *layout,
-			 LWLock *header_lock, uint32 *epoch, char **reason)
+			 LWLock *header_lock, bool start_empty, uint32 *epoch, char **reason)
 {
 	bool		found;
 	int			fd;
@@ -634,6 +636,13 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 					"(restored from a backup, or " SSD_CACHE_FRESHER_FILE " was removed to accept their loss)";
 			break;
 	}
+
+	/*
+	 * Lazy cleaning is the volatile baseline: it starts empty, unless pages
+	 * a write-back period made fresher are still to be written back.
+	 */
+	if (why == NULL && start_empty && h.fresher_id == 0)
+		why = "ssd_cache.mode = lazy_cleaning keeps no page across restarts";
 
 	if (why == NULL)
 	{

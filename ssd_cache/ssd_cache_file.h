@@ -113,8 +113,8 @@ typedef enum SsdCacheVerification
 
 extern void ssd_cache_layout(uint64 nslots, SsdCacheLayout *layout);
 extern SsdCacheTrust ssd_cache_file_startup(const char *path, const SsdCacheLayout *layout,
-											LWLock *header_lock, uint32 *epoch,
-											char **reason);
+											LWLock *header_lock, bool start_empty,
+											uint32 *epoch, char **reason);
 extern void ssd_cache_file_refuse_if_fresher(const char *why);
 extern bool ssd_cache_file_fresher_armed(void);
 extern bool ssd_cache_file_resets_unlogged(void);

@@ -118,7 +118,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 	}
 	else if (ssd_cache_write_back_active(&wb_refused))
 	{
-		mode = "write-back";
+		mode = ssd_cache_wb_lazy_cleaning() ? "lazy cleaning" : "write-back";
 		if (!has_problem && ssd_cache_wb_suspension())
 		{
 			strlcpy(problem, ssd_cache_wb_suspension(), sizeof(problem));

@@ -33,9 +33,19 @@
  * of the page follows the table above like any other.
  *
  * Writers never evict.  Admissions take a free slot or go to the disk;
- * the admission worker keeps a reserve of free slots (PC2's cleaner): it
- * evicts ssd_cache.evict_batch victims at a time, writes the fresher ones
- * back with one sync per segment, and frees their slots only then.
+ * the admission worker keeps a reserve of free slots: it evicts clean
+ * victims at once and hands fresher ones to the cleaner process
+ * (ssd_cache_cleaner.c, PC2's cleaner), which writes them back
+ * ssd_cache.evict_batch at a time with one sync per segment; their slots
+ * are freed only then.
+ *
+ * Lazy cleaning (ssd_cache.mode = lazy_cleaning, the thesis's LC, kept as
+ * the baseline write-back is measured against) absorbs the same writes,
+ * except that the checkpointer and the bgwriter never take a new slot;
+ * every checkpoint writes back each page absorbed before it, so the data
+ * directory never depends on the cache (no marker, no refusal to start),
+ * the cleaner writes pages back once half of the cache is fresher, and the
+ * cache starts empty after a restart.
  *
  * Write-back is refused, and the cache runs write-through with a WARNING
  * (and the reason in ssd_cache_stats.problem), when it could lose data:
@@ -107,7 +117,9 @@ typedef struct SsdWritebackShared
 	 * admission worker publishes it after each reload (the postmaster at
 	 * start).
 	 */
-	pg_atomic_uint32 active;
+	pg_atomic_uint32 active;	/* SsdCacheMode in force: write-through
+								 * (also when refused), write-back, lazy
+								 * cleaning */
 	slock_t		why_lock;
 	char		why[SSD_WB_WHY_LEN];	/* why refused, or "" */
 	pg_atomic_uint32 filled_once;	/* the cache has been full: checkpoint
@@ -148,15 +160,17 @@ ssd_cache_writeback_shmem_init(void)
 }
 
 /*
- * Does this process's configuration ask for write-back, and allow it?
- * If ssd_cache.mode asks for it but it is refused, *why says why.
+ * Which mode does this process's configuration ask for, and allow?  If
+ * ssd_cache.mode asks for write-back or lazy cleaning but it is refused,
+ * *why says why (both keep pages newer than the disk on the SSD, so both
+ * need what write-back needs).
  */
-static bool
-configured_active(const char **why)
+static SsdCacheMode
+configured_mode(const char **why)
 {
 	*why = NULL;
-	if (ssd_cache_mode != SSD_MODE_WRITE_BACK)
-		return false;
+	if (ssd_cache_mode == SSD_MODE_WRITE_THROUGH)
+		return SSD_MODE_WRITE_THROUGH;
 	if (wal_level < WAL_LEVEL_REPLICA)
 		*why = "write-back needs wal_level replica or logical; running write-through";
 	else if (!fullPageWrites)
@@ -165,7 +179,7 @@ configured_active(const char **why)
 		*why = "write-back needs fsync = on; running write-through";
 	else if (!pgstat_track_activities)
 		*why = "write-back needs track_activities = on (it watches for base backups); running write-through";
-	return *why == NULL;
+	return *why == NULL ? (SsdCacheMode) ssd_cache_mode : SSD_MODE_WRITE_THROUGH;
 }
 
 /* The postmaster at start, the admission worker after each reload. */
@@ -173,14 +187,14 @@ void
 ssd_cache_wb_publish_mode(void)
 {
 	const char *why;
-	bool		active = configured_active(&why);
+	SsdCacheMode mode = configured_mode(&why);
 
 	if (wb == NULL)
 		return;
 	SpinLockAcquire(&wb->why_lock);
 	strlcpy(wb->why, why ? why : "", SSD_WB_WHY_LEN);
 	SpinLockRelease(&wb->why_lock);
-	pg_atomic_write_u32(&wb->active, active ? 1 : 0);
+	pg_atomic_write_u32(&wb->active, (uint32) mode);
 }
 
 /*
@@ -202,7 +216,14 @@ ssd_cache_write_back_active(char **why_not)
 			SpinLockRelease(&wb->why_lock);
 		}
 	}
-	return wb != NULL && pg_atomic_read_u32(&wb->active) != 0;
+	return wb != NULL && pg_atomic_read_u32(&wb->active) != SSD_MODE_WRITE_THROUGH;
+}
+
+/* Is the write-back in force lazy cleaning (as published)? */
+bool
+ssd_cache_wb_lazy_cleaning(void)
+{
+	return wb != NULL && pg_atomic_read_u32(&wb->active) == SSD_MODE_LAZY_CLEANING;
 }
 
 static bool
@@ -260,11 +281,22 @@ relation_unlogged(RelFileNode rnode)
 }
 
 /* Asked again by the directory under its arming lock (see there). */
-static bool
+static SsdAbsorbPermission
 absorb_allowed(Oid dbNode)
 {
-	return pg_atomic_read_u32(&wb->active) != 0 &&
-		(pg_atomic_read_u64(&wb->backup) & 1) == 0 && !suspended(dbNode);
+	uint32		mode = pg_atomic_read_u32(&wb->active);
+
+	if (mode == SSD_MODE_WRITE_THROUGH || (pg_atomic_read_u64(&wb->backup) & 1) != 0 ||
+		suspended(dbNode))
+		return SSD_ABSORB_NO;
+	return mode == SSD_MODE_LAZY_CLEANING ? SSD_ABSORB_VOLATILE : SSD_ABSORB_DURABLE;
+}
+
+/* Lazy cleaning may drop the marker (ssd_cache_disarm_unless). */
+static SsdAbsorbPermission
+lazy_cleaning_permission(Oid dbNode)
+{
+	return ssd_cache_wb_lazy_cleaning() ? SSD_ABSORB_VOLATILE : SSD_ABSORB_DURABLE;
 }
 
 /*
@@ -278,14 +310,17 @@ ssd_cache_wb_absorb(const BufferTag *tag, const char *page)
 	bool		may_admit;
 	bool		absorbed;
 
-	if (!ssd_cache_write_back_active(NULL) || !absorb_allowed(tag->rnode.dbNode) ||
+	if (!ssd_cache_write_back_active(NULL) ||
+		absorb_allowed(tag->rnode.dbNode) == SSD_ABSORB_NO ||
 		relation_unlogged(tag->rnode))
 		return false;
 	switch (MyBackendType)
 	{
 		case B_CHECKPOINTER:
 		case B_BG_WRITER:
-			may_admit = pg_atomic_read_u32(&wb->filled_once) == 0;
+			/* Lazy cleaning: to the disk, or in place (written back below). */
+			may_admit = pg_atomic_read_u32(&wb->filled_once) == 0 &&
+				!ssd_cache_wb_lazy_cleaning();
 			break;
 		default:
 			/*
@@ -323,7 +358,7 @@ reserve_target(void)
 const char *
 ssd_cache_wb_suspension(void)
 {
-	if (wb == NULL || pg_atomic_read_u32(&wb->active) == 0)
+	if (wb == NULL || pg_atomic_read_u32(&wb->active) == SSD_MODE_WRITE_THROUGH)
 		return NULL;
 	if ((pg_atomic_read_u64(&wb->backup) & 1) != 0)
 		return "a base backup is running: writes go to the disk until it ends";
@@ -400,7 +435,7 @@ ssd_cache_wb_worker_duties(bool reloaded)
 		return;
 	if (reloaded)
 		ssd_cache_wb_publish_mode();
-	(void) configured_active(&why);
+	(void) configured_mode(&why);
 	if (why != last_refusal && why != NULL)
 		ereport(WARNING,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -417,7 +452,7 @@ ssd_cache_wb_worker_duties(bool reloaded)
 		pg_atomic_compare_exchange_u64(&wb->backup, &backup, backup & ~UINT64CONST(1)))
 		ereport(LOG, (errmsg("ssd_cache: the base backup ended: write-back resumes")));
 
-	if (pg_atomic_read_u32(&wb->active) == 0)
+	if (pg_atomic_read_u32(&wb->active) == SSD_MODE_WRITE_THROUGH)
 	{
 		drain();
 		return;
@@ -425,7 +460,7 @@ ssd_cache_wb_worker_duties(bool reloaded)
 	if (ssd_cache_free_slots() < (uint64) reserve_target())
 	{
 		pg_atomic_write_u32(&wb->filled_once, 1);
-		(void) ssd_cache_clean_reserve(reserve_target(), ssd_cache_evict_batch);
+		(void) ssd_cache_clean_reserve(reserve_target());
 	}
 }
 
@@ -504,6 +539,20 @@ ssd_cache_wb_at_checkpoint(void)
 	if (wb == NULL || !ssd_cache_enabled() ||
 		(ssd_cache_fresher_pages() == 0 && !ssd_cache_write_back_active(NULL)))
 		return;
+
+	/*
+	 * Lazy cleaning: every page absorbed before this checkpoint's redo point
+	 * reaches the disk before the checkpoint completes, so after a crash the
+	 * disk and WAL are complete without the cache (which starts empty), and
+	 * so is any backup taken from this checkpoint.
+	 */
+	if (ssd_cache_wb_lazy_cleaning())
+	{
+		ssd_cache_write_back_fresher_now();
+		(void) ssd_cache_disarm_unless(lazy_cleaning_permission);
+	}
+	else
+		ssd_cache_arm_if_fresher();
 	if (!base_backup_running())
 		return;
 	/* Set the flag and count the backup: the worker's reset then fails. */
@@ -610,7 +659,8 @@ ssd_cache_flush(PG_FUNCTION_ARGS)
 	 * until every process writes through (the admission worker publishes
 	 * the mode after the reload), then for absorptions already under way.
 	 */
-	for (waits = 0; !configured_active(&why) && ssd_cache_write_back_active(NULL) && waits < 500; waits++)
+	for (waits = 0; configured_mode(&why) == SSD_MODE_WRITE_THROUGH &&
+		 ssd_cache_write_back_active(NULL) && waits < 500; waits++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(10000L);

@@ -13,8 +13,12 @@
 typedef enum SsdCacheMode
 {
 	SSD_MODE_WRITE_THROUGH,
-	SSD_MODE_WRITE_BACK
+	SSD_MODE_WRITE_BACK,
+	SSD_MODE_LAZY_CLEANING
 } SsdCacheMode;
+
+/* Lazy cleaning writes back once this share of the cache is fresher. */
+#define SSD_LC_DIRTY_SHARE	0.5
 
 /* GUCs (ssd_cache.c defines them). */
 extern int	ssd_cache_mode;
@@ -24,6 +28,7 @@ extern Size ssd_cache_writeback_shmem_size(void);
 extern void ssd_cache_writeback_shmem_init(void);
 
 extern bool ssd_cache_write_back_active(char **why_not);
+extern bool ssd_cache_wb_lazy_cleaning(void);
 extern void ssd_cache_wb_publish_mode(void);
 extern bool ssd_cache_wb_absorb(const BufferTag *tag, const char *page);
 extern void ssd_cache_wb_worker_duties(bool reloaded);

@@ -1,0 +1,168 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_cleaner.c
+ *	  The cleaner process: writes pages newer than the disk back to the data
+ *	  files, so that nobody else waits for the disk to do it.
+ *
+ * Two duties, both in write-back modes only:
+ *
+ *	- victims (PC2's background cleaner): when the admission worker picks a
+ *	  victim that is fresher than the disk, it hands it over here instead of
+ *	  writing it back itself, and evicts it once this process is done.  On a
+ *	  disk that takes milliseconds per random write and more per sync, a
+ *	  worker that wrote victims back itself left reads waiting for admission
+ *	  and refused them (with TPC-C and the cache at 25% of the database,
+ *	  write-back ran behind write-through).  Victims are written back
+ *	  ssd_cache.evict_batch at a time, with one sync per file segment.
+ *
+ *	- lazy cleaning (ssd_cache.mode = lazy_cleaning, the comparison
+ *	  baseline): once more than half of the cache is fresher than the disk,
+ *	  pages are written back until less than SSD_LC_CLEAN_TO is.
+ *
+ * The directory (ssd_cache_directory.c) owns the request ring and every
+ * slot; this file only decides when to work.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "ssd_cache.h"
+#include "ssd_cache_admit.h"
+#include "ssd_cache_cleaner.h"
+#include "ssd_cache_directory.h"
+#include "ssd_cache_fault.h"
+#include "ssd_cache_writeback.h"
+
+/* Lazy cleaning cleans down to this share of the cache (hysteresis). */
+#define SSD_LC_CLEAN_TO		(SSD_LC_DIRTY_SHARE - 0.05)
+
+/* Requests taken per write-back (the directory writes at most 32). */
+#define SSD_CLEANER_MAX_BATCH	32
+
+PGDLLEXPORT void ssd_cache_cleaner_main(Datum arg);
+
+void
+ssd_cache_cleaner_register_worker(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	/* From postmaster start: WAL redo evicts pages too. */
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 1;
+	strcpy(worker.bgw_library_name, "ssd_cache");
+	strcpy(worker.bgw_function_name, "ssd_cache_cleaner_main");
+	strcpy(worker.bgw_name, "ssd_cache cleaner");
+	strcpy(worker.bgw_type, "ssd_cache cleaner");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Leaving: victims are written back by the admission worker itself. */
+static void
+cleaner_detach(int code, Datum arg)
+{
+	ssd_cache_cleaner_attach(NULL);
+}
+
+/* Victims handed over by the admission worker, oldest first. */
+static bool
+write_back_victims(void)
+{
+	int32		slotnos[SSD_CLEANER_MAX_BATCH];
+	uint64		ticket;
+	int			batch = Min(Max(ssd_cache_evict_batch, 1), SSD_CLEANER_MAX_BATCH);
+	int			n;
+
+	n = ssd_cache_cleaner_take(batch, slotnos, &ticket);
+	if (n == 0)
+		return false;
+	ssd_cache_cleaner_write_back(n, slotnos, ticket);
+	ssd_cache_admit_wake_worker();
+	return true;
+}
+
+/*
+ * Lazy cleaning: a batch of fresher pages written back if more than half
+ * of the cache is fresher, or until less than SSD_LC_CLEAN_TO is once
+ * started.  Returns whether there is more to do.
+ */
+static bool
+clean_lazily(void)
+{
+	static bool cleaning = false;
+	double		share;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (!ssd_cache_wb_lazy_cleaning() || ssd_cache_nslots() == 0)
+	{
+		cleaning = false;
+		return false;
+	}
+	share = (double) ssd_cache_fresher_pages() / (double) ssd_cache_nslots();
+	if (share > SSD_LC_DIRTY_SHARE)
+		cleaning = true;
+	else if (share < SSD_LC_CLEAN_TO)
+		cleaning = false;
+	if (!cleaning)
+		return false;
+	PG_TRY();
+	{
+		if (ssd_cache_write_back(InvalidOid, SSD_CLEANER_MAX_BATCH) == 0)
+			cleaning = false;	/* every page being written: next round */
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		cleaning = false;
+	}
+	PG_END_TRY();
+	return cleaning;
+}
+
+void
+ssd_cache_cleaner_main(Datum arg)
+{
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	if (!ssd_cache_enabled())
+		proc_exit(0);			/* no cache this run: not restarted */
+	before_shmem_exit(cleaner_detach, (Datum) 0);
+	ssd_cache_cleaner_attach(MyLatch);
+
+	while (!ShutdownRequestPending)
+	{
+		bool		more;
+
+		ResetLatch(MyLatch);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		more = write_back_victims();
+		if (!more && !ssd_cache_bypassed())
+			more = clean_lazily();
+		CHECK_FOR_INTERRUPTS();
+		if (more)
+			continue;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+	}
+
+	/* Exit code 1: restarted unless the server is shutting down. */
+	proc_exit(1);
+}

@@ -1,0 +1,13 @@
+/*-------------------------------------------------------------------------
+ *
+ * ssd_cache_cleaner.h
+ *	  The cleaner process: writes pages newer than the disk back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SSD_CACHE_CLEANER_H
+#define SSD_CACHE_CLEANER_H
+
+extern void ssd_cache_cleaner_register_worker(void);
+
+#endif							/* SSD_CACHE_CLEANER_H */
