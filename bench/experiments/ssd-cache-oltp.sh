@@ -10,8 +10,10 @@
 # Options: --scale 30 --seconds 60 --warmup 90 --clients 8
 #          --sizes "12.5 25 50" --policies "tac clock" --baselines "none ssd"
 # A policy with "+wb" runs the cache write-back (tac+wb: PC), with "+wbN"
-# write-back evicting N pages at a time (tac+wb16: PC2).  --wal ssd puts
-# pg_wal on the SSD tier in every configuration.
+# write-back evicting N pages at a time (tac+wb16: PC2), with "+lc" lazy
+# cleaning (tac+lc: LC).  --wal ssd puts pg_wal on the SSD tier in every
+# configuration; --checkpoint-timeout S sets checkpoint_timeout in every
+# configuration (the default, 5 min, never fires within a run).
 
 OLTP_DB=bench
 OLTP_DEFAULT_SCALE=30
@@ -19,16 +21,17 @@ OLTP_DEFAULT_SCALE=30
 experiment_main() {
 	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50"
 	local policies=${OLTP_DEFAULT_POLICIES:-"tac clock"}
-	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-} wal=tier
+	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-} wal=tier checkpoint_timeout=""
 	parse_options ssd-cache-oltp "$@"
 	OLTP_MIX=$mix
 	CACHE_WAL=$wal
+	CACHE_CHECKPOINT_TIMEOUT=$checkpoint_timeout
 	local pristine db_mb
 	pristine=$(oltp_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	meta workloads "$(oltp_description "$scale") database ${db_mb} MB"
-	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache, WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "data's tier")"
-	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps,dev_write_iops,filled_pct,absorbed_writes,checkpoint_absorbed,write_backs,fresher_pages" >"$RESULT.csv"
+	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache, WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "data's tier"), checkpoint_timeout ${checkpoint_timeout:-300} s"
+	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps,dev_write_iops,filled_pct,absorbed_writes,checkpoint_absorbed,write_backs,fresher_pages,checkpoints" >"$RESULT.csv"
 
 	local b
 	for b in $baselines; do
@@ -67,7 +70,7 @@ oltp_workload() {
 # oltp_run PRISTINE DB_MB TIER POLICY CACHE_PCT CLIENTS WARMUP SECONDS SCALE
 oltp_run() {
 	local pristine=$1 db_mb=$2 tier=$3 policy=$4 pct=$5 clients=$6 warmup=$7 seconds=$8 scale=$9
-	local config out c0 c1 d0 d1 dev w0 w1 wb filled wiops
+	local config out c0 c1 d0 d1 dev w0 w1 wb filled wiops k0 k1
 	config="$tier-$policy-$pct"
 	[ "$policy" = none ] && config="$tier-nocache"
 	out="$RUN_DIR/$config.out"
@@ -77,6 +80,7 @@ oltp_run() {
 	oltp_workload "$warmup" "$clients" "$scale" "$out.warmup" >/dev/null
 	c0=$(cache_counters "$OLTP_DB")
 	w0=$(cache_wb_counters "$OLTP_DB")
+	k0=$(checkpoints_done "$OLTP_DB")
 	d0=$(diskstats "$dev")
 	local tps tpmc lat hit adm ref used iops
 	read -r tps tpmc lat <<<"$(oltp_workload "$seconds" "$clients" "$scale" "$out" -P 10)"
@@ -84,6 +88,7 @@ oltp_run() {
 	d1=$(diskstats "$dev")
 	c1=$(cache_counters "$OLTP_DB")
 	w1=$(cache_wb_counters "$OLTP_DB")
+	k1=$(checkpoints_done "$OLTP_DB")
 	# How full the cache was when the measurement started, and what write-back did during it.
 	filled=$(echo "$c0" | awk -v mb="$CACHE_MB" '{ if (mb > 0) printf "%.1f", 100 * $6 / (mb * 128) }')
 	wb=$(echo "$w0 $w1" | awk '{ printf "%d,%d,%d,%d", $6 - $1, $7 - $2, $8 - $3, $9 }')
@@ -96,7 +101,7 @@ oltp_run() {
 	if [ "$CACHE_MB" -eq 0 ]; then
 		hit="" adm="" ref="" used="" filled="" wb=",,,"
 	fi
-	echo "$config,$tier,$policy,$pct,$CACHE_MB,$tps,$tpmc,$lat,$hit,$adm,$ref,$used,$iops,\"$(pgbench_progress "$out")\",$wiops,$filled,$wb" >>"$RESULT.csv"
+	echo "$config,$tier,$policy,$pct,$CACHE_MB,$tps,$tpmc,$lat,$hit,$adm,$ref,$used,$iops,\"$(pgbench_progress "$out")\",$wiops,$filled,$wb,$((k1 - k0))" >>"$RESULT.csv"
 	log "$config: tps $tps${tpmc:+, tpmC $tpmc}, latency $lat ms, hit ratio ${hit:-n/a}, device reads/s $iops"
 	cache_server_stop
 }

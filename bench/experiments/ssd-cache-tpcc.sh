@@ -1,5 +1,5 @@
 # bench/experiments/ssd-cache-tpcc.sh
-# ssd_cache on the HDD tier: the TPC-C-like mix, write-through TAC, write-back PC and PC2 at 12.5/25/50% of the database, vs no cache and all data on the SSD tier.
+# ssd_cache on the HDD tier: the TPC-C-like mix, write-through TAC, write-back PC, PC2 and LC at 12.5/25/50% of the database, vs no cache and all data on the SSD tier.
 #
 # The ssd-cache-oltp experiment with the TPC-C-like workload instead of
 # select-only: bench/workloads/tpcc.  --mix standard (the default) is the
@@ -8,17 +8,17 @@
 # --mix readheavy is NO 8 / P 8 / OS 40 / D 4 / SL 40.  tpmC counts committed
 # New-Orders.  "--scale" is the number of warehouses.  Policies: tac
 # (write-through), tac+wb (write-back, PC), tac+wb16 (write-back evicting 16
-# pages at a time, PC2).
+# pages at a time, PC2), tac+lc (lazy cleaning, LC: the thesis's baseline).
 #
 # Options: as ssd-cache-oltp, with --scale 4, --mix standard and
-# --policies "tac tac+wb tac+wb16" by default.
+# --policies "tac tac+wb tac+wb16 tac+lc" by default.
 
 . "$BENCH/experiments/ssd-cache-oltp.sh"
 
 OLTP_DB=tpcc
 OLTP_DEFAULT_SCALE=4
 OLTP_DEFAULT_MIX=standard
-OLTP_DEFAULT_POLICIES="tac tac+wb tac+wb16"
+OLTP_DEFAULT_POLICIES="tac tac+wb tac+wb16 tac+lc"
 
 oltp_pristine() {
 	cache_pristine_tpcc "$1"

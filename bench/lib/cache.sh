@@ -4,12 +4,14 @@
 # cache_conf POLICY CACHE_MB: server settings for a run with the cache
 # (CACHE_MB 0: ssd_cache not loaded at all, i.e. stock PostgreSQL).  POLICY
 # is tac or clock, write-through; "+wb" makes it write-back (PC), "+wbN"
-# write-back with ssd_cache.evict_batch N (PC2), e.g. tac+wb16.
+# write-back with ssd_cache.evict_batch N (PC2), e.g. tac+wb16, and "+lc"
+# lazy cleaning (LC, the baseline).
 cache_conf() {
 	local policy=${1%%+*} mb=$2 mode=write_through batch=1
 	case $1 in
 	*+wb) mode=write_back ;;
 	*+wb[0-9]*) mode=write_back batch=${1##*+wb} ;;
+	*+lc) mode=lazy_cleaning ;;
 	esac
 	if [ "$mb" -gt 0 ]; then
 		cat <<CONF
@@ -66,6 +68,11 @@ cache_wb_counters() {
 		echo "0 0 0 0 0"
 }
 
+# Checkpoints (timed and requested) completed so far.
+checkpoints_done() {
+	bench_psql -d "$1" -At -c "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter" 2>/dev/null || echo 0
+}
+
 # ssd_cache_stats as "hits misses admissions refusals sequential_reads used_slots".
 cache_counters() {
 	bench_psql -d "$1" -At -F' ' -c "SELECT hits, misses, admissions, refusals, sequential_reads, used_slots FROM ssd_cache_stats" 2>/dev/null ||
@@ -96,6 +103,7 @@ cache_server_start() {
 	drop_caches
 	set_memory_limit "$((sb_mb + os_mb))M"
 	SERVER_OPTS="-c shared_buffers=${sb_mb}MB"
+	[ -n "${CACHE_CHECKPOINT_TIMEOUT:-}" ] && SERVER_OPTS+=" -c checkpoint_timeout=${CACHE_CHECKPOINT_TIMEOUT}s"
 	log "$name: cache ${CACHE_MB} MB, shared_buffers ${sb_mb} MB, memory cap $((sb_mb + os_mb)) MB"
 	pg_cold_start "$DATA" "$RUN_DIR/$name.log" "$SERVER_OPTS"
 	if [ "$CACHE_MB" -gt 0 ]; then
