@@ -2,7 +2,9 @@
 # Crash recovery on the HDD tier with a warm ssd_cache (tac) vs without: kill -9 1 and 3 minutes after a checkpoint; recovery time and the cache's hit ratio before and after.
 #
 # Per configuration ("cache": tac, --pct of the database; "wb": the same in
-# write-back mode; "nocache": stock PostgreSQL, ssd_cache not loaded) one
+# write-back mode (PC); "lc": lazy cleaning (LC, the thesis's baseline: its
+# cache starts empty after the crash); "nocache": stock PostgreSQL,
+# ssd_cache not loaded) one
 # server, a fresh copy of the pristine
 # pgbench database on the HDD tier (cache_server_start), restarted with
 # shared_buffers --shared_buffers_mb (the database is a few times that) and
@@ -23,6 +25,10 @@
 #            WAL replayed; the HDD's reads and writes meanwhile; with the
 #            cache, the time until ssd_cache_stats.mode is 'write-through'
 #            (polled), used_slots then and the hits/misses of recovery;
+#   ramp-up  with --ramp_seconds > 0: the write load again at once, tps
+#            every 5 s, and the time until an interval reaches 90% of the
+#            write phase's throughput before the crash (the thesis's Table
+#            2.3: PC is warm at once, LC starts empty);
 #   after    the same read phase as "before".
 # Transactions of a write phase are counted in pgbench_history (those that
 # survived the crash).  The nocache configuration runs the same phases.
@@ -30,6 +36,7 @@
 # Options: --scale 30 --pct 25 --shared_buffers_mb 128 --warmup 120
 #          --read_seconds 30 --crash_after "60 180" --clients 4
 #          --read_clients 8 --configs "cache nocache" --stop kill
+#          --ramp_seconds 0
 # --stop fast replaces the crash by a fast shutdown (pg_ctl stop -m fast):
 # the control for what the write load alone does to the cache's hit ratio.
 # --rate N (transactions per second, 0 = as fast as possible) throttles the
@@ -49,8 +56,9 @@ rec_so_id() {
 
 experiment_main() {
 	local scale=30 pct=25 shared_buffers_mb=128 warmup=120 read_seconds=30 crash_after="60 180"
-	local clients=4 read_clients=8 configs="cache nocache" stop=kill rate=0
+	local clients=4 read_clients=8 configs="cache nocache" stop=kill rate=0 ramp_seconds=0
 	parse_options ssd-cache-recovery "$@"
+	REC_RAMP_SECONDS=$ramp_seconds
 	local so_start
 	so_start=$(rec_so_id)
 	meta ssd_cache_build "installed ssd_cache.so at the start: $so_start"
@@ -59,7 +67,7 @@ experiment_main() {
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	meta workloads "pgbench scale $scale (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers): write load pgbench's TPC-B-like script (-n -c $clients -j 2); read phases and warm-up skewed select-only (bench/workloads/select-skewed.sql, -c $read_clients -j 2)$([ "$rate" = 0 ] || echo "; write load throttled to $rate tps (pgbench -R)")"
 	meta settings "HDD tier; shared_buffers ${shared_buffers_mb} MB, memory cap shared_buffers + max(10% of the database, 96 MB); PostgreSQL defaults otherwise (checkpoint_timeout 5min, max_wal_size 1GB, data checksums on); cache: ssd_cache tac at ${pct}% of the database on the SSD tier; no cache: stock PostgreSQL (shared_preload_libraries empty); warm-up ${warmup} s, read phases ${read_seconds} s, read phases after a clean restart (before) and after the crash recovery (after), both with cold shared_buffers and OS cache; crash T s after a CHECKPOINT for T in: ${crash_after}; crash = kill -9 of the postmaster, wait for its children, sync + drop_caches, start$([ "$stop" = kill ] || echo "; CONTROL RUN: --stop $stop, a clean pg_ctl stop -m $stop instead of the crash")"
-	echo "config,stop,crash_after_s,cache_mb,write_tps,transactions,wal_mb,recovery_s,log_recovery_s,redo_s,checkpoint_s,checkpoint_buffers,hdd_reads,hdd_writes,verify_s,mode_at_crash,used_at_crash,write_hit_ratio,used_after_recovery,recovery_hits,recovery_misses,recovery_admissions,recovery_evictions,recovery_invalidations,hit_before,hit_after,used_after_read,read_tps_before,read_tps_after,cache_log" >"$RESULT.csv"
+	echo "config,stop,crash_after_s,cache_mb,write_tps,transactions,wal_mb,recovery_s,log_recovery_s,redo_s,checkpoint_s,checkpoint_buffers,hdd_reads,hdd_writes,verify_s,mode_at_crash,used_at_crash,write_hit_ratio,used_after_recovery,recovery_hits,recovery_misses,recovery_admissions,recovery_evictions,recovery_invalidations,hit_before,hit_after,used_after_read,read_tps_before,read_tps_after,ramp_s,ramp_tps,cache_log" >"$RESULT.csv"
 
 	for config in $configs; do
 		recovery_config "$pristine" "$db_mb" "$config" "$scale" "$pct" "$shared_buffers_mb" "$warmup" \
@@ -131,6 +139,7 @@ recovery_config() {
 	local policy=tac
 	[ "$config" = nocache ] && use_pct=0
 	[ "$config" = wb ] && policy=tac+wb
+	[ "$config" = lc ] && policy=tac+lc
 	cache_server_start "$pristine" "$db_mb" hdd "$policy" "$use_pct" "recovery-$config"
 	# The harness sizes shared_buffers at 3% of the database: restart with
 	# this experiment's.
@@ -205,11 +214,11 @@ recovery_crash() {
 	if [ "$CACHE_MB" -gt 0 ]; then
 		for i in $(seq 1 6000); do
 			mode=$(rec_sql "SELECT mode FROM ssd_cache_stats")
-			[ "$mode" = write-through ] || [ "$mode" = write-back ] && break
+			case $mode in write-through | write-back | "lazy cleaning") break ;; esac
 			sleep 0.1
 		done
 		verify_s=$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-		[ "$mode" = write-through ] || [ "$mode" = write-back ] ||
+		case $mode in write-through | write-back | "lazy cleaning") true ;; *) false ;; esac ||
 			{ log "$tag: mode still '$mode' after 600 s"; verify_s=""; }
 		st=$(rec_cache_stats)
 		read -r _ used_r hits_r misses_r _ <<<"$st"
@@ -219,9 +228,19 @@ recovery_crash() {
 	fi
 	log "$tag: recovery ${recovery_s} s (log: ${log_s} s, redo ${redo_s:-?} s of ${wal_mb:-?} MB WAL, end-of-recovery checkpoint ${ckpt_s:-?} s, ${ckpt_buf:-?} buffers)${verify_s:+; write-through after $verify_s s, $used_r slots used}"
 
+	# Ramp-up: the write load at once, against the throughput before the crash.
+	local ramp_s="" ramp_tps="" pre_tps
+	h1=$(rec_sql "SELECT count(*) FROM pgbench_history")
+	if [ "${REC_RAMP_SECONDS:-0}" -gt 0 ]; then
+		pre_tps=$(awk -v n="$((h1 - h0))" -v t="$t" 'BEGIN { printf "%.2f", n / t }')
+		bench_pgbench -n -c "$clients" -j 2 -T "$REC_RAMP_SECONDS" -P 5 $([ "$rate" = 0 ] || echo "-R $rate") bench >"$RUN_DIR/$tag-ramp.out" 2>&1 || true
+		ramp_tps=$(pgbench_progress "$RUN_DIR/$tag-ramp.out")
+		ramp_s=$(echo "$ramp_tps" | awk -v p="$pre_tps" '{ for (i = 1; i <= NF; i++) if ($i >= 0.9 * p) { print i * 5; exit } }')
+		log "$tag: ramp-up: 90% of the ${pre_tps} tps before the crash after ${ramp_s:-more than $REC_RAMP_SECONDS} s; tps every 5 s: $ramp_tps"
+	fi
+
 	after=$(rec_read_phase "$read_seconds" "$read_clients" "$scale" "$RUN_DIR/$tag-after.out")
 	log "$tag: after recovery: read tps, hit ratio, used slots: $after"
-	h1=$(rec_sql "SELECT count(*) FROM pgbench_history")
 
 	local n wtps hdd_r hdd_w tb hb ub ta ha ua
 	n=$((h1 - h0))
@@ -233,5 +252,5 @@ recovery_crash() {
 	[ "$hit_w" = - ] && hit_w=""
 	[ "$hb" = - ] && hb=""
 	[ "$ha" = - ] && ha=""
-	echo "$config,$stop,$t,$CACHE_MB,$wtps,$n,$wal_mb,$recovery_s,$log_s,$redo_s,$ckpt_s,$ckpt_buf,$hdd_r,$hdd_w,$verify_s,$mode_c,$used_c,$hit_w,$used_r,$hits_r,$misses_r,$adm_r,$ev_r,$inv_r,$hb,$ha,$ua,$tb,$ta,\"$cache_log\"" >>"$RESULT.csv"
+	echo "$config,$stop,$t,$CACHE_MB,$wtps,$n,$wal_mb,$recovery_s,$log_s,$redo_s,$ckpt_s,$ckpt_buf,$hdd_r,$hdd_w,$verify_s,$mode_c,$used_c,$hit_w,$used_r,$hits_r,$misses_r,$adm_r,$ev_r,$inv_r,$hb,$ha,$ua,$tb,$ta,$ramp_s,\"$ramp_tps\",\"$cache_log\"" >>"$RESULT.csv"
 }
