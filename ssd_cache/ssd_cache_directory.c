@@ -1490,6 +1490,22 @@ absorb_gate(const BufferTag *tag, SsdAbsorbAllowed allowed)
 }
 
 /*
+ * After an absorption marked its page fresher: did the cache give up
+ * meanwhile?  Then the disk must take the write too, since reads no longer
+ * look at the cache.  (Giving up sets its flag and then counts fresher
+ * pages, PANICking if there are any; an absorption counts its page and
+ * then looks at the flag.  One of the two sees the other.  With write-back
+ * the marker was armed first and giving up PANICs anyway; this is for lazy
+ * cleaning, which arms nothing.)
+ */
+static bool
+gave_up_meanwhile(void)
+{
+	pg_memory_barrier();
+	return ssd_cache_bypassed();
+}
+
+/*
  * Write-back: take a write of tag into the cache instead of the disk.  A
  * cached page is overwritten in place; otherwise, if may_admit, the page
  * goes into a free slot.  Either way it is marked fresher (durably, the
@@ -1594,7 +1610,7 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
 		ssd_cache_count(SSD_OVERWRITES, 1);
 		ssd_cache_count(SSD_SSD_WRITES, 1);
 		ssd_cache_count(SSD_ABSORBED, 1);
-		return true;
+		return !gave_up_meanwhile();
 	}
 
 	/* Not cached (lock_unbusy released the lock): admit into a free slot. */
@@ -1662,7 +1678,7 @@ ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
 	ssd_cache_count(SSD_ABSORBED_ADMISSIONS, 1);
 	ssd_cache_count(SSD_ABSORBED, 1);
 	ssd_cache_count(SSD_SSD_WRITES, 1);
-	return true;
+	return !gave_up_meanwhile();
 }
 
 typedef struct RelRange
@@ -2703,6 +2719,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty
 
 	memset(shared, 0, sizeof(SsdCacheShared));
 	shared->nslots = nslots;
+	ssd_cache_fault_watch_fresher(ssd_cache_fresher_pages);
 	SpinLockInit(&shared->free_lock);
 	SpinLockInit(&shared->clean.lock);
 	pg_atomic_init_u64(&shared->clean.done, 0);

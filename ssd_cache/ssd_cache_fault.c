@@ -94,6 +94,15 @@ ssd_cache_set_off(const char *reason)
 					 "ssd_cache_stats shows the problem.")));
 }
 
+/* How many cached pages are newer than the disk (the directory says). */
+static int64 (*fresher_count) (void) = NULL;
+
+void
+ssd_cache_fault_watch_fresher(int64 (*count) (void))
+{
+	fresher_count = count;
+}
+
 /*
  * Stop using the cache for the rest of this run and disown its file.  The
  * first caller reports; later ones find it done.
@@ -106,7 +115,9 @@ ssd_cache_give_up(const char *why)
 	 * Running on without it would serve stale pages, so do what PostgreSQL
 	 * does when a data file cannot be made durable: PANIC.  The restart
 	 * either finds the cache usable (WAL replay repairs what a failed write
-	 * left) or refuses to start, saying what would be lost.
+	 * left) or refuses to start, saying what would be lost.  Lazy cleaning
+	 * arms nothing, but its fresher pages are the newest copies as well: the
+	 * restart then starts it empty and WAL replay redoes them.
 	 */
 	bool		first;
 
@@ -119,7 +130,7 @@ ssd_cache_give_up(const char *why)
 	 * same moment either is seen here or sees the cache bypassed afterwards
 	 * (ssd_cache_absorb_write) and marks nothing.
 	 */
-	if (ssd_cache_file_fresher_armed())
+	if (ssd_cache_file_fresher_armed() || (fresher_count && fresher_count() > 0))
 		ereport(PANIC,
 				(errcode(ERRCODE_IO_ERROR),
 				 errmsg("ssd_cache: %s, and the cache holds changes that are not in the data files", why)));

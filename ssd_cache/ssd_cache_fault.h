@@ -19,6 +19,7 @@ extern void ssd_cache_fault_shmem_init(void);
 
 extern void ssd_cache_set_off(const char *reason);
 extern void ssd_cache_give_up(const char *why);
+extern void ssd_cache_fault_watch_fresher(int64 (*count) (void));
 extern void ssd_cache_io_error(const char *what, const BufferTag *tag);
 extern bool ssd_cache_bypassed(void);
 extern bool ssd_cache_problem(char *buf, Size len);

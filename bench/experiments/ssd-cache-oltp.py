@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plot and summary of bench/run ssd-cache-oltp."""
 import os
+import re
 import sys
 
 import matplotlib
@@ -75,9 +76,38 @@ for r in rows:
               f"| {r.get('tpmc') or '-'} "
               f"| {r['latency_ms']} | {r['hit_ratio'] or '-'} | {r['admissions']} | {r['refusals']} "
               f"| {r['used_slots']} | {r['dev_read_iops']} |")
-md += ["", "Per-10-second tps in the measured interval:", ""]
-for r in rows:
-    md.append(f"- {r['config']}: {r['progress_tps']}")
+step = 10
+m = re.search(r"tps reported every (\d+) s", meta.get("settings", ""))
+if m:
+    step = int(m.group(1))
+
+
+def stalls(series):
+    """Intervals below 10% of the run's median tps, and the longest run of them, in seconds."""
+    v = [float(x) for x in series.split()]
+    if not v:
+        return 0, 0
+    med = sorted(v)[len(v) // 2]
+    low = [x < 0.1 * med for x in v]
+    longest = cur = 0
+    for b in low:
+        cur = cur + 1 if b else 0
+        longest = max(longest, cur)
+    return sum(low) * step, longest * step
+
+
+if step < 10:
+    md += ["", f"Checkpoint stalls (the measured interval in {step}-second steps; a stall is an interval below "
+           "10% of the run's median tps):", "", "| config | checkpoints | stalled s | longest stall s | min tps | median tps |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        v = sorted(float(x) for x in r["progress_tps"].split()) or [0]
+        total, longest = stalls(r["progress_tps"])
+        md.append(f"| {r['config']} | {r.get('checkpoints') or '-'} | {total} | {longest} | {v[0]:.1f} | {v[len(v) // 2]:.1f} |")
+else:
+    md += ["", f"Per-{step}-second tps in the measured interval:", ""]
+    for r in rows:
+        md.append(f"- {r['config']}: {r['progress_tps']}")
 if any(r.get("absorbed_writes") not in (None, "") for r in rows):
     md += ["", "Writes in the measured interval (HDD writes/s from the device; the cache's counters):", "",
            "| config | cache full at start | HDD writes/s | writes absorbed by the SSD | of them by checkpoints | write-backs | fresher pages at end | checkpoints |",

@@ -13,7 +13,9 @@
 # write-back evicting N pages at a time (tac+wb16: PC2), with "+lc" lazy
 # cleaning (tac+lc: LC).  --wal ssd puts pg_wal on the SSD tier in every
 # configuration; --checkpoint-timeout S sets checkpoint_timeout in every
-# configuration (the default, 5 min, never fires within a run).
+# configuration (the default, 5 min, never fires within a run); --progress S
+# reports tps every S seconds of the measured interval (10 by default; 1
+# shows checkpoint stalls, the thesis's Fig. 2.1).
 
 OLTP_DB=bench
 OLTP_DEFAULT_SCALE=30
@@ -21,16 +23,17 @@ OLTP_DEFAULT_SCALE=30
 experiment_main() {
 	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50"
 	local policies=${OLTP_DEFAULT_POLICIES:-"tac clock"}
-	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-} wal=tier checkpoint_timeout=""
+	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-} wal=tier checkpoint_timeout="" progress=10
 	parse_options ssd-cache-oltp "$@"
 	OLTP_MIX=$mix
 	CACHE_WAL=$wal
 	CACHE_CHECKPOINT_TIMEOUT=$checkpoint_timeout
+	OLTP_PROGRESS=$progress
 	local pristine db_mb
 	pristine=$(oltp_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	meta workloads "$(oltp_description "$scale") database ${db_mb} MB"
-	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache, WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "data's tier"), checkpoint_timeout ${checkpoint_timeout:-300} s"
+	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache, WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "data's tier"), checkpoint_timeout ${checkpoint_timeout:-300} s, tps reported every ${progress} s"
 	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps,dev_write_iops,filled_pct,absorbed_writes,checkpoint_absorbed,write_backs,fresher_pages,checkpoints" >"$RESULT.csv"
 
 	local b
@@ -83,7 +86,7 @@ oltp_run() {
 	k0=$(checkpoints_done "$OLTP_DB")
 	d0=$(diskstats "$dev")
 	local tps tpmc lat hit adm ref used iops
-	read -r tps tpmc lat <<<"$(oltp_workload "$seconds" "$clients" "$scale" "$out" -P 10)"
+	read -r tps tpmc lat <<<"$(oltp_workload "$seconds" "$clients" "$scale" "$out" -P "${OLTP_PROGRESS:-10}")"
 	[ "$tpmc" = - ] && tpmc=""
 	d1=$(diskstats "$dev")
 	c1=$(cache_counters "$OLTP_DB")
