@@ -263,6 +263,8 @@ ssd_cache_admit_main(Datum arg)
 	SpinLockAcquire(&queue->lock);
 	queue->worker_latch = MyLatch;
 	SpinLockRelease(&queue->lock);
+	if (ssd_cache_enabled())
+		ssd_cache_file_prepare_batches();
 
 	/* A restarted worker publishes its reading of the settings at once. */
 	reloaded = true;

@@ -100,6 +100,7 @@ static bool
 clean_lazily(void)
 {
 	static bool cleaning = false;
+	static MemoryContext scratch = NULL;
 	double		share;
 	MemoryContext cxt = CurrentMemoryContext;
 
@@ -115,19 +116,25 @@ clean_lazily(void)
 		cleaning = false;
 	if (!cleaning)
 		return false;
+	if (scratch == NULL)
+		scratch = AllocSetContextCreate(TopMemoryContext, "ssd_cache lazy cleaning",
+										ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(scratch);
 	PG_TRY();
 	{
-		if (ssd_cache_write_back(InvalidOid, SSD_CLEANER_MAX_BATCH) == 0)
+		if (ssd_cache_write_back_next(SSD_CLEANER_MAX_BATCH) == 0)
 			cleaning = false;	/* every page being written: next round */
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
+		MemoryContextSwitchTo(scratch);
 		EmitErrorReport();
 		FlushErrorState();
 		cleaning = false;
 	}
 	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	MemoryContextReset(scratch);
 	return cleaning;
 }
 
@@ -138,8 +145,16 @@ ssd_cache_cleaner_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
-	if (!ssd_cache_enabled())
-		proc_exit(0);			/* no cache this run: not restarted */
+	/*
+	 * No cache this run (it could not start): idle, rather than leave for
+	 * good, since the next crash-restart cycle may have one.
+	 */
+	while (!ssd_cache_enabled() && !ShutdownRequestPending)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 60000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
 	before_shmem_exit(cleaner_detach, (Datum) 0);
 	ssd_cache_cleaner_attach(MyLatch);
 

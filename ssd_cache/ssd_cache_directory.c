@@ -24,15 +24,18 @@
  *	   written before its entry is validated; an entry is invalidated, on the
  *	   SSD, before the slot is reused or the relation truncated or unlinked.
  *	2. Every change to a slot's persistent entry is made while holding the
- *	   partition lock of the tag concerned.  So an invalidation can never be
- *	   overtaken by a late validation of the same entry.
+ *	   partition lock of the tag concerned, or while its lookup entry is
+ *	   busy (evictions in a batch, write-backs), which every other change
+ *	   waits for.  So an invalidation can never be overtaken by a late
+ *	   validation of the same entry.
  *	3. A PENDING entry's tag stays in the admission queue until the entry
  *	   leaves PENDING; a WRITING or VALID entry's tag is in its slot.  So a
  *	   scan of the queue then the slots finds every entry of a relation.
  *	4. Lock order: partition lock, then directory-page lock, then the
- *	   relation-count lock; never the reverse.  A process may hold several
- *	   directory-page locks only without a partition lock, taken in
- *	   ascending lock order (batched invalidation).
+ *	   relation-count lock; never the reverse.  Several directory-page locks
+ *	   are taken in ascending lock order (batched invalidation, the admission
+ *	   worker's batches, which may hold partition locks: no holder of a
+ *	   directory-page lock waits for a partition lock).
  *	5. Nothing that can raise an ERROR runs while a slot is pinned: a pin
  *	   left behind would stall the admission worker for good.
  *
@@ -40,6 +43,9 @@
  * clears the entries in memory, then writes the directory pages they
  * touched in a few large writes, and only then frees their slots; so it
  * costs one durability point per 16384 blocks instead of one per block.
+ * The admission worker evicts and admits up to 32 pages at a time, their
+ * directory pages written in parallel (io_uring): one wait per batch, not
+ * one per page, which is what limits admissions on a fast disk.
  *
  * After a crash the loaded contents are not read until the WAL replayed in
  * this data directory covers them (ssd_cache_file.c, "Trust"); if it never
@@ -57,6 +63,7 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "portability/instr_time.h"
+#include "postmaster/bgwriter.h"
 #include "storage/bufpage.h"
 #include "storage/checksum.h"
 #include "storage/lwlock.h"
@@ -396,6 +403,51 @@ ssd_cache_relation_cached(RelFileNode rnode)
 	return found;
 }
 
+static void give_up_directory(void);
+static int	compare_uint32(const void *a, const void *b);
+
+/*
+ * Write the directory pages pages[0..n-1] (distinct, n <= 32) from the
+ * mirror, each under its lock, in flight together where the process can
+ * (the admission worker's batches: one wait for the whole batch on an SSD
+ * that serves writes in parallel).  A failure gives up on the cache.
+ */
+static void
+write_dir_page_set(int n, const uint64 *pages, SsdCacheCounter occasion)
+{
+	uint32		lockno[SSD_CACHE_WRITE_BATCH];
+	char	   *bufs[SSD_CACHE_WRITE_BATCH];
+	int			nlocks = 0,
+				i,
+				j;
+	bool		ok;
+
+	Assert(n <= SSD_CACHE_WRITE_BATCH);
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+	{
+		uint32		l = pages[i] % SSD_NUM_DIR_LOCKS;
+
+		for (j = 0; j < nlocks && lockno[j] != l; j++)
+			;
+		if (j == nlocks)
+			lockno[nlocks++] = l;
+		bufs[i] = (char *) &mirror[pages[i] * SSD_DIR_ENTRIES_PER_PAGE];
+	}
+	qsort(lockno, nlocks, sizeof(uint32), compare_uint32);
+	for (i = 0; i < nlocks; i++)
+		LWLockAcquire(&locks[SSD_NUM_PARTITIONS + lockno[i]].lock, LW_EXCLUSIVE);
+	ok = ssd_cache_bypassed() || ssd_cache_file_write_dir_page_set(n, pages, bufs);
+	for (i = nlocks; i-- > 0;)
+		LWLockRelease(&locks[SSD_NUM_PARTITIONS + lockno[i]].lock);
+	ssd_cache_count(SSD_DIR_WRITES, n);
+	if (occasion != SSD_DIR_WRITES)
+		ssd_cache_count(occasion, n);
+	if (!ok)
+		give_up_directory();
+}
+
 /*
  * A directory write failed: the persistent directory may now call a slot
  * valid that is not.  Stop using the cache; disowning the file makes sure
@@ -430,54 +482,40 @@ static void
 persist_entries(int n, const int32 *slotnos, const BufferTag *const *tags,
 				const bool *fresher, SsdCacheCounter occasion)
 {
-	bool		done[SSD_CACHE_WRITE_BATCH];
-	int			i,
+	uint64		pages[SSD_CACHE_WRITE_BATCH];
+	int			npages = 0,
+				i,
 				j;
 
 	Assert(n <= SSD_CACHE_WRITE_BATCH);
-	memset(done, 0, sizeof(done));
 	for (i = 0; i < n; i++)
 	{
 		uint64		dirpage = slotnos[i] / SSD_DIR_ENTRIES_PER_PAGE;
-		bool		ok;
+		SsdCacheDirEntry *e = &mirror[slotnos[i]];
+		const BufferTag *tag = tags[i];
 
-		if (done[i])
-			continue;
 		LWLockAcquire(DIR_LOCK(dirpage), LW_EXCLUSIVE);
-		for (j = i; j < n; j++)
+		memset(e, 0, sizeof(*e));
+		if (tag)
 		{
-			SsdCacheDirEntry *e = &mirror[slotnos[j]];
-			const BufferTag *tag = tags[j];
-
-			if (done[j] || slotnos[j] / SSD_DIR_ENTRIES_PER_PAGE != dirpage)
-				continue;
-			done[j] = true;
-			memset(e, 0, sizeof(*e));
-			if (tag)
-			{
-				e->spcNode = tag->rnode.spcNode;
-				e->dbNode = tag->rnode.dbNode;
-				e->relNode = tag->rnode.relNode;
-				e->blockNum = tag->blockNum;
-				e->forkNum = (uint8) tag->forkNum;
-				e->flags = SSD_DIR_VALID;
-				if (fresher && fresher[j])
-					e->flags |= SSD_DIR_FRESHER;
-				e->epoch = shared->epoch;
-				ssd_cache_dir_entry_seal(e);
-			}
+			e->spcNode = tag->rnode.spcNode;
+			e->dbNode = tag->rnode.dbNode;
+			e->relNode = tag->rnode.relNode;
+			e->blockNum = tag->blockNum;
+			e->forkNum = (uint8) tag->forkNum;
+			e->flags = SSD_DIR_VALID;
+			if (fresher && fresher[i])
+				e->flags |= SSD_DIR_FRESHER;
+			e->epoch = shared->epoch;
+			ssd_cache_dir_entry_seal(e);
 		}
-		ok = ssd_cache_bypassed() ||
-			ssd_cache_file_write_dir_pages(dirpage, 1,
-										   (char *) &mirror[dirpage * SSD_DIR_ENTRIES_PER_PAGE]);
 		LWLockRelease(DIR_LOCK(dirpage));
-
-		ssd_cache_count(SSD_DIR_WRITES, 1);
-		if (occasion != SSD_DIR_WRITES)
-			ssd_cache_count(occasion, 1);
-		if (!ok)
-			give_up_directory();
+		for (j = 0; j < npages && pages[j] != dirpage; j++)
+			;
+		if (j == npages)
+			pages[npages++] = dirpage;
 	}
+	write_dir_page_set(npages, pages, occasion);
 }
 
 static void
@@ -1078,7 +1116,7 @@ unbusy(int n, const BufferTag *tags)
  * (an fsync failure PANICs); the entries are released first.
  */
 static int
-write_back_slots(int n, const int32 *slotnos, bool *settled)
+write_back_slots(int n, const int32 *slotnos, bool *settled, bool give_up_on_read_error)
 {
 	BufferTag	tags[SSD_WB_BATCH];
 	int32		taken[SSD_WB_BATCH];
@@ -1135,6 +1173,8 @@ write_back_slots(int n, const int32 *slotnos, bool *settled)
 
 			unbusy(m + 1, tags);
 			errno = save_errno;
+			if (give_up_on_read_error)
+				ssd_cache_give_up("a page newer than the disk could not be read from the SSD to write it back");
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read block %u of relation %u/%u/%u from the SSD cache to write it back: %m",
@@ -1236,7 +1276,7 @@ write_back_quietly(int n, const int32 *slotnos)
 	MemoryContextSwitchTo(scratch);
 	PG_TRY();
 	{
-		cleared = write_back_slots(n, slotnos, NULL);
+		cleared = write_back_slots(n, slotnos, NULL, false);
 	}
 	PG_CATCH();
 	{
@@ -1275,13 +1315,42 @@ write_back_matching(TagFilter filter, const void *arg, int64 max_pages)
 		batch[nb++] = (int32) s;
 		if (nb == SSD_WB_BATCH)
 		{
-			done += write_back_slots(nb, batch, NULL);
+			done += write_back_slots(nb, batch, NULL, false);
 			nb = 0;
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
 	if (nb > 0)
-		done += write_back_slots(nb, batch, NULL);
+		done += write_back_slots(nb, batch, NULL, false);
+	return done;
+}
+
+/*
+ * Lazy cleaning's cleaner: write back up to max_pages fresher pages, going
+ * on from where this process stopped last time (one pass over the cache at
+ * most).  Returns how many marks were cleared.
+ */
+int64
+ssd_cache_write_back_next(int64 max_pages)
+{
+	static uint64 cursor = 0;
+	int32		batch[SSD_WB_BATCH];
+	int			nb = 0;
+	int64		done = 0;
+	uint64		seen;
+
+	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0)
+		return 0;
+	for (seen = 0; seen < shared->nslots && nb < max_pages && nb < SSD_WB_BATCH; seen++)
+	{
+		uint64		s = cursor;
+
+		cursor = (cursor + 1) % shared->nslots;
+		if (slots[s].in_use && (mirror[s].flags & SSD_DIR_FRESHER))
+			batch[nb++] = (int32) s;
+	}
+	if (nb > 0)
+		done = write_back_slots(nb, batch, NULL, false);
 	return done;
 }
 
@@ -1378,6 +1447,7 @@ bool
 ssd_cache_disarm_unless(SsdAbsorbAllowed allowed)
 {
 	bool		ok = true;
+	int			save_errno;
 
 	if (!shared)
 		return true;
@@ -1385,9 +1455,14 @@ ssd_cache_disarm_unless(SsdAbsorbAllowed allowed)
 	if (allowed(InvalidOid) == SSD_ABSORB_VOLATILE && ssd_cache_file_fresher_armed() &&
 		!ssd_cache_file_disarm_fresher())
 		ok = false;
+	save_errno = errno;
 	LWLockRelease(ARM_LOCK);
+	errno = save_errno;
 	if (!ok)
-		give_up_header();
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("ssd_cache: could not remove the write-back marker: %m"),
+				 errdetail("It stays, which is safe; the next checkpoint tries again.")));
 	return ok && !ssd_cache_file_fresher_armed();
 }
 
@@ -1757,44 +1832,120 @@ ssd_cache_evict_relation(RelFileNode rnode)
 typedef enum SsdEvictResult
 {
 	EVICTED,
-	EVICT_IN_USE,				/* gone, moved, pinned, or being written back */
+	EVICTED_TO_FREE_LIST,		/* evicted, but a reader still had it: the
+								 * free list waits for it */
+	EVICT_GONE,					/* no longer that page's slot */
+	EVICT_IN_USE,				/* pinned, or being written back: later */
 	EVICT_FRESHER				/* newer than the disk: write it back first */
 } SsdEvictResult;
 
 /*
- * Evict the page in slot s if it is still there, readable, unused and no
- * newer than the disk: forget it durably.  Admission worker only.
+ * Evict the pages in slots victims[0..n-1] (n <= 32; -1: none) that are
+ * still there, readable, unused and no newer than the disk, forgetting them
+ * durably together: their entries are marked busy (no write of the page
+ * may start, so none can reach the disk while the SSD still names the
+ * slot), their directory pages written in parallel, and only then are the
+ * entries removed.  result[i] says what became of each; gens[i] (if not
+ * NULL) the slot's generation for a fresher one.  Admission worker only.
  */
+static void
+evict_clean_slots(int n, const int32 *victims, SsdEvictResult *result, uint32 *gens)
+{
+	BufferTag	tags[SSD_CACHE_WRITE_BATCH];
+	uint64		pages[SSD_CACHE_WRITE_BATCH];
+	int			npages = 0,
+				i,
+				j;
+
+	Assert(n <= SSD_CACHE_WRITE_BATCH);
+	for (i = 0; i < n; i++)
+	{
+		int32		s = victims[i];
+		uint32		hash;
+		SsdLookupEnt *ent;
+		uint64		p;
+
+		result[i] = EVICT_GONE;
+		if (s < 0 || !slots[s].in_use)
+			continue;
+		tags[i] = slots[s].tag;
+		hash = get_hash_value(lookup_hash, &tags[i]);
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		ent = hash_search_with_hash_value(lookup_hash, &tags[i], hash, HASH_FIND, NULL);
+		if (ent == NULL || ent->state != ENT_VALID || ent->slot != s)
+		{
+			LWLockRelease(PART_LOCK(hash));
+			continue;
+		}
+		if (ent->busy || pg_atomic_read_u32(&slots[s].pins) != 0)
+		{
+			LWLockRelease(PART_LOCK(hash));
+			result[i] = EVICT_IN_USE;
+			continue;
+		}
+		if (ent->fresher)
+		{
+			if (gens)
+				gens[i] = slots[s].gen; /* the page it holds now */
+			LWLockRelease(PART_LOCK(hash));
+			result[i] = EVICT_FRESHER;
+			continue;
+		}
+		ent->busy = true;
+		LWLockRelease(PART_LOCK(hash));
+		result[i] = EVICTED;
+
+		p = (uint64) s / SSD_DIR_ENTRIES_PER_PAGE;
+		LWLockAcquire(DIR_LOCK(p), LW_EXCLUSIVE);
+		memset(&mirror[s], 0, sizeof(SsdCacheDirEntry));
+		LWLockRelease(DIR_LOCK(p));
+		for (j = 0; j < npages && pages[j] != p; j++)
+			;
+		if (j == npages)
+			pages[npages++] = p;
+	}
+	write_dir_page_set(npages, pages, SSD_DIR_WRITES_EVICTION);
+
+	for (i = 0; i < n; i++)
+	{
+		int32		s = victims[i];
+		uint32		hash;
+
+		if (result[i] != EVICTED)
+			continue;
+		hash = get_hash_value(lookup_hash, &tags[i]);
+		LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
+		hash_search_with_hash_value(lookup_hash, &tags[i], hash, HASH_REMOVE, NULL);
+		LWLockRelease(PART_LOCK(hash));
+		rel_count_add(tags[i].rnode, -1);
+		ssd_cache_count(SSD_EVICTIONS, 1);
+		slots[s].usage = 0;
+		slots[s].gen++;
+
+		/*
+		 * A reader may have found the entry while it was busy and still be
+		 * reading the slot (microseconds); none can find it now.  One that
+		 * takes longer leaves the slot to the free list, which waits.
+		 */
+		for (j = 0; j < 100 && pg_atomic_read_u32(&slots[s].pins) != 0; j++)
+			pg_usleep(10);
+		if (pg_atomic_read_u32(&slots[s].pins) != 0)
+		{
+			free_slot(s);
+			result[i] = EVICTED_TO_FREE_LIST;
+		}
+	}
+}
+
+/* One victim; see evict_clean_slots. */
 static SsdEvictResult
 evict_clean_slot(uint64 s)
 {
-	BufferTag	tag = slots[s].tag;
-	uint32		hash = get_hash_value(lookup_hash, &tag);
-	SsdLookupEnt *ent;
+	int32		one = (int32) s;
+	SsdEvictResult result;
 
-	if (!slots[s].in_use)
-		return EVICT_IN_USE;
-	LWLockAcquire(PART_LOCK(hash), LW_EXCLUSIVE);
-	ent = hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_FIND, NULL);
-	if (ent == NULL || ent->state != ENT_VALID || ent->slot != (int32) s ||
-		ent->busy || pg_atomic_read_u32(&slots[s].pins) != 0)
-	{
-		LWLockRelease(PART_LOCK(hash));
-		return EVICT_IN_USE;
-	}
-	if (ent->fresher)
-	{
-		LWLockRelease(PART_LOCK(hash));
-		return EVICT_FRESHER;
-	}
-	persist_entry((int32) s, NULL, SSD_DIR_WRITES_EVICTION);
-	hash_search_with_hash_value(lookup_hash, &tag, hash, HASH_REMOVE, NULL);
-	LWLockRelease(PART_LOCK(hash));
-	rel_count_add(tag.rnode, -1);
-	ssd_cache_count(SSD_EVICTIONS, 1);
-	slots[s].usage = 0;
-	slots[s].gen++;
-	return EVICTED;
+	evict_clean_slots(1, &one, &result, NULL);
+	return result;
 }
 
 /*
@@ -1810,7 +1961,7 @@ evict_slot(uint64 s)
 
 	if (r == EVICT_FRESHER && write_back_quietly(1, &one))
 		r = evict_clean_slot(s);	/* unless written again meanwhile (hot) */
-	return r == EVICTED;
+	return r == EVICTED;		/* (EVICTED_TO_FREE_LIST: free, not ours) */
 }
 
 /*
@@ -1835,14 +1986,22 @@ typedef enum SsdHandResult
 	CLEANER_BUSY
 } SsdHandResult;
 
-/* Hand a fresher victim to the cleaner, if one runs and has room. */
+/*
+ * Hand a fresher victim (holding the page of generation gen) to the
+ * cleaner, if one runs and has room.  A victim already handed over (TAC's
+ * order was rebuilt meanwhile) counts as handed.
+ */
 static SsdHandResult
-hand_to_cleaner(int32 s, int max_awaiting)
+hand_to_cleaner(int32 s, uint32 gen, int max_awaiting)
 {
 	SsdCleanRing *ring = &shared->clean;
 	Latch	   *latch;
 	uint64		ticket = 0;
+	int			i;
 
+	for (i = 0; i < nawaiting; i++)
+		if (awaiting[i].slot == s && awaiting[i].gen == gen)
+			return HANDED;
 	if (nawaiting >= Min(max_awaiting, SSD_CLEAN_RING))
 		return CLEANER_BUSY;
 	SpinLockAcquire(&ring->lock);
@@ -1858,11 +2017,30 @@ hand_to_cleaner(int32 s, int max_awaiting)
 	if (ticket == 0)
 		return CLEANER_BUSY;
 	awaiting[nawaiting].slot = s;
-	awaiting[nawaiting].gen = slots[s].gen;
+	awaiting[nawaiting].gen = gen;
 	awaiting[nawaiting].ticket = ticket;
 	nawaiting++;
 	SetLatch(latch);
 	return HANDED;
+}
+
+/* How many victims may wait for the cleaner at once. */
+static int
+awaiting_cap(void)
+{
+	return (int) Min(SSD_CLEAN_RING, Max(64, shared->nslots / 128));
+}
+
+/* Is a cleaner process taking victims? */
+static bool
+cleaner_running(void)
+{
+	bool		running;
+
+	SpinLockAcquire(&shared->clean.lock);
+	running = shared->clean.cleaner != NULL;
+	SpinLockRelease(&shared->clean.lock);
+	return running;
 }
 
 /* A victim goes back to the policy, as warm as its region is now. */
@@ -1875,23 +2053,14 @@ return_victim(int32 s)
 }
 
 /*
- * Evict victim v now if it is clean.  A fresher one is handed to the
- * cleaner (evicted by collect_cleaned once written back) or, with no
- * cleaner running, written back here.  Returns whether v is free now.
+ * Victim v is fresher than the disk: hand it to the cleaner (evicted by
+ * collect_cleaned once written back) or, with no cleaner running, write it
+ * back and evict it here.  Returns whether v is free now.
  */
 static bool
-evict_victim(int32 v, int max_awaiting, bool *cleaner_busy)
+evict_fresher_victim(int32 v, uint32 gen, int max_awaiting, bool *cleaner_busy)
 {
-	switch (evict_clean_slot(v))
-	{
-		case EVICTED:
-			return true;
-		case EVICT_IN_USE:
-			return false;
-		case EVICT_FRESHER:
-			break;
-	}
-	switch (hand_to_cleaner(v, max_awaiting))
+	switch (hand_to_cleaner(v, gen, max_awaiting))
 	{
 		case HANDED:
 			return false;
@@ -1914,34 +2083,53 @@ static int
 collect_cleaned(void)
 {
 	uint64		done = pg_atomic_read_u64(&shared->clean.done);
-	int			i,
+	SsdAwaiting ready[SSD_CACHE_WRITE_BATCH];
+	int32		victims[SSD_CACHE_WRITE_BATCH];
+	SsdEvictResult result[SSD_CACHE_WRITE_BATCH];
+	int			i = 0,
 				kept = 0,
 				freed = 0;
 
-	for (i = 0; i < nawaiting; i++)
+	while (i < nawaiting)
 	{
-		SsdAwaiting a = awaiting[i];
+		int			n = 0,
+					j;
 
-		if (!slots[a.slot].in_use || slots[a.slot].gen != a.gen)
-			continue;			/* invalidated meanwhile */
-		if (a.ticket > done)
+		/* The next batch of victims the cleaner is done with. */
+		for (; i < nawaiting && n < SSD_CACHE_WRITE_BATCH; i++)
 		{
-			awaiting[kept++] = a;
-			continue;
+			SsdAwaiting a = awaiting[i];
+
+			if (!slots[a.slot].in_use || slots[a.slot].gen != a.gen)
+				continue;		/* invalidated meanwhile */
+			if (a.ticket > done)
+				awaiting[kept++] = a;
+			else
+			{
+				ready[n] = a;
+				victims[n++] = a.slot;
+			}
 		}
-		switch (evict_clean_slot(a.slot))
-		{
-			case EVICTED:
-				free_slot(a.slot);
-				freed++;
-				break;
-			case EVICT_FRESHER:
-				return_victim(a.slot);
-				break;
-			case EVICT_IN_USE:
-				awaiting[kept++] = a;	/* pinned for a moment: next round */
-				break;
-		}
+		evict_clean_slots(n, victims, result, NULL);
+		for (j = 0; j < n; j++)
+			switch (result[j])
+			{
+				case EVICTED:
+					free_slot(victims[j]);
+					freed++;
+					break;
+				case EVICTED_TO_FREE_LIST:
+					freed++;
+					break;
+				case EVICT_FRESHER:
+					return_victim(victims[j]);	/* written again: hot */
+					break;
+				case EVICT_IN_USE:
+					awaiting[kept++] = ready[j];	/* pinned for a moment */
+					break;
+				case EVICT_GONE:
+					break;
+			}
 	}
 	nawaiting = kept;
 	return freed;
@@ -1985,34 +2173,6 @@ take_free_slot(void)
 	return slot;
 }
 
-/*
- * Find a slot for an admission of a page whose region has temperature
- * t_new: a free one, else the policy's victim, forgotten durably first.
- * Returns -1 if the policy refuses or nothing can be evicted.
- */
-static int32
-allocate_slot(double t_new)
-{
-	int32		slot = take_free_slot();
-	int			tries;
-
-	if (slot >= 0 || pg_atomic_read_u64(&shared->used) < shared->nslots)
-		return slot;
-	for (tries = 0; tries < 64; tries++)
-	{
-		bool		cleaner_busy = false;
-
-		slot = ssd_cache_next_victim(t_new);
-		if (slot < 0)
-			return -1;
-		if (evict_victim(slot, SSD_CLEAN_RING, &cleaner_busy))
-			return slot;
-		if (cleaner_busy)
-			return -1;			/* refused: no waiting for the disk here */
-	}
-	return -1;
-}
-
 /* Slots free now (write-back's writers take them without waiting). */
 uint64
 ssd_cache_free_slots(void)
@@ -2025,9 +2185,9 @@ ssd_cache_free_slots(void)
  * free, so that a writer never has to wait for an eviction (PC2's cleaner).
  * Clean victims are evicted at once; fresher ones are handed to the
  * cleaner process, which writes them back ssd_cache.evict_batch at a time
- * with one sync per data-file segment, and are evicted when that is done.  At most
- * 2 * target victims wait for the cleaner.  Returns how many slots were
- * freed.
+ * with one sync per data-file segment, and are evicted when that is done.
+ * At most awaiting_cap() victims wait for the cleaner.  Returns how many
+ * slots were freed.
  */
 int
 ssd_cache_clean_reserve(int target)
@@ -2039,21 +2199,70 @@ ssd_cache_clean_reserve(int target)
 	if (!cache_writable())
 		return 0;
 	freed = collect_cleaned();
-	while ((int64) ssd_cache_free_slots() < target && !cleaner_busy &&
-		   tries++ < 4 * target + 64)
+	while ((int64) ssd_cache_free_slots() < target && !cleaner_busy && tries < 4 * target + 64)
 	{
-		int32		v = ssd_cache_next_victim(get_float8_infinity());
+		int32		victims[SSD_CACHE_WRITE_BATCH];
+		SsdEvictResult result[SSD_CACHE_WRITE_BATCH];
+		uint32		gens[SSD_CACHE_WRITE_BATCH];
+		int			want = (int) Min(SSD_CACHE_WRITE_BATCH, target - (int64) ssd_cache_free_slots()),
+					n = 0,
+					i;
 
-		if (v < 0)
-			break;
-		if (evict_victim(v, 2 * target, &cleaner_busy))
+		while (n < want)
 		{
-			free_slot(v);
+			int32		v = ssd_cache_next_victim(get_float8_infinity());
+
+			if (v < 0)
+				break;
+			victims[n++] = v;
+		}
+		if (n == 0)
+			break;
+		tries += n;
+		evict_clean_slots(n, victims, result, gens);
+		for (i = 0; i < n; i++)
+		{
+			if (result[i] == EVICT_FRESHER)
+			{
+				if (cleaner_busy)
+				{
+					return_victim(victims[i]);
+					continue;
+				}
+				if (!evict_fresher_victim(victims[i], gens[i], awaiting_cap(), &cleaner_busy))
+					continue;
+			}
+			else if (result[i] == EVICTED_TO_FREE_LIST)
+			{
+				freed++;
+				continue;
+			}
+			else if (result[i] == EVICT_IN_USE)
+			{
+				return_victim(victims[i]);	/* pinned for a moment */
+				continue;
+			}
+			else if (result[i] != EVICTED)
+				continue;
+			free_slot(victims[i]);
 			freed++;
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	return freed;
+}
+
+/*
+ * The admission worker, every round and in every mode: evict the victims
+ * the cleaner has written back (after a switch to write-through too, or
+ * they would stay out of TAC's order).
+ */
+int
+ssd_cache_evict_cleaned(void)
+{
+	if (!cache_writable() || nawaiting == 0)
+		return 0;
+	return collect_cleaned();
 }
 
 /* The cleaner process: from now on, wake this latch for write-backs. */
@@ -2115,8 +2324,10 @@ ssd_cache_cleaner_pending(void)
  * Lazy cleaning's checkpoint rule: write back every page fresher than the
  * disk now (pages absorbed while this runs stay on the SSD: their changes
  * are after the checkpoint's redo point, which WAL covers).  A page being
- * written right then is tried again.  ERROR if some cannot be written back,
- * which fails the checkpoint.
+ * written right then is tried again.  ERROR if some cannot be written back
+ * to the disk, which fails the checkpoint; a slot that cannot be read gives
+ * up on the cache (a PANIC: the restart starts lazy cleaning empty and WAL
+ * replay redoes the page).
  */
 void
 ssd_cache_write_back_fresher_now(void)
@@ -2165,7 +2376,9 @@ ssd_cache_write_back_fresher_now(void)
 			int			n = (int) Min(SSD_WB_BATCH, ntodo - i),
 						j;
 
-			(void) write_back_slots(n, todo + i, settled);
+			(void) write_back_slots(n, todo + i, settled, true);
+			if (MyBackendType == B_CHECKPOINTER)
+				AbsorbSyncRequests();	/* as ProcessSyncRequests does between fsyncs */
 			for (j = 0; j < n; j++)
 				if (!settled[j])
 					todo[left++] = todo[i + j];
@@ -2392,14 +2605,92 @@ ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
 		return 0;
 	}
 
-	/* 1. A slot for each page (or a refusal); PENDING -> WRITING. */
+	/*
+	 * 1. A slot for each page: a free one, else the policy's victim for a
+	 * page that warm (none: refused).  The victims are forgotten together,
+	 * durably, before their slots are reused.  A fresher victim goes to the
+	 * cleaner (back to the policy when the cleaner has enough) and the page
+	 * tries the next victim, a few times: reads never wait for the disk
+	 * here (unless no cleaner runs: then it is written back here).
+	 */
+	{
+		int32		victims[SSD_CACHE_WRITE_BATCH] = {0};
+		SsdEvictResult result[SSD_CACHE_WRITE_BATCH];
+		uint32		gens[SSD_CACHE_WRITE_BATCH];
+		bool		retry[SSD_CACHE_WRITE_BATCH];
+		bool		no_cleaner = !cleaner_running();
+		bool		cleaner_busy = false;
+		int			round;
+
+		if (nawaiting > 0)
+			(void) collect_cleaned();
+		for (i = 0; i < n; i++)
+		{
+			temp[i] = ssd_cache_region_temperature(&tags[i]);
+			slotno[i] = -1;
+			retry[i] = true;
+		}
+		for (round = 0; round < 4; round++)
+		{
+			bool		any = false;
+
+			for (i = 0; i < n; i++)
+			{
+				victims[i] = -1;
+				if (slotno[i] >= 0 || !retry[i])
+					continue;
+				slotno[i] = take_free_slot();
+				if (slotno[i] < 0 && pg_atomic_read_u64(&shared->used) >= shared->nslots)
+					victims[i] = ssd_cache_next_victim(temp[i]);
+				retry[i] = false;
+				any |= victims[i] >= 0;
+			}
+			if (!any)
+				break;
+			evict_clean_slots(n, victims, result, gens);
+			for (i = 0; i < n; i++)
+			{
+				if (victims[i] < 0)
+					continue;
+				switch (result[i])
+				{
+					case EVICTED:
+						slotno[i] = victims[i];
+						break;
+					case EVICTED_TO_FREE_LIST:
+						retry[i] = true;	/* a slot is free: take one */
+						break;
+					case EVICT_IN_USE:
+						return_victim(victims[i]);
+						break;
+					case EVICT_GONE:
+						retry[i] = true;
+						break;
+					case EVICT_FRESHER:
+						if (no_cleaner)
+						{
+							if (evict_slot(victims[i]))
+								slotno[i] = victims[i];
+						}
+						else if (cleaner_busy)
+							return_victim(victims[i]);	/* the next pop would be it */
+						else if (evict_fresher_victim(victims[i], gens[i], awaiting_cap(),
+													  &cleaner_busy))
+							slotno[i] = victims[i];
+						else
+							retry[i] = !cleaner_busy;	/* handed over: the next one */
+						break;
+				}
+			}
+		}
+	}
+
+	/* PENDING -> WRITING, or a refusal. */
 	for (i = 0; i < n; i++)
 	{
 		SsdLookupEnt *ent;
 
 		hash[i] = get_hash_value(lookup_hash, &tags[i]);
-		temp[i] = ssd_cache_region_temperature(&tags[i]);
-		slotno[i] = allocate_slot(temp[i]);
 
 		LWLockAcquire(PART_LOCK(hash[i]), LW_EXCLUSIVE);
 		ent = hash_search_with_hash_value(lookup_hash, &tags[i], hash[i], HASH_FIND, NULL);
@@ -2780,20 +3071,6 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty
 			entry_tag(e, &tag);
 
 			/*
-			 * A page fresher than the disk that the data directory does not
-			 * depend on (no marker: lazy cleaning absorbed it, after the
-			 * last checkpoint, so WAL replay redoes it from the disk's
-			 * copy) is older than what replay makes of the disk's.
-			 */
-			if (fresher && !ssd_cache_file_fresher_armed())
-			{
-				dirty[(s / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((s / SSD_DIR_ENTRIES_PER_PAGE) % 8);
-				memset(e, 0, sizeof(*e));
-				dropped_volatile++;
-				continue;
-			}
-
-			/*
 			 * Recovery (after a crash, or on a standby) resets unlogged
 			 * relations by copying their init forks behind smgr's back: any
 			 * page of theirs cached is older than that.  (None should be:
@@ -2860,6 +3137,27 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty
 			dropped += 1;
 		}
 		memset(e, 0, sizeof(*e));
+	}
+
+	/*
+	 * A page fresher than the disk that the data directory does not depend
+	 * on (no marker: lazy cleaning absorbed it after the last checkpoint,
+	 * so WAL replay redoes it from the disk's copy) goes, after duplicates
+	 * were resolved above: an older duplicate of it is gone too.
+	 */
+	if (pg_atomic_read_u64(&shared->fresher) > 0 && !ssd_cache_file_fresher_armed())
+	{
+		for (s = 0; s < nslots; s++)
+		{
+			if (!slots[s].in_use || !(mirror[s].flags & SSD_DIR_FRESHER))
+				continue;
+			hash_search(lookup_hash, &slots[s].tag, HASH_REMOVE, NULL);
+			memset(&mirror[s], 0, sizeof(SsdCacheDirEntry));
+			slots[s].in_use = false;
+			dirty[(s / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((s / SSD_DIR_ENTRIES_PER_PAGE) % 8);
+			dropped_volatile++;
+		}
+		pg_atomic_write_u64(&shared->fresher, 0);
 	}
 
 	/* What was dropped above must not come back after another restart. */

@@ -87,6 +87,8 @@ extern bool ssd_cache_disarm_if_clean(void);
 extern bool ssd_cache_shutdown_write_back(void);
 extern uint64 ssd_cache_free_slots(void);
 extern int	ssd_cache_clean_reserve(int target);
+extern int	ssd_cache_evict_cleaned(void);
+extern int64 ssd_cache_write_back_next(int64 max_pages);
 
 /* The cleaner process (ssd_cache_cleaner.c): write-back requests. */
 extern void ssd_cache_cleaner_attach(Latch *latch);

@@ -1355,25 +1355,41 @@ admission_ring(void)
 }
 
 /*
- * Write several slots at once, all in flight together (the admission
- * worker's batches), or one after the other where io_uring is refused.
- * ok[i] says whether slot i was written; failures leave errno in
- * failed_errno.
+ * The admission worker, at start (before it takes any lock): its io_uring
+ * for batches of writes, or the reason it writes one at a time.
  */
 void
-ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *ok,
-						   int *failed_errno)
+ssd_cache_file_prepare_batches(void)
+{
+	(void) admission_ring();
+}
+
+/*
+ * Write n blocks of len bytes at offsets (a negative offset: none), all in
+ * flight together in the admission worker (its batches; every write is
+ * O_DSYNC, so the device completes them in parallel and each is durable
+ * when reaped), one after the other elsewhere or where io_uring is
+ * refused.  ok[i] says whether block i was written; failures leave errno in
+ * failed_errno.
+ */
+static void
+write_blocks(int n, const int64 *offsets, char *const *bufs, Size len, bool *ok,
+			 int *failed_errno, const char *fault)
 {
 	SsdkitUringCompletion done[SSD_CACHE_WRITE_BATCH];
 	int			i,
-				pending = 0;
+				pending = 0,
+				nwrites = 0;
 	int			fd;
 
 	Assert(n <= SSD_CACHE_WRITE_BATCH);
 	*failed_errno = 0;
 	for (i = 0; i < n; i++)
+	{
 		ok[i] = false;
-	if (ssd_cache_fault_enabled("slot_write_error"))
+		nwrites += offsets[i] >= 0;
+	}
+	if (ssd_cache_fault_enabled(fault))
 	{
 		*failed_errno = EIO;
 		return;
@@ -1384,24 +1400,23 @@ ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *o
 		*failed_errno = errno;
 		return;
 	}
-	if (admission_ring() != NULL)
+	if (nwrites > 1 && ring != NULL)
 	{
 		MemoryContext old = CurrentMemoryContext;
 		volatile bool written = false;
+		int			holdoff = InterruptHoldoffCount;	/* callers may hold LWLocks */
 
 		/*
 		 * The ring's own errors (a submission the kernel refuses) must not
-		 * strand the batch's slots: write them one at a time instead.
+		 * strand the batch: write the blocks one at a time instead.
 		 */
 		PG_TRY();
 		{
 			for (i = 0; i < n; i++)
 			{
-				if (slots[i] < 0)
+				if (offsets[i] < 0)
 					continue;
-				if (!ssdkit_uring_queue_write(ring, fd, bufs[i], BLCKSZ,
-											  file_shared->layout.slots_offset + (uint64) slots[i] * BLCKSZ,
-											  (uint64) i))
+				if (!ssdkit_uring_queue_write(ring, fd, bufs[i], len, (uint64) offsets[i], (uint64) i))
 					elog(ERROR, "ssd_cache: io_uring refused a write with room for it");
 				pending++;
 			}
@@ -1414,7 +1429,7 @@ ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *o
 				{
 					int			k = (int) done[i].tag;
 
-					ok[k] = done[i].res == BLCKSZ;
+					ok[k] = done[i].res == (int) len;
 					if (!ok[k])
 						*failed_errno = done[i].res < 0 ? -done[i].res : EIO;
 				}
@@ -1425,6 +1440,7 @@ ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *o
 		PG_CATCH();
 		{
 			MemoryContextSwitchTo(old);
+			InterruptHoldoffCount = holdoff;
 			EmitErrorReport();
 			FlushErrorState();
 		}
@@ -1443,10 +1459,51 @@ ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *o
 		pg_atomic_write_u32(&file_shared->admission_io, ADMISSION_IO_SYNCHRONOUS);
 	}
 	for (i = 0; i < n; i++)
-		if (slots[i] >= 0)
+		if (offsets[i] >= 0)
 		{
-			ok[i] = ssd_cache_file_write_slot(slots[i], bufs[i]);
+			ok[i] = cache_io(true, bufs[i], len, (uint64) offsets[i],
+							 WAIT_EVENT_DATA_FILE_WRITE, fault);
 			if (!ok[i])
 				*failed_errno = errno;
 		}
+}
+
+/* Write several slots at once (slots[i] < 0: none); see write_blocks. */
+void
+ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *ok,
+						   int *failed_errno)
+{
+	int64		offsets[SSD_CACHE_WRITE_BATCH];
+	int			i;
+
+	Assert(n <= SSD_CACHE_WRITE_BATCH);
+	for (i = 0; i < n; i++)
+		offsets[i] = slots[i] < 0 ? -1 :
+			(int64) (file_shared->layout.slots_offset + (uint64) slots[i] * BLCKSZ);
+	write_blocks(n, offsets, bufs, BLCKSZ, ok, failed_errno, "slot_write_error");
+}
+
+/*
+ * Write n single directory pages (not necessarily adjacent) at once; see
+ * write_blocks.  False (errno set) if one failed.
+ */
+bool
+ssd_cache_file_write_dir_page_set(int n, const uint64 *pages, char *const *bufs)
+{
+	int64		offsets[SSD_CACHE_WRITE_BATCH] = {0};
+	bool		ok[SSD_CACHE_WRITE_BATCH];
+	int			failed_errno,
+				i;
+
+	Assert(n <= SSD_CACHE_WRITE_BATCH);
+	for (i = 0; i < n; i++)
+		offsets[i] = (int64) (file_shared->layout.dir_offset + pages[i] * SSD_DIR_PAGE_SIZE);
+	write_blocks(n, offsets, bufs, SSD_DIR_PAGE_SIZE, ok, &failed_errno, "dir_write_error");
+	for (i = 0; i < n; i++)
+		if (!ok[i])
+		{
+			errno = failed_errno;
+			return false;
+		}
+	return true;
 }

@@ -144,6 +144,8 @@ extern void ssd_cache_file_write_slots(int n, const int32 *slots, char *const *b
 extern bool ssd_cache_file_read_dir(uint64 first_page, uint64 npages, char *aligned_buf);
 extern bool ssd_cache_file_write_dir_pages(uint64 first_page, uint64 npages,
 										   const char *aligned_buf);
+extern bool ssd_cache_file_write_dir_page_set(int n, const uint64 *pages, char *const *bufs);
+extern void ssd_cache_file_prepare_batches(void);
 extern const char *ssd_cache_file_admission_io(void);
 
 extern void ssd_cache_dir_entry_seal(SsdCacheDirEntry *e);

@@ -465,6 +465,24 @@ ssd_sync_syncfiletag(const FileTag *ftag, char *path)
 	hook_count(HOOK_SYNC_SYNCFILETAG);
 
 	/*
+	 * Once per checkpoint, first: write-back's duties (lazy cleaning writes
+	 * back what it absorbed; a base backup starting from this checkpoint).
+	 * An ERROR there fails the checkpoint, which must then not be recorded
+	 * below as one the cache saw complete.
+	 */
+	if (MyBackendType == B_CHECKPOINTER && ssd_cache_enabled() && !ssd_cache_bypassed())
+	{
+		static XLogRecPtr last_redo = InvalidXLogRecPtr;
+		XLogRecPtr	redo = GetRedoRecPtr();
+
+		if (redo != last_redo)
+		{
+			ssd_cache_wb_at_checkpoint();
+			last_redo = redo;
+		}
+	}
+
+	/*
 	 * The checkpointer syncs data files before the checkpoint can complete:
 	 * record the checkpoint as one the cache has seen (see
 	 * ssd_cache_file.c, "Trust").  If that fails the next start cannot
@@ -480,18 +498,6 @@ ssd_sync_syncfiletag(const FileTag *ftag, char *path)
 		ssd_cache_give_up(why);
 	}
 
-	/* Once per checkpoint: is a base backup starting from it? */
-	if (MyBackendType == B_CHECKPOINTER && ssd_cache_enabled() && !ssd_cache_bypassed())
-	{
-		static XLogRecPtr last_redo = InvalidXLogRecPtr;
-		XLogRecPtr	redo = GetRedoRecPtr();
-
-		if (redo != last_redo)
-		{
-			ssd_cache_wb_at_checkpoint();
-			last_redo = redo;
-		}
-	}
 	if (ssd_cache_file_is_marker(ftag))
 		return 0;				/* only there to get the checkpoint recorded */
 	return mdsyncfiletag(ftag, path);

@@ -171,7 +171,9 @@ configured_mode(const char **why)
 	*why = NULL;
 	if (ssd_cache_mode == SSD_MODE_WRITE_THROUGH)
 		return SSD_MODE_WRITE_THROUGH;
-	if (wal_level < WAL_LEVEL_REPLICA)
+	if (!IsPostmasterEnvironment)
+		*why = "write-back does not run in single-user mode (no checkpointer, no cleaner); running write-through";
+	else if (wal_level < WAL_LEVEL_REPLICA)
 		*why = "write-back needs wal_level replica or logical; running write-through";
 	else if (!fullPageWrites)
 		*why = "write-back needs full_page_writes = on; running write-through";
@@ -310,7 +312,12 @@ ssd_cache_wb_absorb(const BufferTag *tag, const char *page)
 	bool		may_admit;
 	bool		absorbed;
 
-	if (!ssd_cache_write_back_active(NULL) ||
+	/*
+	 * fsync = off is refused when published, but this process may have
+	 * reloaded it first: then the checkpointer may skip the sync phase where
+	 * lazy cleaning writes back.
+	 */
+	if (!ssd_cache_write_back_active(NULL) || !enableFsync ||
 		absorb_allowed(tag->rnode.dbNode) == SSD_ABSORB_NO ||
 		relation_unlogged(tag->rnode))
 		return false;
@@ -435,6 +442,7 @@ ssd_cache_wb_worker_duties(bool reloaded)
 		return;
 	if (reloaded)
 		ssd_cache_wb_publish_mode();
+	(void) ssd_cache_evict_cleaned();
 	(void) configured_mode(&why);
 	if (why != last_refusal && why != NULL)
 		ereport(WARNING,

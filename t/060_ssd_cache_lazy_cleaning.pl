@@ -24,10 +24,12 @@ sub balanced
 	return;
 }
 
-# Checkpoints only when asked: the test decides what lies before one.
+# Checkpoints only when asked, and no writer but the test's (autovacuum, the
+# bgwriter): the test decides what lies before a checkpoint.
 my $node = SSDKitTest::node('lc', cache => '24MB', init => { allows_streaming => 1 },
 	conf => "shared_buffers = 16MB\nssd_cache.mode = lazy_cleaning\nfsync = on\n"
-	  . "checkpoint_timeout = 1h\nmax_wal_size = 1GB\nrestart_after_crash = on\n");
+	  . "checkpoint_timeout = 1h\nmax_wal_size = 1GB\nrestart_after_crash = on\n"
+	  . "autovacuum = off\nbgwriter_lru_maxpages = 0\n");
 $node->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
 is(SSDKitTest::cache_stat($node, 'mode'), 'lazy cleaning', 'mode is lazy cleaning');
 # The process titles of the postmaster's children, from /proc.
@@ -166,5 +168,27 @@ $node->start;
 ok($node->wait_for_log(qr/starting with an empty cache in .* because ssd_cache.mode = lazy_cleaning/, $offset),
 	'lazy cleaning starts empty after a clean restart too');
 balanced($node, 'after restart');
+
+# --- SSD trouble while pages are newer on it: a PANIC, never the disk's
+# older copies; the restart starts empty and WAL replay redoes them. ---
+SSDKitTest::ledger_pgbench($node, clients => 2, seconds => 3, extra_sql => $extra);
+cmp_ok(SSDKitTest::cache_stat($node, 'fresher_pages'), '>', 0, 'fresher pages before the SSD fails');
+$sum = $node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts');
+$offset = -s $node->logfile;
+for my $try (1 .. 12)
+{
+	$node->psql('postgres', q{
+		SET ssd_cache.fault_injection = 'slot_write_error';
+		UPDATE pgbench_accounts SET abalance = abalance + 1000000;
+	});
+	last if $node->log_contains(qr/PANIC:  ssd_cache: .* holds changes that are not in the data files/, $offset);
+}
+ok($node->log_contains(qr/PANIC:  ssd_cache: .* holds changes that are not in the data files/, $offset),
+	'failing SSD writes make the server PANIC instead of passing reads to the disk');
+$node->poll_query_until('postgres', 'SELECT true') or die 'no restart';
+is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
+	'after the restart every committed change is there, no failed one');
+balanced($node, 'after the SSD failed');
+SSDKitTest::amcheck_ok($node, 'after the SSD failed');
 
 done_testing();
