@@ -339,7 +339,7 @@ _PG_init(void)
 							"Fresher victims of one batch are written back to the disk with one "
 							"sync per file segment; 1 evicts one at a time (PC).",
 							&ssd_cache_evict_batch,
-							1, 1, 64,
+							16, 1, 64,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
