@@ -14,6 +14,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -208,6 +209,26 @@ static uint64
 cache_nslots(void)
 {
 	return ((uint64) cache_size_mb << 20) / BLCKSZ;
+}
+
+/*
+ * A background worker of the cache, from postmaster start (WAL redo reads
+ * and evicts pages too), restarted a second after it exits with code 1.
+ */
+static void
+register_worker(const char *function, const char *name)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "ssd_cache", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, name, BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
 }
 
 static void
@@ -410,8 +431,8 @@ _PG_init(void)
 	ssd_cache_lifecycle_install();
 	if (cache_startable())
 	{
-		ssd_cache_admit_register_worker();
-		ssd_cache_cleaner_register_worker();
+		register_worker("ssd_cache_admit_main", "ssd_cache admission");
+		register_worker("ssd_cache_cleaner_main", "ssd_cache cleaner");
 	}
 }
 

@@ -97,22 +97,6 @@ ssd_cache_admit_shmem_init(void)
 	queue->pages = (char *) TYPEALIGN(BLCKSZ, pages);
 }
 
-void
-ssd_cache_admit_register_worker(void)
-{
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	/* From postmaster start: WAL redo reads pages too. */
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-	worker.bgw_restart_time = 1;
-	strcpy(worker.bgw_library_name, "ssd_cache");
-	strcpy(worker.bgw_function_name, "ssd_cache_admit_main");
-	strcpy(worker.bgw_name, "ssd_cache admission");
-	strcpy(worker.bgw_type, "ssd_cache admission");
-	RegisterBackgroundWorker(&worker);
-}
 
 uint32
 ssd_cache_admit_queue_length(void)

@@ -15,7 +15,6 @@
 
 extern Size ssd_cache_admit_shmem_size(void);
 extern void ssd_cache_admit_shmem_init(void);
-extern void ssd_cache_admit_register_worker(void);
 extern int	ssd_cache_offer_reserve(const BufferTag *tag);
 extern void ssd_cache_offer_fill(int item, const char *page);
 extern void ssd_cache_offer_withdraw(int item, const BufferTag *tag);

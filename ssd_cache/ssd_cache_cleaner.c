@@ -48,25 +48,6 @@
 /* Requests taken per write-back (the directory writes at most 32). */
 #define SSD_CLEANER_MAX_BATCH	32
 
-PGDLLEXPORT void ssd_cache_cleaner_main(Datum arg);
-
-void
-ssd_cache_cleaner_register_worker(void)
-{
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	/* From postmaster start: WAL redo evicts pages too. */
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-	worker.bgw_restart_time = 1;
-	strcpy(worker.bgw_library_name, "ssd_cache");
-	strcpy(worker.bgw_function_name, "ssd_cache_cleaner_main");
-	strcpy(worker.bgw_name, "ssd_cache cleaner");
-	strcpy(worker.bgw_type, "ssd_cache cleaner");
-	RegisterBackgroundWorker(&worker);
-}
-
 /* Leaving: victims are written back by the admission worker itself. */
 static void
 cleaner_detach(int code, Datum arg)

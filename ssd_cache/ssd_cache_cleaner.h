@@ -8,6 +8,6 @@
 #ifndef SSD_CACHE_CLEANER_H
 #define SSD_CACHE_CLEANER_H
 
-extern void ssd_cache_cleaner_register_worker(void);
+PGDLLEXPORT void ssd_cache_cleaner_main(Datum arg);
 
 #endif							/* SSD_CACHE_CLEANER_H */

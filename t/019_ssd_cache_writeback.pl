@@ -15,17 +15,6 @@ use SSDKitTest;
 
 my $marker = 'pgsql_tmp_ssd_cache.fresher';
 
-# Consistency of the workload below: every committed transaction inserted one
-# ledger row and added 1 to one account.
-sub balanced
-{
-	my ($node, $label) = @_;
-	is( $node->safe_psql('postgres',
-			'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT count(*) FROM ssdkit_ledger)'),
-		't', "$label: every committed transaction is whole");
-	return;
-}
-
 # --- A write-back node under a write load, crashed again and again. ---
 # Write-back needs wal_level replica (allows_streaming) and fsync.
 my $node = SSDKitTest::node('wb', cache => '24MB', init => { allows_streaming => 1 },
@@ -51,7 +40,7 @@ for my $round (1 .. 4)
 	$acked = SSDKitTest::ledger_pgbench($node, clients => 4, seconds => 8,
 		extra_sql => $extra, crash_after => 2 + $round);
 	SSDKitTest::ledger_check($node, $acked, "crash $round");
-	balanced($node, "crash $round");
+	SSDKitTest::balanced($node, "crash $round");
 	is(SSDKitTest::query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
 		"crash $round: no cached page is older than the disk's, no clean one differs");
 }
@@ -69,7 +58,7 @@ isnt($rc, 0, 'the writer died in the middle of an in-place SSD write');
 $node->poll_query_until('postgres', 'SELECT true') or die 'no restart';
 is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
 	'after the crash the uncommitted update is gone and nothing else changed');
-balanced($node, 'killed writer');
+SSDKitTest::balanced($node, 'killed writer');
 SSDKitTest::amcheck_ok($node, 'killed writer');
 
 # --- Clean shutdown: every fresher page written back, the marker removed. ---
@@ -84,7 +73,7 @@ $node->command_ok([ 'pg_checksums', '--check', '-D', $node->data_dir ],
 $node->append_conf('postgresql.conf', "ssd_cache.path = ''\n");
 $node->start;
 is(SSDKitTest::cache_stat($node, 'mode'), 'disabled', 'running without the cache');
-balanced($node, 'without the cache');
+SSDKitTest::balanced($node, 'without the cache');
 SSDKitTest::ledger_check($node, $acked, 'without the cache');
 SSDKitTest::amcheck_ok($node, 'without the cache');
 $node->stop;
@@ -116,7 +105,7 @@ $node->append_conf('postgresql.conf', "ssd_cache.size = '24MB'\n");
 $node->start;
 is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
 	'with the cache back every committed change is there');
-balanced($node, 'cache back');
+SSDKitTest::balanced($node, 'cache back');
 
 # --- ssd_cache_flush() and a base backup. ---
 $node->safe_psql('postgres',
@@ -143,7 +132,7 @@ my $restored = PostgreSQL::Test::Cluster->new('restored');
 $restored->init_from_backup($node, 'flushed');
 $restored->append_conf('postgresql.conf', "ssd_cache.path = ''\n");
 $restored->start;
-balanced($restored, 'restored backup');
+SSDKitTest::balanced($restored, 'restored backup');
 SSDKitTest::amcheck_ok($restored, 'restored backup');
 $restored->stop;
 
@@ -314,7 +303,7 @@ $standby->promote;
 $acked = SSDKitTest::ledger_pgbench($standby, clients => 2, seconds => 6, extra_sql => $extra,
 	crash_after => 3);
 SSDKitTest::ledger_check($standby, $acked, 'promoted standby after a crash');
-balanced($standby, 'promoted standby after a crash');
+SSDKitTest::balanced($standby, 'promoted standby after a crash');
 SSDKitTest::amcheck_ok($standby, 'promoted standby');
 is(SSDKitTest::query($standby, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
 	'promoted standby: no cached page older than the disk');

@@ -15,15 +15,6 @@ use SSDKitTest;
 
 my $marker = 'pgsql_tmp_ssd_cache.fresher';
 
-sub balanced
-{
-	my ($node, $label) = @_;
-	is( $node->safe_psql('postgres',
-			'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT count(*) FROM ssdkit_ledger)'),
-		't', "$label: every committed transaction is whole");
-	return;
-}
-
 # Checkpoints only when asked, and no writer but the test's (autovacuum, the
 # bgwriter): the test decides what lies before a checkpoint.
 my $node = SSDKitTest::node('lc', cache => '24MB', init => { allows_streaming => 1 },
@@ -82,7 +73,7 @@ for my $round (1 .. 3)
 	$acked = SSDKitTest::ledger_pgbench($node, clients => 4, seconds => 8,
 		extra_sql => $extra, crash_after => 2 + $round);
 	SSDKitTest::ledger_check($node, $acked, "crash $round");
-	balanced($node, "crash $round");
+	SSDKitTest::balanced($node, "crash $round");
 	$node->safe_psql('postgres', 'CHECKPOINT') if $round == 2;
 }
 ok($node->log_contains(qr/starting with an empty cache in .* because ssd_cache.mode = lazy_cleaning keeps no page across restarts/),
@@ -99,7 +90,7 @@ move($cache, "$cache.away") or die "move: $!";
 ok($node->start(fail_ok => 1), 'without its cache file the server starts (nothing depends on it)');
 is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
 	'and WAL replay made every committed change');
-balanced($node, 'cache file lost');
+SSDKitTest::balanced($node, 'cache file lost');
 SSDKitTest::amcheck_ok($node, 'cache file lost');
 $node->stop;
 unlink "$cache.away";
@@ -118,7 +109,7 @@ $restored->append_conf('postgresql.conf', "ssd_cache.path = ''\nport = " . $rest
 $restored->start;
 is($restored->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
 	'the restored backup has every change made before it');
-balanced($restored, 'restored backup');
+SSDKitTest::balanced($restored, 'restored backup');
 SSDKitTest::amcheck_ok($restored, 'restored backup');
 $restored->stop;
 
@@ -155,7 +146,7 @@ $node->stop('immediate');
 $node->start;
 is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
 	'back to lazy cleaning: every committed change survives a crash');
-balanced($node, 'after switching back');
+SSDKitTest::balanced($node, 'after switching back');
 SSDKitTest::amcheck_ok($node, 'after switching back');
 
 # --- A clean shutdown leaves the data directory complete, the cache empty. ---
@@ -167,7 +158,7 @@ my $offset = -s $node->logfile;
 $node->start;
 ok($node->wait_for_log(qr/starting with an empty cache in .* because ssd_cache.mode = lazy_cleaning/, $offset),
 	'lazy cleaning starts empty after a clean restart too');
-balanced($node, 'after restart');
+SSDKitTest::balanced($node, 'after restart');
 
 # --- SSD trouble while pages are newer on it: a PANIC, never the disk's
 # older copies; the restart starts empty and WAL replay redoes them. ---
@@ -188,7 +179,7 @@ ok($node->log_contains(qr/PANIC:  ssd_cache: .* holds changes that are not in th
 $node->poll_query_until('postgres', 'SELECT true') or die 'no restart';
 is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
 	'after the restart every committed change is there, no failed one');
-balanced($node, 'after the SSD failed');
+SSDKitTest::balanced($node, 'after the SSD failed');
 SSDKitTest::amcheck_ok($node, 'after the SSD failed');
 
 done_testing();

@@ -177,6 +177,19 @@ SQL
 	return \%acked;
 }
 
+# The ledger workload's consistency (ledger_pgbench with the pgbench_accounts
+# update of t/019 and t/060): every committed transaction inserted one ledger
+# row and added 1 to one account.
+sub balanced
+{
+	my ($node, $label) = @_;
+	Test::More::is(
+		$node->safe_psql('postgres',
+			'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT count(*) FROM ssdkit_ledger)'),
+		't', "$label: every committed transaction is whole");
+	return;
+}
+
 # Every acknowledged transaction is in the ledger, and nothing beyond one
 # unacknowledged commit per client.  $acked comes from ledger_pgbench.
 sub ledger_check
