@@ -100,3 +100,52 @@ AS 'MODULE_PATHNAME', 'ssd_cache_flush'
 LANGUAGE C STRICT VOLATILE;
 
 REVOKE ALL ON FUNCTION ssd_cache_flush() FROM PUBLIC;
+
+-- Buffer-pool warm-up: what the last start loaded and what the recorder
+-- last wrote (one row).
+CREATE FUNCTION ssd_cache_warmup_status(
+	OUT phase text,
+	OUT reason text,
+	OUT holding_connections boolean,
+	OUT started_at timestamptz,
+	OUT loading_at timestamptz,
+	OUT finished_at timestamptz,
+	OUT state_recorded_at timestamptz,
+	OUT state_pages bigint,
+	OUT planned_chunks bigint,
+	OUT pages_loaded bigint,
+	OUT pages_from_ssd_cache bigint,
+	OUT disk_reads bigint,
+	OUT cold_pages_read bigint,
+	OUT chunks_loaded bigint,
+	OUT chunks_piggybacked bigint,
+	OUT chunks_skipped bigint,
+	OUT last_recorded_at timestamptz,
+	OUT last_recorded_redo pg_lsn,
+	OUT last_recorded_pages bigint,
+	OUT last_record_ms double precision,
+	OUT shared_buffers_pages bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'ssd_cache_warmup_status'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW ssd_cache_warmup AS SELECT * FROM ssd_cache_warmup_status();
+
+-- Per tablespace: the request size the warm-up planner chose, what it
+-- measured, and the estimator's answer.
+CREATE FUNCTION ssd_cache_warmup_devices(
+	OUT tablespace oid,
+	OUT request_kb int,
+	OUT measured boolean,
+	OUT page_read_ms double precision,
+	OUT request_read_ms double precision,
+	OUT disk_pages bigint,
+	OUT chunks bigint,
+	OUT pages_per_chunk double precision,
+	OUT break_even_pages double precision,
+	OUT preload boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'ssd_cache_warmup_devices'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW ssd_cache_warmup_devices AS SELECT * FROM ssd_cache_warmup_devices();

@@ -33,6 +33,7 @@
 #include "ssd_cache_lifecycle.h"
 #include "ssd_cache_policy.h"
 #include "ssd_cache_temperatures.h"
+#include "ssd_cache_warmup.h"
 #include "ssd_cache_writeback.h"
 #include "ssdkit_status.h"
 
@@ -69,6 +70,10 @@ static const char *const known_fault_points[] = {
 	"cache_open_error",			/* opening the cache file in a process fails */
 	"die_before_slot_write",	/* a process that wrote a cached page to disk
 								 * is killed before it updates the slot */
+	"warmup_record_crash",		/* the warm-up process dies halfway through
+								 * writing its state file */
+	"warmup_slow_load",			/* the warm-up loader sleeps 100 ms before
+								 * each of its first 100 chunks */
 	NULL
 };
 
@@ -238,6 +243,7 @@ ssd_cache_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(ssd_cache_hook_shmem_size());
 	RequestAddinShmemSpace(ssd_cache_fault_shmem_size());
+	RequestAddinShmemSpace(ssd_cache_warmup_shmem_size());
 	if (cache_startable())
 	{
 		RequestAddinShmemSpace(ssd_cache_writeback_shmem_size());
@@ -267,6 +273,7 @@ ssd_cache_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ssd_cache_hook_shmem_init();
 	ssd_cache_fault_shmem_init();
+	ssd_cache_warmup_shmem_init();
 	if (!cache_configured())
 		ssd_cache_file_refuse_if_fresher("ssd_cache.path is not set");
 	else if (!cache_startable())
@@ -416,6 +423,8 @@ _PG_init(void)
 							 GUC_UNIT_MS,
 							 NULL, NULL, NULL);
 
+	ssd_cache_warmup_define_gucs();
+
 	/* Unknown "ssd_cache.*" settings are errors, so a typo cannot go unnoticed. */
 	MarkGUCPrefixReserved("ssd_cache");
 
@@ -429,6 +438,7 @@ _PG_init(void)
 
 	ssd_cache_hook_install();
 	ssd_cache_lifecycle_install();
+	ssd_cache_warmup_register();
 	if (cache_startable())
 	{
 		register_worker("ssd_cache_admit_main", "ssd_cache admission");

@@ -99,6 +99,7 @@
 #include "ssd_cache_file.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_policy.h"
+#include "ssd_cache_warmup.h"
 #include "ssd_cache_writeback.h"
 
 #if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
@@ -312,6 +313,8 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	hook_count(HOOK_SMGR_READ);
 	if (!cacheable(reln, forknum))
 	{
+		if (warmup_loading() && !InRecovery)
+			warmup_note_miss(&reln->smgr_rnode.node, forknum, blocknum);
 		mdread(reln, forknum, blocknum, buffer);
 		return;
 	}
@@ -324,6 +327,8 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 			(void) ssd_cache_heat(&tag, &sequential);
 		return;
 	}
+	if (warmup_loading() && !InRecovery)
+		warmup_note_miss(&reln->smgr_rnode.node, forknum, blocknum);
 
 	/*
 	 * WAL redo (InRecovery: the startup process, or a single-user backend
