@@ -26,6 +26,10 @@ SET ssd_cache.path = '/tmp/x';
 SET ssd_cache.mode = write_back;
 ALTER SYSTEM SET ssd_cache.mode = 'write-back';
 ALTER SYSTEM SET ssd_cache.evict_batch = 65;
+SET ssd_cache.warmup = off;
+ALTER SYSTEM SET ssd_cache.warmup_io_share = 0;
+ALTER SYSTEM SET ssd_cache.warmup_preload = 'sometimes';
+ALTER SYSTEM SET ssd_cache.warmup_max_request = '2MB';
 
 -- This cluster has no ssd_cache.path: the hook is active, the cache is not.
 SELECT mode, policy, hook_active, path, slots, used_slots, hits, misses, hit_ratio
@@ -40,6 +44,12 @@ SELECT * FROM ssd_cache_measure_devices('pg_class');
 SELECT * FROM ssd_cache_measure_devices('pg_class', 5);
 SELECT ssd_cache_lookup_cost(0);
 SELECT ssd_cache_lookup_cost(10);
+
+-- The warm-up view: a phase that is known, and no plan without a state.
+SELECT phase IN ('starting', 'planning', 'loading', 'done', 'nothing to load') AS known_phase,
+       shared_buffers_pages > 0 AS has_pool
+FROM ssd_cache_warmup;
+SELECT count(*) <= 16 FROM ssd_cache_warmup_devices;
 
 -- Bad arguments.
 CREATE VIEW v AS SELECT 1 AS x;

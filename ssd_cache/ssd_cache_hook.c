@@ -313,7 +313,7 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	hook_count(HOOK_SMGR_READ);
 	if (!cacheable(reln, forknum))
 	{
-		if (warmup_loading() && !InRecovery)
+		if (warmup_loading() && !InRecovery && !warmup_am_loader)
 			warmup_note_miss(&reln->smgr_rnode.node, forknum, blocknum);
 		mdread(reln, forknum, blocknum, buffer);
 		return;
@@ -323,11 +323,11 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	if (ssd_cache_read(&tag, buffer))
 	{
 		/* A hit heats its region too: it is I/O the SSD saved. */
-		if (!InRecovery)
+		if (!InRecovery && !warmup_am_loader)
 			(void) ssd_cache_heat(&tag, &sequential);
 		return;
 	}
-	if (warmup_loading() && !InRecovery)
+	if (warmup_loading() && !InRecovery && !warmup_am_loader)
 		warmup_note_miss(&reln->smgr_rnode.node, forknum, blocknum);
 
 	/*
@@ -335,9 +335,11 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	 * replaying) reads the pages it is about to change: a write, and writes
 	 * neither heat nor admit.  Crash recovery after a write load reads
 	 * thousands of pages no query asked for; admitting them evicted as many
-	 * hot pages.
+	 * hot pages.  The warm-up loader's reads are no new demand either:
+	 * they restore what shared_buffers held, which heated and admitted
+	 * those pages when queries first read them.
 	 */
-	if (!InRecovery)
+	if (!InRecovery && !warmup_am_loader)
 	{
 		temperature = ssd_cache_heat(&tag, &sequential);
 		if (sequential)

@@ -153,6 +153,7 @@ extern uint32 warmup_capacity;	/* array length: NBuffers */
 extern void warmup_plan(WarmupPage *pages, uint32 npages, bool physical_order);
 
 /* ssd_cache_warmup_load.c: the loader */
+extern bool warmup_am_loader;	/* this process is a loader */
 extern void warmup_note_miss(const RelFileNode *node, ForkNumber fork,
 							 BlockNumber block);
 extern int	warmup_chunk_compare_key(const RelFileNode *node, int fork,

@@ -66,6 +66,8 @@ PGDLLEXPORT void ssd_cache_warmup_loader_main(Datum arg);
 #define MAX_SPAN_BYTES	(1024 * 1024)
 #define WARMUP_IO_ALIGN	4096
 
+bool		warmup_am_loader = false;
+
 /* Ordering of chunks by (file, start block): the lookup order. */
 int
 warmup_chunk_compare_key(const RelFileNode *node, int fork, BlockNumber block,
@@ -330,6 +332,7 @@ ssd_cache_warmup_loader_main(Datum arg)
 	char	   *scratch;
 	int64		idx;
 
+	warmup_am_loader = true;
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);

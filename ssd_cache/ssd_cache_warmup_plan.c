@@ -75,12 +75,19 @@ segment_path(const WarmupPage *p, BlockNumber block)
 	return psprintf("%s.%u", base, seg);
 }
 
+/* Outcome of probing one request size. */
+typedef enum ProbeResult
+{
+	PROBE_OK,
+	PROBE_TOO_LARGE,			/* no recorded file is that large */
+	PROBE_NO_DIRECT_IO			/* the file system refuses O_DIRECT */
+} ProbeResult;
+
 /*
  * Mean time of one O_DIRECT read of "blocks" blocks starting at recorded
- * pages spread over the device's range; false if the file system refuses
- * O_DIRECT or nothing could be read.
+ * pages spread over the device's range.
  */
-static bool
+static ProbeResult
 probe_size(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 		   int blocks, char *buf, double *ms)
 {
@@ -109,7 +116,7 @@ probe_size(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 		if (fd < 0)
 		{
 			if (errno == EINVAL)
-				return false;	/* no O_DIRECT here */
+				return PROBE_NO_DIRECT_IO;
 			continue;			/* dropped meanwhile */
 		}
 		size = lseek(fd, 0, SEEK_END);
@@ -127,7 +134,7 @@ probe_size(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 		INSTR_TIME_SET_CURRENT(elapsed);
 		close(fd);
 		if (got < 0 && errno == EINVAL)
-			return false;
+			return PROBE_NO_DIRECT_IO;
 		if (got != (ssize_t) blocks * BLCKSZ)
 			continue;
 		INSTR_TIME_SUBTRACT(elapsed, start);
@@ -135,26 +142,44 @@ probe_size(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 		done++;
 	}
 	if (done == 0)
-		return false;
+		return PROBE_TOO_LARGE;
 	*ms = total / done;
-	return true;
+	return PROBE_OK;
 }
 
+/*
+ * Measure every candidate size; sizes larger than every recorded file are
+ * dropped (a chunk cannot be larger than its file anyway).  False when
+ * nothing could be measured.
+ */
 static bool
 probe_device(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev)
 {
 	char	   *raw = palloc(dev->sizes[dev->nsizes - 1] * BLCKSZ + PROBE_ALIGN);
 	char	   *buf = (char *) TYPEALIGN(PROBE_ALIGN, raw);
-	bool		ok = true;
+	int			measured = 0;
 
-	/* the first read of each file costs an inode lookup: warm those first */
-	for (int s = 0; s < dev->nsizes && ok; s++)
-		ok = probe_size(pages, on_ssd, dev, dev->sizes[s], buf, &dev->ms[s]);
-	if (ok)
-		for (int s = 0; s < dev->nsizes && ok; s++)
-			ok = probe_size(pages, on_ssd, dev, dev->sizes[s], buf, &dev->ms[s]);
+	/*
+	 * Twice: the first round also pays each file's first access (inode and
+	 * extent lookups), which the loader pays once per file, not per read.
+	 */
+	for (int round = 0; round < 2; round++)
+	{
+		measured = 0;
+		for (int s = 0; s < dev->nsizes; s++)
+		{
+			ProbeResult r = probe_size(pages, on_ssd, dev, dev->sizes[s], buf, &dev->ms[s]);
+
+			if (r != PROBE_OK)
+				break;
+			measured++;
+		}
+		if (measured == 0)
+			break;
+		dev->nsizes = measured;
+	}
 	pfree(raw);
-	return ok;
+	return measured > 0;
 }
 
 static bool
