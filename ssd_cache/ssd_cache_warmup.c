@@ -249,8 +249,9 @@ warmup_client_auth(Port *port, int status)
 
 	if (prev_client_auth_hook)
 		prev_client_auth_hook(port, status);
+	/* a reload that turns the setting off lets new connections in */
 	if (status != STATUS_OK || am_walsender || warmup_shared == NULL ||
-		!warmup_shared->hold)
+		!warmup_shared->hold || !ssd_cache_warmup_hold)
 		return;
 
 	timeout_s = Min(ssd_cache_warmup_hold_timeout, AuthenticationTimeout - 2);
@@ -418,6 +419,9 @@ ssd_cache_warmup_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	pgstat_report_appname("ssd_cache warm-up");
 
+	/* a predecessor that died planning left nothing usable */
+	if (warmup_shared->phase == WARMUP_PLANNING)
+		warmup_set_phase(WARMUP_NOTHING, "the warm-up process restarted while planning");
 	if (warmup_shared->phase == WARMUP_STARTING)
 		plan_warmup();
 	if (warmup_shared->phase == WARMUP_LOADING)

@@ -9,7 +9,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use SSDKitTest;
 
-my $node = SSDKitTest::node('foundation');
+my $node = SSDKitTest::node('foundation', warmup => 1);
 
 is($node->safe_psql('postgres', 'SHOW data_checksums'), 'on', 'checksums on');
 

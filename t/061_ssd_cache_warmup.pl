@@ -14,7 +14,7 @@ use SSDKitTest;
 
 my $conf = "shared_buffers = 32MB\nautovacuum = off\ncheckpoint_timeout = '1h'\n"
   . "restart_after_crash = on\nssd_cache.warmup_io_share = 1\n";
-my $node = SSDKitTest::node('warm', preload => ['ssd_cache'], conf => $conf);
+my $node = SSDKitTest::node('warm', preload => ['ssd_cache'], warmup => 1, conf => $conf);
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION ssd_cache;
 	CREATE EXTENSION pg_buffercache;
@@ -248,7 +248,7 @@ is(status('phase'), 'nothing to load', 'and nothing is loaded');
 $node->stop;
 
 # 11. With the SSD cache: pages it holds are loaded from it.
-my $cached = SSDKitTest::node('warm_ssd', preload => ['ssd_cache'], cache => '64MB',
+my $cached = SSDKitTest::node('warm_ssd', preload => ['ssd_cache'], cache => '64MB', warmup => 1,
 	conf => $conf . "ssd_cache.policy = clock\nssd_cache.sequential_detection = none\n");
 $cached->safe_psql('postgres', q{
 	CREATE EXTENSION ssd_cache;

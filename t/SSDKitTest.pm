@@ -31,7 +31,10 @@ our @EXTENSIONS = qw(ssd_cache qdtt_costing ssd_sort flashscan);
 # A node with data checksums and the ssdkit extensions preloaded, started.
 # Options: preload => [list] (default: all four), conf => extra lines,
 # cache => size (e.g. '64MB'): an ssd_cache file of that size in the node's
-# directory, start => 0 to leave it stopped, init => { extra init arguments }.
+# directory, start => 0 to leave it stopped, init => { extra init arguments },
+# warmup => 1 to keep ssd_cache's buffer-pool warm-up on (the suites of the
+# cache itself expect shared_buffers to be cold after a restart, so that
+# reads reach the cache; they run with ssd_cache.warmup = off).
 sub node
 {
 	my ($name, %opt) = @_;
@@ -45,6 +48,8 @@ sub node
 		  . (defined $opt{cache}
 			? "ssd_cache.path = '" . cache_file($node) . "'\nssd_cache.size = '$opt{cache}'\n"
 			: '')
+		  . ((grep { $_ eq 'ssd_cache' } @$preload) && !$opt{warmup}
+			? "ssd_cache.warmup = off\n" : '')
 		  . ($opt{conf} // ''));
 	$node->start unless defined $opt{start} && !$opt{start};
 	return $node;
