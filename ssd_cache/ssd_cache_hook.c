@@ -313,7 +313,8 @@ ssd_smgr_read(SMgrRelation reln, ForkNumber forknum, BlockNumber blocknum,
 	hook_count(HOOK_SMGR_READ);
 	if (!cacheable(reln, forknum))
 	{
-		if (warmup_loading() && !InRecovery && !warmup_am_loader)
+		if (warmup_loading() && !InRecovery && !warmup_am_loader &&
+			!RelFileNodeBackendIsTemp(reln->smgr_rnode))
 			warmup_note_miss(&reln->smgr_rnode.node, forknum, blocknum);
 		mdread(reln, forknum, blocknum, buffer);
 		return;

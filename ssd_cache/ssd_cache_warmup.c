@@ -217,16 +217,19 @@ warmup_set_phase(WarmupPhase phase, const char *reason)
 {
 	bool		ended = (phase == WARMUP_DONE || phase == WARMUP_NOTHING);
 	bool		changed;
+	TimestampTz now = GetCurrentTimestamp();
 
+	/* the plan's writes are visible before the phase that publishes them */
+	pg_write_barrier();
 	SpinLockAcquire(&warmup_shared->mutex);
 	changed = warmup_shared->phase != phase;
 	warmup_shared->phase = phase;
 	if (reason && changed)
 		strlcpy(warmup_shared->reason, reason, sizeof(warmup_shared->reason));
 	if (phase == WARMUP_LOADING && changed)
-		warmup_shared->loading_at = GetCurrentTimestamp();
+		warmup_shared->loading_at = now;
 	if (ended && changed)
-		warmup_shared->finished_at = GetCurrentTimestamp();
+		warmup_shared->finished_at = now;
 	SpinLockRelease(&warmup_shared->mutex);
 	if (ended && changed)
 		ereport(LOG,
@@ -244,9 +247,6 @@ warmup_set_phase(WarmupPhase phase, const char *reason)
 static void
 warmup_client_auth(Port *port, int status)
 {
-	TimestampTz until;
-	int			timeout_s;
-
 	if (prev_client_auth_hook)
 		prev_client_auth_hook(port, status);
 	/* a reload that turns the setting off lets new connections in */
@@ -254,13 +254,11 @@ warmup_client_auth(Port *port, int status)
 		!warmup_shared->hold || !ssd_cache_warmup_hold)
 		return;
 
-	timeout_s = Min(ssd_cache_warmup_hold_timeout, AuthenticationTimeout - 2);
-	until = TimestampTzPlusMilliseconds(warmup_shared->started_at, timeout_s * 1000L);
 	while (warmup_shared->phase == WARMUP_STARTING ||
 		   warmup_shared->phase == WARMUP_PLANNING ||
 		   warmup_shared->phase == WARMUP_LOADING)
 	{
-		if (GetCurrentTimestamp() >= until)
+		if (GetCurrentTimestamp() >= warmup_shared->hold_until)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100, PG_WAIT_EXTENSION);
@@ -297,10 +295,13 @@ plan_warmup(void)
 	WarmupStateInfo info;
 	WarmupPage *pages;
 	bool		hold = ssd_cache_warmup_hold;
+	TimestampTz now = GetCurrentTimestamp();
+	int			timeout_s = Min(ssd_cache_warmup_hold_timeout, AuthenticationTimeout - 2);
 
 	SpinLockAcquire(&warmup_shared->mutex);
 	warmup_shared->hold = hold;
-	warmup_shared->started_at = GetCurrentTimestamp();
+	warmup_shared->started_at = now;
+	warmup_shared->hold_until = TimestampTzPlusMilliseconds(now, timeout_s * 1000L);
 	warmup_shared->phase = WARMUP_PLANNING;
 	SpinLockRelease(&warmup_shared->mutex);
 
@@ -321,7 +322,13 @@ plan_warmup(void)
 		warmup_set_phase(WARMUP_LOADING, NULL);
 }
 
-/* Databases with chunks to load, in the order of their first chunk. */
+/*
+ * Databases with chunks to load, in the order of their hottest chunk.  A
+ * loader holds a connection to its database while it runs (DROP DATABASE
+ * and CREATE DATABASE ... TEMPLATE see it), so none starts for a database
+ * whose chunks were all pruned.  The shared catalogs' chunks are taken by
+ * whichever loader runs.
+ */
 static Oid *
 databases_to_load(int *ndbs)
 {
@@ -330,8 +337,10 @@ databases_to_load(int *ndbs)
 
 	for (uint32 i = 0; i < warmup_shared->nchunks; i++)
 	{
-		Oid			db = warmup_chunks[warmup_order[i]].node.dbNode;
-		bool		seen = (db == InvalidOid);
+		WarmupChunk *c = &warmup_chunks[warmup_order[i]];
+		Oid			db = c->node.dbNode;
+		bool		seen = (db == InvalidOid ||
+							pg_atomic_read_u32(&c->status) == CHUNK_SKIPPED);
 
 		for (int k = 0; k < n && !seen; k++)
 			seen = dbs[k] == db;
@@ -343,7 +352,7 @@ databases_to_load(int *ndbs)
 }
 
 static BackgroundWorkerHandle *
-start_loader(Oid db, bool shared_too)
+start_loader(Oid db)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -357,7 +366,6 @@ start_loader(Oid db, bool shared_too)
 	strlcpy(worker.bgw_name, "ssd_cache warm-up loader", BGW_MAXLEN);
 	strlcpy(worker.bgw_type, "ssd_cache warm-up loader", BGW_MAXLEN);
 	worker.bgw_main_arg = ObjectIdGetDatum(db);
-	worker.bgw_extra[0] = shared_too ? 1 : 0;
 	worker.bgw_notify_pid = MyProcPid;
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 		return NULL;
@@ -412,6 +420,7 @@ ssd_cache_warmup_main(Datum arg)
 	BackgroundWorkerHandle *loader = NULL;
 	XLogRecPtr	last_redo = InvalidXLogRecPtr;
 	bool		rest_skipped = false;
+	int			slot_waits = 0;
 	pid_t		pid;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -433,11 +442,15 @@ ssd_cache_warmup_main(Datum arg)
 	{
 		XLogRecPtr	redo;
 
+		/*
+		 * Exit 1, so that the postmaster starts a new warm-up process after
+		 * a pg_terminate_backend(); at shutdown it starts none.
+		 */
 		if (ShutdownRequestPending)
 		{
 			if (may_record())
 				record_now();
-			proc_exit(0);
+			proc_exit(1);
 		}
 		if (ConfigReloadPending)
 		{
@@ -455,12 +468,18 @@ ssd_cache_warmup_main(Datum arg)
 		{
 			if (loader == NULL && next_db < ndbs)
 			{
-				loader = start_loader(dbs[next_db], next_db == 0);
-				if (loader == NULL)
-					ereport(LOG,
-							(errmsg("ssd_cache warm-up: no background worker slot for a loader"),
-							 errhint("Raise max_worker_processes.")));
-				next_db++;
+				/* no free worker slot: try again for a minute, then skip */
+				loader = start_loader(dbs[next_db]);
+				if (loader != NULL || ++slot_waits >= 600)
+				{
+					if (loader == NULL)
+						ereport(LOG,
+								(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+								 errmsg("ssd_cache warm-up: no background worker slot for the loader of database %u", dbs[next_db]),
+								 errhint("Raise max_worker_processes.")));
+					next_db++;
+					slot_waits = 0;
+				}
 			}
 			if (loader == NULL && next_db >= ndbs)
 				warmup_set_phase(WARMUP_DONE, "every planned chunk was read or skipped");
@@ -471,7 +490,7 @@ ssd_cache_warmup_main(Datum arg)
 			rest_skipped = true;
 		}
 
-		/* after each checkpoint or restartpoint */
+		/* at each checkpoint or restartpoint: its redo pointer moved */
 		redo = GetRedoRecPtr();
 		if (redo != last_redo && may_record())
 		{

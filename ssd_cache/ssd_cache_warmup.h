@@ -113,6 +113,7 @@ typedef struct WarmupShared
 	WarmupPhase phase;
 	char		reason[128];	/* why it ended, or why it never began */
 	bool		hold;			/* connections wait (scenario a) */
+	TimestampTz hold_until;		/* ... at most until then */
 	TimestampTz started_at;
 	TimestampTz loading_at;
 	TimestampTz finished_at;

@@ -23,9 +23,9 @@
  * dropped would leave a stale page for whichever relation reuses the
  * relfilenode; the lock is what rules that out.
  *
- * Throttling: after each disk read the loader sleeps so that it keeps the
- * device busy at most ssd_cache.warmup_io_share of the time, whatever the
- * device: a disk that seeks or an IOPS-capped volume serves the loader's
+ * Throttling: after each disk read (and its transaction) the loader sleeps
+ * so that it keeps the device busy at most ssd_cache.warmup_io_share of the
+ * time, whatever the device: a disk that seeks or an IOPS-capped volume serves the loader's
  * 512 kB read and a query's 8 kB read in about the same time, so without
  * this a loader at queue depth 1 takes the whole device from the queries
  * (MySQL's preloading did, in Park's scenario b).  Waiting connections
@@ -51,6 +51,7 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
@@ -112,6 +113,9 @@ warmup_note_miss(const RelFileNode *node, ForkNumber fork, BlockNumber block)
 				hi = warmup_shared->nchunks;
 	int			back;
 
+	/* the plan was written before the phase said loading */
+	pg_read_barrier();
+
 	/* the last chunk starting at or before the block */
 	while (lo < hi)
 	{
@@ -158,7 +162,7 @@ warmup_note_miss(const RelFileNode *node, ForkNumber fork, BlockNumber block)
 
 /* The next chunk of this database: promoted ones first, then in order. */
 static int64
-next_chunk(uint32 *cursor, Oid dboid, bool shared_too)
+next_chunk(uint32 *cursor, Oid dboid)
 {
 	for (;;)
 	{
@@ -174,8 +178,9 @@ next_chunk(uint32 *cursor, Oid dboid, bool shared_too)
 		SpinLockRelease(&warmup_shared->mutex);
 		if (!found)
 			break;
+		/* another database's promoted chunk stays promoted for its loader */
 		if (warmup_chunks[idx].node.dbNode == dboid ||
-			(shared_too && warmup_chunks[idx].node.dbNode == InvalidOid))
+			warmup_chunks[idx].node.dbNode == InvalidOid)
 		{
 			uint32		expected = CHUNK_PROMOTED;
 
@@ -190,8 +195,7 @@ next_chunk(uint32 *cursor, Oid dboid, bool shared_too)
 		WarmupChunk *c = &warmup_chunks[idx];
 		uint32		status;
 
-		if (c->node.dbNode != dboid &&
-			!(shared_too && c->node.dbNode == InvalidOid))
+		if (c->node.dbNode != dboid && c->node.dbNode != InvalidOid)
 			continue;
 		status = pg_atomic_read_u32(&c->status);
 		if ((status == CHUNK_PENDING || status == CHUNK_PROMOTED) &&
@@ -201,21 +205,20 @@ next_chunk(uint32 *cursor, Oid dboid, bool shared_too)
 	return -1;
 }
 
-/* One pread() of the chunk's span (clipped to the relation's size). */
-static void
-read_span(const WarmupChunk *c, BlockNumber nblocks, char *scratch, bool throttle)
+/* One pread() of the chunk's span (clipped to the relation's size); ms. */
+static double
+read_span(const WarmupChunk *c, BlockNumber nblocks, char *scratch)
 {
 	BlockNumber span = Min((BlockNumber) c->span, nblocks - c->start);
 	char	   *path = chunk_path(c);
 	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 	instr_time	start,
 				elapsed;
-	double		ms;
 
 	if (fd < 0)
 	{
 		pfree(path);
-		return;					/* the buffer manager's reads will say why */
+		return 0;				/* the buffer manager's reads will say why */
 	}
 	INSTR_TIME_SET_CURRENT(start);
 	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_PREFETCH);
@@ -228,22 +231,31 @@ read_span(const WarmupChunk *c, BlockNumber nblocks, char *scratch, bool throttl
 	pfree(path);
 	pg_atomic_fetch_add_u64(&warmup_shared->disk_requests, 1);
 	pg_atomic_fetch_add_u64(&warmup_shared->cold_pages_read, span - Min(span, c->nhot));
-
 	INSTR_TIME_SUBTRACT(elapsed, start);
-	ms = INSTR_TIME_GET_MILLISEC(elapsed);
-	if (throttle && ssd_cache_warmup_io_share < 1.0 && ms > 0.05)
-	{
-		long		sleep_ms = (long) (ms * (1.0 - ssd_cache_warmup_io_share) /
-									   ssd_cache_warmup_io_share);
+	return INSTR_TIME_GET_MILLISEC(elapsed);
+}
 
-		if (sleep_ms > 0)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 Min(sleep_ms, 10000L), PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
+/*
+ * Keep the disk busy at most ssd_cache.warmup_io_share of the time: after
+ * a read of ms, sleep ms * (1 - share) / share.  Not while connections are
+ * held for the warm-up (until the hold times out).  Called with no lock or
+ * transaction held.
+ */
+static void
+throttle(double ms)
+{
+	long		sleep_ms;
+
+	if (ssd_cache_warmup_io_share >= 1.0 || ms < 0.05 ||
+		(warmup_shared->hold && GetCurrentTimestamp() < warmup_shared->hold_until))
+		return;
+	sleep_ms = (long) (ms * (1.0 - ssd_cache_warmup_io_share) / ssd_cache_warmup_io_share);
+	if (sleep_ms <= 0)
+		return;
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 Min(sleep_ms, 10000L), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
 }
 
 static bool
@@ -254,32 +266,65 @@ pool_is_full(void)
 		(uint64) (ssd_cache_warmup_pool_fraction * NBuffers);
 }
 
+static void
+skip_chunk(WarmupChunk *c)
+{
+	pg_atomic_write_u32(&c->status, CHUNK_SKIPPED);
+	pg_atomic_fetch_add_u64(&warmup_shared->chunks_skipped, 1);
+}
+
 /*
- * Load one chunk in its own transaction.  Returns false when the pool is
- * full (the chunk is then left untouched).
+ * The chunk's relation, locked, if it still has the chunk's relfilenode;
+ * else NULL.  The lock is taken only if it is free at once: a loader must
+ * never queue behind DDL (and make everything after the DDL queue behind
+ * it); such a relation is about to change anyway.
+ */
+static Relation
+open_chunk_relation(const WarmupChunk *c)
+{
+	Oid			reloid = RelidByRelfilenode(c->node.spcNode, c->node.relNode);
+	Relation	rel;
+
+	if (!OidIsValid(reloid) || !ConditionalLockRelationOid(reloid, AccessShareLock))
+		return NULL;
+	rel = try_relation_open(reloid, NoLock);
+	if (rel == NULL)
+		return NULL;			/* the lock goes with the transaction */
+	if (!RelFileNodeEquals(rel->rd_node, c->node) ||
+		rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT ||
+		!smgrexists(RelationGetSmgr(rel), (ForkNumber) c->fork))
+	{
+		relation_close(rel, NoLock);
+		return NULL;
+	}
+	return rel;
+}
+
+/*
+ * Load one chunk in its own transaction; *read_ms is the disk read's time.
+ * Returns false when the pool is full (the chunk is then skipped).
  */
 static bool
-load_chunk(WarmupChunk *c, char *scratch, bool throttle)
+load_chunk(WarmupChunk *c, char *scratch, double *read_ms)
 {
-	Oid			reloid;
 	Relation	rel;
-	BlockNumber nblocks;
+	BlockNumber nblocks = 0;
 	bool		full = false;
+	ReadBufferMode mode;
 
+	/* the free space and visibility maps are read as their owners read them */
+	mode = c->fork == MAIN_FORKNUM ? RBM_NORMAL : RBM_ZERO_ON_ERROR;
+	*read_ms = 0;
 	StartTransactionCommand();
-	reloid = RelidByRelfilenode(c->node.spcNode, c->node.relNode);
-	rel = OidIsValid(reloid) ? try_relation_open(reloid, AccessShareLock) : NULL;
-	if (rel == NULL ||
-		!RelFileNodeEquals(rel->rd_node, c->node) ||
-		rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT ||
-		!smgrexists(RelationGetSmgr(rel), (ForkNumber) c->fork) ||
-		(nblocks = RelationGetNumberOfBlocksInFork(rel, (ForkNumber) c->fork)) <= c->start)
+	rel = open_chunk_relation(c);
+	if (rel != NULL)
+		nblocks = RelationGetNumberOfBlocksInFork(rel, (ForkNumber) c->fork);
+	if (rel == NULL || nblocks <= c->start)
 	{
 		if (rel)
-			relation_close(rel, AccessShareLock);
+			relation_close(rel, NoLock);
 		CommitTransactionCommand();
-		pg_atomic_write_u32(&c->status, CHUNK_SKIPPED);
-		pg_atomic_fetch_add_u64(&warmup_shared->chunks_skipped, 1);
+		skip_chunk(c);
 		return true;
 	}
 
@@ -288,7 +333,7 @@ load_chunk(WarmupChunk *c, char *scratch, bool throttle)
 		pg_atomic_read_u64(&warmup_shared->chunks_loaded) < 100)
 		pg_usleep(100 * 1000L);
 	if (!c->from_ssd)
-		read_span(c, nblocks, scratch, throttle);
+		*read_ms = read_span(c, nblocks, scratch);
 
 	for (int h = 0; h < c->nhot; h++)
 	{
@@ -304,29 +349,31 @@ load_chunk(WarmupChunk *c, char *scratch, bool throttle)
 		}
 		/* each pin of an unpinned buffer raises its usage count by one */
 		for (int pin = 0; pin < Max(hot->usage, 1); pin++)
-			ReleaseBuffer(ReadBufferExtended(rel, (ForkNumber) c->fork, block,
-											 RBM_NORMAL, NULL));
+			ReleaseBuffer(ReadBufferExtended(rel, (ForkNumber) c->fork, block, mode, NULL));
 		pg_atomic_fetch_add_u64(&warmup_shared->pages_loaded, 1);
 		if (c->from_ssd)
 			pg_atomic_fetch_add_u64(&warmup_shared->pages_from_ssd, 1);
 	}
-	relation_close(rel, AccessShareLock);
+	relation_close(rel, NoLock);
 	CommitTransactionCommand();
-	pg_atomic_write_u32(&c->status, full ? CHUNK_SKIPPED : CHUNK_DONE);
-	if (!full)
+	if (full)
+		skip_chunk(c);
+	else
+	{
+		pg_atomic_write_u32(&c->status, CHUNK_DONE);
 		pg_atomic_fetch_add_u64(&warmup_shared->chunks_loaded, 1);
+	}
 	return !full;
 }
 
 /*
- * A loader, connected to one database (main_arg); bgw_extra[0] says
- * whether it also loads the shared catalogs' chunks.
+ * A loader, connected to one database (main_arg).  Every loader may take
+ * the shared catalogs' chunks too (the compare-and-swap gives each to one).
  */
 void
 ssd_cache_warmup_loader_main(Datum arg)
 {
 	Oid			dboid = DatumGetObjectId(arg);
-	bool		shared_too = MyBgworkerEntry->bgw_extra[0] != 0;
 	uint32		cursor = 0;
 	char	   *raw;
 	char	   *scratch;
@@ -341,12 +388,12 @@ ssd_cache_warmup_loader_main(Datum arg)
 	raw = palloc(MAX_SPAN_BYTES + WARMUP_IO_ALIGN);
 	scratch = (char *) TYPEALIGN(WARMUP_IO_ALIGN, raw);
 
-	while ((idx = next_chunk(&cursor, dboid, shared_too)) >= 0)
+	while ((idx = next_chunk(&cursor, dboid)) >= 0)
 	{
 		WarmupChunk *c = &warmup_chunks[idx];
 		MemoryContext oldcxt = CurrentMemoryContext;
-
 		bool		full = false;
+		double		read_ms = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		if (warmup_shared->phase != WARMUP_LOADING)
@@ -357,11 +404,11 @@ ssd_cache_warmup_loader_main(Datum arg)
 		{
 			if (pool_is_full())
 			{
-				pg_atomic_write_u32(&c->status, CHUNK_SKIPPED);
+				skip_chunk(c);
 				full = true;
 			}
 			else
-				full = !load_chunk(c, scratch, !warmup_shared->hold);
+				full = !load_chunk(c, scratch, &read_ms);
 		}
 		PG_CATCH();
 		{
@@ -372,12 +419,12 @@ ssd_cache_warmup_loader_main(Datum arg)
 			FlushErrorState();
 			AbortCurrentTransaction();
 			ereport(LOG,
-					(errmsg("ssd_cache warm-up: skipped a chunk of relation %u/%u/%u: %s",
+					(errcode(edata->sqlerrcode),
+					 errmsg("ssd_cache warm-up: skipped a chunk of relation %u/%u/%u: %s",
 							c->node.spcNode, c->node.dbNode, c->node.relNode,
 							edata->message)));
 			FreeErrorData(edata);
-			pg_atomic_write_u32(&c->status, CHUNK_SKIPPED);
-			pg_atomic_fetch_add_u64(&warmup_shared->chunks_skipped, 1);
+			skip_chunk(c);
 		}
 		PG_END_TRY();
 		if (full)
@@ -385,6 +432,7 @@ ssd_cache_warmup_loader_main(Datum arg)
 			warmup_set_phase(WARMUP_DONE, "shared_buffers is full (ssd_cache.warmup_pool_fraction)");
 			break;
 		}
+		throttle(read_ms);
 	}
 	pfree(raw);
 	proc_exit(0);

@@ -21,9 +21,11 @@
  *	  and estimate the time as chunks(s) x time(s); keep the cheapest s.
  *	- Estimator: preloading beats letting queries fault pages in one by one
  *	  iff the hot pages per chunk exceed time(s) / time(8 kB), the
- *	  break-even density.  Chunks below it are pruned (they would cost more
- *	  than the reads they save).  Pages already in the SSD cache need no
- *	  disk read and are always worth loading.
+ *	  break-even density.  Chunks at or below it are pruned (they would
+ *	  cost more than the reads they save).  Pages already in the SSD cache
+ *	  need no disk read and are always worth loading.
+ *	- Budget: only the hottest chunks that fit ssd_cache.warmup_pool_fraction
+ *	  of shared_buffers are kept.
  *	- Arranger: hottest chunks first (mean usage count, then hot pages, sum
  *	  and maximum of usage), or physical order when connections wait for
  *	  the warm-up (scenario a: everything is loaded anyway, and on a disk
@@ -165,18 +167,20 @@ probe_device(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev)
 	 */
 	for (int round = 0; round < 2; round++)
 	{
-		measured = 0;
+		int			now = 0;
+
 		for (int s = 0; s < dev->nsizes; s++)
 		{
-			ProbeResult r = probe_size(pages, on_ssd, dev, dev->sizes[s], buf, &dev->ms[s]);
+			double		ms;
 
-			if (r != PROBE_OK)
+			if (probe_size(pages, on_ssd, dev, dev->sizes[s], buf, &ms) != PROBE_OK)
 				break;
-			measured++;
+			dev->ms[s] = ms;
+			now++;
 		}
-		if (measured == 0)
-			break;
-		dev->nsizes = measured;
+		if (now == 0)
+			break;				/* keep what the first round measured */
+		measured = dev->nsizes = now;
 	}
 	pfree(raw);
 	return measured > 0;
@@ -351,9 +355,6 @@ plan_device(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 	/* pages on the SSD: no disk read, chunked only to be tracked */
 	(void) cluster(pages, on_ssd, dev->first, dev->end, true,
 				   out->request_blocks, device, true);
-	if (ssd_cache_warmup_preload == WARMUP_PRELOAD_NEVER)
-		for (uint32 c = first_chunk; c < warmup_shared->nchunks; c++)
-			pg_atomic_write_u32(&warmup_chunks[c].status, CHUNK_SKIPPED);
 }
 
 static int
@@ -428,7 +429,7 @@ warmup_plan(WarmupPage *pages, uint32 npages, bool physical_order)
 		WarmupHot  *hot = palloc(sizeof(WarmupHot) * Max(warmup_shared->nhot, 1));
 		uint32		nhot = 0;
 
-		/* sort a copy keyed by position, then rebuild hot[] in the new order */
+		/* sort the chunks, then rebuild hot[] in their new order */
 		qsort(warmup_chunks, warmup_shared->nchunks, sizeof(WarmupChunk), chunk_tag_cmp);
 		for (uint32 c = 0; c < warmup_shared->nchunks; c++)
 		{
@@ -444,6 +445,32 @@ warmup_plan(WarmupPage *pages, uint32 npages, bool physical_order)
 
 	for (uint32 c = 0; c < warmup_shared->nchunks; c++)
 		warmup_order[c] = c;
-	if (!physical_order && warmup_shared->nchunks > 1)
+	if (warmup_shared->nchunks > 1)
 		qsort(warmup_order, warmup_shared->nchunks, sizeof(uint32), hotness_cmp);
+
+	/*
+	 * Keep the hottest chunks that fit ssd_cache.warmup_pool_fraction of
+	 * the pool, over every database: loaders run one database at a time,
+	 * and the first one must not fill the pool with its coldest pages
+	 * while another's hottest wait.
+	 */
+	{
+		uint64		budget = (uint64) (ssd_cache_warmup_pool_fraction * NBuffers);
+		uint64		planned = 0;
+
+		for (uint32 k = 0; k < warmup_shared->nchunks; k++)
+		{
+			WarmupChunk *c = &warmup_chunks[warmup_order[k]];
+
+			if (pg_atomic_read_u32(&c->status) == CHUNK_SKIPPED)
+				continue;
+			if (planned + c->nhot > budget)
+				pg_atomic_write_u32(&c->status, CHUNK_SKIPPED);
+			else
+				planned += c->nhot;
+		}
+	}
+	if (physical_order)
+		for (uint32 c = 0; c < warmup_shared->nchunks; c++)
+			warmup_order[c] = c;
 }

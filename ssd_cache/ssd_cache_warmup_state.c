@@ -12,10 +12,11 @@
  * temporary name, fsynced and renamed durably, so a crash while recording
  * leaves the previous file whole.
  *
- * A file that is short, long, of another format or cluster, or whose CRC
- * does not match, is ignored with a LOG: it only ever says which pages to
- * read, never what they contain, so the worst a bad file can do is make the
- * warm-up read the wrong pages.
+ * A file that is short, long, of another format or cluster, whose CRC does
+ * not match or whose entries are not valid sorted tags, is ignored with a
+ * LOG: it only ever says which pages to read, never what they contain, and
+ * each page is read through the buffer manager under its relation's lock,
+ * so the worst a bad file can do is make the warm-up read the wrong pages.
  *
  *-------------------------------------------------------------------------
  */
@@ -265,7 +266,8 @@ static void *
 ignore_file(int fd, void *pages, const char *why)
 {
 	ereport(LOG,
-			(errmsg("ssd_cache warm-up: ignoring \"%s\": %s", WARMUP_STATE_FILE, why),
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("ssd_cache warm-up: ignoring \"%s\": %s", WARMUP_STATE_FILE, why),
 			 errdetail("The buffer pool is not preloaded after this start; the next checkpoint records a new state.")));
 	if (pages)
 		pfree(pages);
@@ -315,6 +317,11 @@ warmup_read_state(WarmupStateInfo *info, uint32 max_pages)
 		return ignore_file(fd, pages, "it could not be read whole");
 	if (state_crc(&hdr, pages) != hdr.crc)
 		return ignore_file(fd, pages, "its checksum does not match");
+	for (uint32 i = 0; i < hdr.npages; i++)
+		if (pages[i].fork > MAX_FORKNUM || pages[i].usage < 1 ||
+			pages[i].usage > BM_MAX_USAGE_COUNT || pages[i].block == InvalidBlockNumber ||
+			(i > 0 && page_cmp(&pages[i - 1], &pages[i]) >= 0))
+			return ignore_file(fd, pages, psprintf("entry %u is invalid or out of order", i));
 	CloseTransientFile(fd);
 
 	/* shared_buffers is smaller than when recorded: keep the hottest */

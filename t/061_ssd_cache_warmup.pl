@@ -158,6 +158,18 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM race4 WHERE pad = 'fresh'"
 	'a table created while loading reads right');
 SSDKitTest::amcheck_ok($node, 'after racing the warm-up');
 
+# 6b. A loader never queues behind a lock: a table locked for the whole
+# warm-up is skipped, and the warm-up still ends.
+$node->safe_psql('postgres', 'SELECT pg_prewarm(\'t\'); CHECKPOINT');
+sleep 2;
+$node->restart;
+my $locker = $node->background_psql('postgres');
+$locker->query_safe('BEGIN; LOCK TABLE t IN ACCESS EXCLUSIVE MODE');
+ok(wait_phase_ended(), 'the warm-up ends while a table it planned stays locked');
+cmp_ok(status('chunks_skipped'), '>', 0, 'the locked table\'s chunks are skipped');
+$locker->query_safe('COMMIT');
+$locker->quit;
+
 # 7. Scenario (a): connections wait until the pool is warm.
 $node->append_conf('postgresql.conf', "ssd_cache.warmup_hold_connections = on\n");
 $node->restart;
@@ -206,6 +218,25 @@ my $foreign = $good;
 substr($foreign, 8, 8) = pack('Q', 12345);
 try_state($foreign, qr/ignoring .*another cluster/, 'another cluster\'s file');
 try_state('garbage' x 100, qr/ignoring .*not a warm-up state file/, 'garbage');
+
+# A file whose checksum matches but whose entry is no valid tag (a fork
+# number past the last) is ignored too: CRC-32C recomputed here.
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xffffffff;
+	for my $byte (unpack('C*', $data))
+	{
+		$crc ^= $byte;
+		$crc = ($crc & 1) ? (($crc >> 1) ^ 0x82f63b78) : ($crc >> 1) for 1 .. 8;
+	}
+	return $crc ^ 0xffffffff;
+}
+my $badfork = $good;
+substr($badfork, 48 + 16, 1) = chr(9);
+substr($badfork, 40, 4) = pack('L', 0);
+substr($badfork, 40, 4) = pack('L', crc32c($badfork));
+try_state($badfork, qr/ignoring .*entry 0 is invalid/, 'a valid checksum over an invalid fork');
 
 # 9. A crash while recording leaves the previous file whole.
 open(my $fh, '>', $state) or die;
@@ -269,6 +300,12 @@ ok(SSDKitTest::poll_until($cached, "SELECT phase = 'done' FROM ssd_cache_warmup"
 cmp_ok(SSDKitTest::query($cached, 'SELECT pages_from_ssd_cache FROM ssd_cache_warmup'), '>', 100,
 	'pages held by the SSD cache are loaded from it');
 is(SSDKitTest::query($cached, 'SELECT count(*) FROM c'), '20000', 'and read right');
+$cached->append_conf('postgresql.conf', "ssd_cache.warmup_preload = never\n");
+$cached->restart;
+ok(SSDKitTest::poll_until($cached, "SELECT phase = 'done' FROM ssd_cache_warmup", 60),
+	'warmup_preload = never: warmed up');
+is(SSDKitTest::query($cached, 'SELECT pages_from_ssd_cache > 100 AND disk_reads = 0 FROM ssd_cache_warmup'), 't',
+	'warmup_preload = never: pages come from the SSD cache only, no disk read');
 SSDKitTest::verify_ok($cached, 'after the warm-up from the SSD cache');
 $cached->stop;
 
