@@ -8,8 +8,9 @@
  * Per tablespace (one device each, as far as we can know):
  *
  *	- Probe: read the recorded pages' own files with O_DIRECT at queue
- *	  depth 1 (the loader's), 8 reads per request size from 8 kB up to
- *	  ssd_cache.warmup_max_request, and keep each size's mean time.  The
+ *	  depth 1 (the loader's), each request size from 8 kB up to
+ *	  ssd_cache.warmup_max_request for 50 ms at a time, the sizes taking
+ *	  turns (about a second in all); keep each size's mean time.  The
  *	  QDTT model has no request-size axis, which is exactly what decides
  *	  here: a disk that seeks, or a volume capped in IOPS, reads 512 kB in
  *	  little more than the time of 8 kB, while an SSD reads 8 kB pages at a
@@ -48,7 +49,8 @@
 #include "ssd_cache_directory.h"
 #include "ssd_cache_warmup.h"
 
-#define PROBE_READS			8
+#define PROBE_SLICE_MS		50
+#define PROBE_ROUNDS		3
 #define PROBE_ALIGN			4096
 #define MAX_SIZES			8
 
@@ -77,27 +79,25 @@ segment_path(const WarmupPage *p, BlockNumber block)
 	return psprintf("%s.%u", base, seg);
 }
 
-/* Outcome of probing one request size. */
+/* Outcome of one probe read. */
 typedef enum ProbeResult
 {
 	PROBE_OK,
-	PROBE_TOO_LARGE,			/* no recorded file is that large */
+	PROBE_TOO_LARGE,			/* no recorded file found that large */
 	PROBE_NO_DIRECT_IO			/* the file system refuses O_DIRECT */
 } ProbeResult;
 
 /*
- * Mean time of one O_DIRECT read of "blocks" blocks starting at recorded
- * pages spread over the device's range.
+ * One O_DIRECT read of "blocks" blocks at a recorded page (random among the
+ * device's pages not on the SSD cache); *ms its time.
  */
 static ProbeResult
-probe_size(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
+probe_read(const WarmupPage *pages, const bool *on_ssd, const DeviceRange *dev,
 		   int blocks, char *buf, double *ms)
 {
 	uint32		n = dev->end - dev->first;
-	double		total = 0;
-	int			done = 0;
 
-	for (int k = 0; k < PROBE_READS * 4 && done < PROBE_READS; k++)
+	for (int attempt = 0; attempt < 8; attempt++)
 	{
 		uint32		i = dev->first + (uint32) pg_prng_uint64_range(&pg_global_prng_state, 0, n - 1);
 		const WarmupPage *p = &pages[i];
@@ -122,12 +122,12 @@ probe_size(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 			continue;			/* dropped meanwhile */
 		}
 		size = lseek(fd, 0, SEEK_END);
-		off = (off_t) (p->block % RELSEG_SIZE) * BLCKSZ;
 		if (size < (off_t) blocks * BLCKSZ)
 		{
 			close(fd);
 			continue;
 		}
+		off = (off_t) (p->block % RELSEG_SIZE) * BLCKSZ;
 		if (off + (off_t) blocks * BLCKSZ > size)
 			off = size - (off_t) blocks * BLCKSZ;
 		off -= off % PROBE_ALIGN;
@@ -140,50 +140,76 @@ probe_size(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 		if (got != (ssize_t) blocks * BLCKSZ)
 			continue;
 		INSTR_TIME_SUBTRACT(elapsed, start);
-		total += INSTR_TIME_GET_MILLISEC(elapsed);
-		done++;
+		*ms = INSTR_TIME_GET_MILLISEC(elapsed);
+		return PROBE_OK;
 	}
-	if (done == 0)
-		return PROBE_TOO_LARGE;
-	*ms = total / done;
-	return PROBE_OK;
+	return PROBE_TOO_LARGE;
 }
 
 /*
- * Measure every candidate size; sizes larger than every recorded file are
- * dropped (a chunk cannot be larger than its file anyway).  False when
- * nothing could be measured.
+ * Mean time of one read of each candidate size, each read back to back at
+ * queue depth 1 for PROBE_SLICE_MS, the sizes taking turns, three rounds
+ * of which the first is not counted.  Time slices rather than counts of
+ * reads: a volume capped in IOPS (cloud volumes' credits, the kernel's
+ * throttle slices) serves a burst at the device's own speed and then makes
+ * some read wait for the next slice, and timing a few reads per size
+ * charged those waits to whichever size came first.  Each size running for
+ * a slice of its own measures what the loader will get: its sustained
+ * rate.  Sizes larger than every recorded file are dropped (no chunk can
+ * be larger than its file).  False when nothing could be measured.
  */
 static bool
 probe_device(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev)
 {
 	char	   *raw = palloc(dev->sizes[dev->nsizes - 1] * BLCKSZ + PROBE_ALIGN);
 	char	   *buf = (char *) TYPEALIGN(PROBE_ALIGN, raw);
-	int			measured = 0;
+	double		total[MAX_SIZES] = {0};
+	int			count[MAX_SIZES] = {0};
 
-	/*
-	 * Twice: the first round also pays each file's first access (inode and
-	 * extent lookups), which the loader pays once per file, not per read.
-	 */
-	for (int round = 0; round < 2; round++)
+	for (int round = 0; round < PROBE_ROUNDS; round++)
 	{
-		int			now = 0;
-
 		for (int s = 0; s < dev->nsizes; s++)
 		{
+			instr_time	start,
+						now;
 			double		ms;
 
-			if (probe_size(pages, on_ssd, dev, dev->sizes[s], buf, &ms) != PROBE_OK)
-				break;
-			dev->ms[s] = ms;
-			now++;
+			INSTR_TIME_SET_CURRENT(start);
+			do
+			{
+				ProbeResult r = probe_read(pages, on_ssd, dev, dev->sizes[s], buf, &ms);
+
+				if (r == PROBE_NO_DIRECT_IO)
+				{
+					pfree(raw);
+					return false;
+				}
+				if (r == PROBE_TOO_LARGE)
+				{
+					dev->nsizes = s;	/* this size and the larger ones */
+					break;
+				}
+				if (round > 0)
+				{
+					total[s] += ms;
+					count[s]++;
+				}
+				INSTR_TIME_SET_CURRENT(now);
+				INSTR_TIME_SUBTRACT(now, start);
+			} while (INSTR_TIME_GET_MILLISEC(now) < PROBE_SLICE_MS);
 		}
-		if (now == 0)
-			break;				/* keep what the first round measured */
-		measured = dev->nsizes = now;
 	}
 	pfree(raw);
-	return measured > 0;
+	for (int s = 0; s < dev->nsizes; s++)
+	{
+		if (count[s] == 0)
+		{
+			dev->nsizes = s;
+			break;
+		}
+		dev->ms[s] = total[s] / count[s];
+	}
+	return dev->nsizes > 0;
 }
 
 static bool
@@ -310,9 +336,12 @@ plan_device(const WarmupPage *pages, const bool *on_ssd, DeviceRange *dev,
 	if (disk_pages > 0 && ssd_cache_warmup_preload != WARMUP_PRELOAD_NEVER)
 		out->measured = probe_device(pages, on_ssd, dev);
 	if (!out->measured)
+	{
+		candidate_sizes(dev);
 		for (int s = 0; s < dev->nsizes; s++)
 			dev->ms[s] = DEFAULT_SEEK_MS +
 				dev->sizes[s] * (double) BLCKSZ / (DEFAULT_MB_PER_S * 1000.0);
+	}
 
 	/* Algorithm 1: the request size with the least estimated time */
 	for (int s = 0; s < dev->nsizes; s++)
