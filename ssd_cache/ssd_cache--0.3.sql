@@ -216,7 +216,8 @@ CREATE FUNCTION ssd_cache_warmup_status(
 	OUT last_recorded_redo pg_lsn,
 	OUT last_recorded_pages bigint,
 	OUT last_record_ms double precision,
-	OUT shared_buffers_pages bigint)
+	OUT shared_buffers_pages bigint,
+	OUT loader_queue_depth int)
 RETURNS record
 AS 'MODULE_PATHNAME', 'ssd_cache_warmup_status'
 LANGUAGE C STRICT VOLATILE;

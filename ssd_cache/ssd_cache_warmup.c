@@ -34,6 +34,7 @@
 #include "access/htup_details.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
+#include "common/controldata_utils.h"
 #include "funcapi.h"
 #include "libpq/auth.h"
 #include "miscadmin.h"
@@ -438,6 +439,20 @@ ssd_cache_warmup_main(Datum arg)
 	else
 		next_db = ndbs;
 
+	/*
+	 * The first checkpoint to record is the first after the one the server
+	 * started from (pg_control's, read now: a CHECKPOINT right after the
+	 * start may come before this process first looks).
+	 */
+	{
+		bool		crc_ok;
+		ControlFileData *control = get_controlfile(DataDir, &crc_ok);
+
+		if (crc_ok)
+			last_redo = control->checkPointCopy.redo;
+		pfree(control);
+	}
+
 	for (;;)
 	{
 		XLogRecPtr	redo;
@@ -492,7 +507,7 @@ ssd_cache_warmup_main(Datum arg)
 
 		/* at each checkpoint or restartpoint: its redo pointer moved */
 		redo = GetRedoRecPtr();
-		if (redo != last_redo && may_record())
+		if (redo != InvalidXLogRecPtr && redo != last_redo && may_record())
 		{
 			if (last_redo != InvalidXLogRecPtr)
 				record_now();
@@ -518,8 +533,8 @@ Datum
 ssd_cache_warmup_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[21];
-	bool		nulls[21];
+	Datum		values[22];
+	bool		nulls[22];
 	WarmupShared copy;
 	int			i = 0;
 
@@ -573,6 +588,7 @@ ssd_cache_warmup_status(PG_FUNCTION_ARGS)
 		nulls[i++] = true;
 	}
 	values[i++] = Int64GetDatum(NBuffers);
+	values[i++] = Int32GetDatum(Max(copy.queue_depth, 1));
 	Assert(i == lengthof(values));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -125,6 +125,8 @@ typedef struct WarmupShared
 	int			ndevices;
 	WarmupDevice devices[WARMUP_MAX_DEVICES];
 
+	int			queue_depth;	/* the last loader's, when unthrottled */
+
 	/* the plan: written by the planner before phase becomes LOADING */
 	uint32		nchunks;
 	uint32		nhot;

@@ -59,6 +59,7 @@
 #include "utils/relfilenodemap.h"
 
 #include "ssd_cache.h"
+#include "ssdkit_qdtt.h"
 #include "ssd_cache_warmup.h"
 
 PGDLLEXPORT void ssd_cache_warmup_loader_main(Datum arg);
@@ -205,6 +206,76 @@ next_chunk(uint32 *cursor, Oid dboid)
 	return -1;
 }
 
+/*
+ * The queue depth the loader keeps when nothing throttles it (connections
+ * held): from the QDTT model of the tablespace when qdtt_costing is loaded
+ * and this database has a model, the smallest depth whose cost per page is
+ * within 10% of the best; else 1.  The model prices random reads by queue
+ * depth, which is what the loader's reads ahead are.
+ */
+static int
+model_queue_depth(Oid spcoid)
+{
+	static const int depths[] = {1, 2, 4, 8, 16, 32};
+	SsdkitQdttApi *api = ssdkit_qdtt_api(1);
+	double		costs[lengthof(depths)];
+	double		best = -1;
+
+	if (api == NULL)
+		return 1;
+	for (int i = 0; i < lengthof(depths); i++)
+	{
+		if (!api->page_cost(spcoid, 1e6, depths[i], &costs[i]))
+			return 1;
+		if (best < 0 || costs[i] < best)
+			best = costs[i];
+	}
+	for (int i = 0; i < lengthof(depths); i++)
+		if (costs[i] <= best * 1.1)
+			return depths[i];
+	return 1;
+}
+
+/*
+ * Ask the kernel for the next chunks of this database now (queue depth
+ * beyond the loader's own read); *ahead is how far the order has been
+ * asked for already.  Only pages reach the OS page cache: the relation is
+ * neither locked nor read into shared_buffers here.
+ */
+static void
+prefetch_ahead(uint32 cursor, uint32 *ahead, Oid dboid, int depth)
+{
+	int			asked = 0;
+
+	if (*ahead < cursor)
+		*ahead = cursor;
+	for (uint32 k = cursor; k < warmup_shared->nchunks && asked < depth - 1; k++)
+	{
+		WarmupChunk *c = &warmup_chunks[warmup_order[k]];
+		uint32		status = pg_atomic_read_u32(&c->status);
+
+		if ((c->node.dbNode != dboid && c->node.dbNode != InvalidOid) || c->from_ssd ||
+			(status != CHUNK_PENDING && status != CHUNK_PROMOTED))
+			continue;
+		asked++;
+		if (k < *ahead)
+			continue;			/* asked before */
+		{
+			char	   *path = chunk_path(c);
+			int			fd = open(path, O_RDONLY | PG_BINARY);
+
+			if (fd >= 0)
+			{
+				(void) posix_fadvise(fd, (off_t) (c->start % RELSEG_SIZE) * BLCKSZ,
+									 (off_t) c->span * BLCKSZ, POSIX_FADV_WILLNEED);
+				close(fd);
+			}
+			pfree(path);
+		}
+		*ahead = k + 1;
+	}
+}
+
 /* One pread() of the chunk's span (clipped to the relation's size); ms. */
 static double
 read_span(const WarmupChunk *c, BlockNumber nblocks, char *scratch)
@@ -241,13 +312,19 @@ read_span(const WarmupChunk *c, BlockNumber nblocks, char *scratch)
  * held for the warm-up (until the hold times out).  Called with no lock or
  * transaction held.
  */
+static bool
+throttled(void)
+{
+	return ssd_cache_warmup_io_share < 1.0 &&
+		!(warmup_shared->hold && GetCurrentTimestamp() < warmup_shared->hold_until);
+}
+
 static void
 throttle(double ms)
 {
 	long		sleep_ms;
 
-	if (ssd_cache_warmup_io_share >= 1.0 || ms < 0.05 ||
-		(warmup_shared->hold && GetCurrentTimestamp() < warmup_shared->hold_until))
+	if (!throttled() || ms < 0.05)
 		return;
 	sleep_ms = (long) (ms * (1.0 - ssd_cache_warmup_io_share) / ssd_cache_warmup_io_share);
 	if (sleep_ms <= 0)
@@ -366,6 +443,30 @@ load_chunk(WarmupChunk *c, char *scratch, double *read_ms)
 	return !full;
 }
 
+/* The tablespace with the most recorded disk pages of this database. */
+static Oid
+busiest_tablespace(Oid dboid)
+{
+	Oid			best = MyDatabaseTableSpace;
+	uint64		best_pages = 0;
+
+	for (int d = 0; d < warmup_shared->ndevices; d++)
+	{
+		uint64		pages = 0;
+
+		for (uint32 i = 0; i < warmup_shared->nchunks; i++)
+			if (warmup_chunks[i].device == d && warmup_chunks[i].node.dbNode == dboid &&
+				!warmup_chunks[i].from_ssd)
+				pages += warmup_chunks[i].nhot;
+		if (pages > best_pages)
+		{
+			best_pages = pages;
+			best = warmup_shared->devices[d].spcNode;
+		}
+	}
+	return best;
+}
+
 /*
  * A loader, connected to one database (main_arg).  Every loader may take
  * the shared catalogs' chunks too (the compare-and-swap gives each to one).
@@ -375,6 +476,8 @@ ssd_cache_warmup_loader_main(Datum arg)
 {
 	Oid			dboid = DatumGetObjectId(arg);
 	uint32		cursor = 0;
+	uint32		ahead = 0;
+	int			depth;
 	char	   *raw;
 	char	   *scratch;
 	int64		idx;
@@ -388,6 +491,14 @@ ssd_cache_warmup_loader_main(Datum arg)
 	raw = palloc(MAX_SPAN_BYTES + WARMUP_IO_ALIGN);
 	scratch = (char *) TYPEALIGN(WARMUP_IO_ALIGN, raw);
 
+	/* the model lives in the database: ask once, for the busiest tablespace */
+	StartTransactionCommand();
+	depth = model_queue_depth(busiest_tablespace(dboid));
+	CommitTransactionCommand();
+	SpinLockAcquire(&warmup_shared->mutex);
+	warmup_shared->queue_depth = depth;
+	SpinLockRelease(&warmup_shared->mutex);
+
 	while ((idx = next_chunk(&cursor, dboid)) >= 0)
 	{
 		WarmupChunk *c = &warmup_chunks[idx];
@@ -398,6 +509,8 @@ ssd_cache_warmup_loader_main(Datum arg)
 		CHECK_FOR_INTERRUPTS();
 		if (warmup_shared->phase != WARMUP_LOADING)
 			break;
+		if (depth > 1 && !throttled())
+			prefetch_ahead(cursor, &ahead, dboid, depth);
 
 		/* a page that cannot be read (checksum, I/O) skips its chunk only */
 		PG_TRY();

@@ -309,4 +309,32 @@ is(SSDKitTest::query($cached, 'SELECT pages_from_ssd_cache > 100 AND disk_reads 
 SSDKitTest::verify_ok($cached, 'after the warm-up from the SSD cache');
 $cached->stop;
 
+# 12. Connections held: the loader keeps as many reads in flight as the
+# tablespace's QDTT model says pay (a hand-made model whose cost per page
+# stops falling at queue depth 8); one without a model.
+my $qd = SSDKitTest::node('warm_qd', preload => [ 'ssd_cache', 'qdtt_costing' ], warmup => 1,
+	conf => $conf . "ssd_cache.warmup_hold_connections = on\n");
+$qd->safe_psql('postgres', q{
+	CREATE EXTENSION ssd_cache;
+	CREATE EXTENSION qdtt_costing;
+	CREATE TABLE q AS SELECT g AS id, repeat('q', 200) AS pad FROM generate_series(1, 20000) g;
+});
+$qd->restart;
+is($qd->safe_psql('postgres', 'SELECT loader_queue_depth FROM ssd_cache_warmup'), '1',
+	'without a QDTT model the loader keeps one read in flight');
+$qd->safe_psql('postgres', q{
+	INSERT INTO qdtt_calibration (tablespace, band_pages, queue_depth, cost_us)
+	SELECT 'pg_default', b, d,
+	       CASE WHEN b = 1 THEN 10 ELSE greatest(100.0 / d, 12.5) END
+	  FROM unnest(ARRAY[1, 16, 1000000]) b, unnest(ARRAY[1, 2, 4, 8, 16, 32]) d;
+	SELECT count(*) FROM q;
+	CHECKPOINT;
+});
+sleep 2;
+$qd->restart;
+is($qd->safe_psql('postgres', 'SELECT phase || \' \' || loader_queue_depth FROM ssd_cache_warmup'), 'done 8',
+	'with the model the held warm-up keeps 8 reads in flight');
+is($qd->safe_psql('postgres', 'SELECT count(*) FROM q'), '20000', 'and the table reads right');
+$qd->stop;
+
 done_testing();
