@@ -101,6 +101,26 @@ chunk_path(const WarmupChunk *c)
 }
 
 /*
+ * Ask the kernel for the chunk's whole span now, asynchronously: one large
+ * read the caller's own reads of its pages then wait for.  Only the OS
+ * page cache is filled; no lock is needed for that.
+ */
+static void
+advise_chunk(const WarmupChunk *c)
+{
+	char	   *path = chunk_path(c);
+	int			fd = open(path, O_RDONLY | PG_BINARY);
+
+	if (fd >= 0)
+	{
+		(void) posix_fadvise(fd, (off_t) (c->start % RELSEG_SIZE) * BLCKSZ,
+							 (off_t) c->span * BLCKSZ, POSIX_FADV_WILLNEED);
+		close(fd);
+	}
+	pfree(path);
+}
+
+/*
  * A query missed on a page (called from the read hook, only while loading;
  * the plan is immutable then).  If the page lies in a disk chunk not yet
  * taken, promote the chunk and ask the kernel for all of it now: the
@@ -145,18 +165,7 @@ warmup_note_miss(const RelFileNode *node, ForkNumber fork, BlockNumber block)
 			warmup_shared->ring[warmup_shared->ring_head++ % WARMUP_PROMOTE_RING] = lo - 1;
 		SpinLockRelease(&warmup_shared->mutex);
 		pg_atomic_fetch_add_u64(&warmup_shared->chunks_piggybacked, 1);
-		{
-			char	   *path = chunk_path(c);
-			int			fd = open(path, O_RDONLY | PG_BINARY);
-
-			if (fd >= 0)
-			{
-				(void) posix_fadvise(fd, (off_t) (c->start % RELSEG_SIZE) * BLCKSZ,
-									 (off_t) c->span * BLCKSZ, POSIX_FADV_WILLNEED);
-				close(fd);
-			}
-			pfree(path);
-		}
+		advise_chunk(c);
 		return;
 	}
 }
@@ -260,18 +269,7 @@ prefetch_ahead(uint32 cursor, uint32 *ahead, Oid dboid, int depth)
 		asked++;
 		if (k < *ahead)
 			continue;			/* asked before */
-		{
-			char	   *path = chunk_path(c);
-			int			fd = open(path, O_RDONLY | PG_BINARY);
-
-			if (fd >= 0)
-			{
-				(void) posix_fadvise(fd, (off_t) (c->start % RELSEG_SIZE) * BLCKSZ,
-									 (off_t) c->span * BLCKSZ, POSIX_FADV_WILLNEED);
-				close(fd);
-			}
-			pfree(path);
-		}
+		advise_chunk(c);
 		*ahead = k + 1;
 	}
 }

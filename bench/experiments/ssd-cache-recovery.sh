@@ -105,27 +105,6 @@ rec_read_phase() {
 	echo "$(pgbench_result "$4" | cut -d' ' -f1) $(echo "$stats" | cut -d' ' -f1-2)"
 }
 
-# rec_crash DATA: kill -9 the postmaster, then wait for its children, which
-# exit when they notice it is gone, and for all of them to be reaped (the
-# new postmaster refuses to start while the old one's PID exists, even as a
-# zombie).
-rec_crash() {
-	local data=$1 pid children alive c i
-	pid=$(head -1 "$data/postmaster.pid")
-	children=$(pgrep -P "$pid" | tr '\n' ' ' || true)
-	kill -9 "$pid"
-	for i in $(seq 1 600); do
-		alive=""
-		for c in $pid $children; do
-			kill -0 "$c" 2>/dev/null && alive="$alive $c"
-		done
-		[ -z "$alive" ] && return 0
-		[ "$i" -eq 300 ] && { log "still running 30 s after the postmaster was killed:$alive; kill -9"; kill -9 $alive 2>/dev/null || true; }
-		sleep 0.1
-	done
-	die "processes of the killed server did not go away:$alive"
-}
-
 # rec_log_ts LOGFILE PATTERN: epoch seconds of the last line matching PATTERN.
 rec_log_ts() {
 	local ts
@@ -176,7 +155,7 @@ recovery_crash() {
 	sleep "$t"
 	crash_stats=$(rec_cache_stats)
 	if [ "$stop" = kill ]; then
-		rec_crash "$DATA"
+		crash_server "$DATA"
 	else
 		runuser -u postgres -- "$PGBIN/pg_ctl" -D "$DATA" -m "$stop" -w -t 900 stop >/dev/null
 	fi

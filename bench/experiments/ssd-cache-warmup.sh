@@ -126,7 +126,7 @@ warmup_run() {
 			bench_psql -d "$OLTP_DB" -c CHECKPOINT
 			[ "$config" = autoprewarm ] && bench_psql -d "$OLTP_DB" -c "SELECT autoprewarm_dump_now()" >/dev/null
 			sleep 3		# ssd_cache's recorder polls every second
-			rec_crash "$DATA"
+			crash_server "$DATA"
 		fi
 		drop_caches
 		pg_start "$DATA" "$RUN_DIR/$tier-$config-$kind.log" "$SERVER_OPTS"
@@ -140,24 +140,6 @@ warmup_run() {
 	[ "$tier" = hdd ] && root_write_throttle 0
 	rm -rf "$DATA"
 	rm -f "$BENCH_DIR/ssd/ssd_cache.dat"
-}
-
-# rec_crash DATA: kill -9 the postmaster and wait for every child to go.
-rec_crash() {
-	local data=$1 pid children alive c i
-	pid=$(head -1 "$data/postmaster.pid")
-	children=$(pgrep -P "$pid" | tr '\n' ' ' || true)
-	kill -9 "$pid"
-	for i in $(seq 1 600); do
-		alive=""
-		for c in $pid $children; do
-			kill -0 "$c" 2>/dev/null && alive="$alive $c"
-		done
-		[ -z "$alive" ] && return 0
-		[ "$i" -eq 300 ] && { kill -9 $alive 2>/dev/null || true; }
-		sleep 0.1
-	done
-	die "processes of the killed server did not go away:$alive"
 }
 
 experiment_main() {

@@ -126,3 +126,24 @@ skewed_pgbench() {
 	bench_pgbench -n -c "$clients" -j 2 -T "$seconds" -D scale="$scale" \
 		-f "$WORKLOADS/select-skewed.sql" "$@" bench >"$out" 2>&1
 }
+
+# crash_server DATA: kill -9 the postmaster, then wait for its children, which
+# exit when they notice it is gone, and for all of them to be reaped (the
+# new postmaster refuses to start while the old one's PID exists, even as a
+# zombie).
+crash_server() {
+	local data=$1 pid children alive c i
+	pid=$(head -1 "$data/postmaster.pid")
+	children=$(pgrep -P "$pid" | tr '\n' ' ' || true)
+	kill -9 "$pid"
+	for i in $(seq 1 600); do
+		alive=""
+		for c in $pid $children; do
+			kill -0 "$c" 2>/dev/null && alive="$alive $c"
+		done
+		[ -z "$alive" ] && return 0
+		[ "$i" -eq 300 ] && { log "still running 30 s after the postmaster was killed:$alive; kill -9"; kill -9 $alive 2>/dev/null || true; }
+		sleep 0.1
+	done
+	die "processes of the killed server did not go away:$alive"
+}
