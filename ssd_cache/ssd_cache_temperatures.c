@@ -71,8 +71,8 @@ entries_crc(const SsdSavedRegion *r, uint64 n)
 }
 
 /* write(2) all of it or fail. */
-static bool
-write_all(int fd, const void *buf, Size len)
+bool
+ssd_cache_write_all(int fd, const void *buf, Size len)
 {
 	const char *p = buf;
 
@@ -95,8 +95,8 @@ write_all(int fd, const void *buf, Size len)
 }
 
 /* read(2) all of it or fail. */
-static bool
-read_all(int fd, void *buf, Size len)
+bool
+ssd_cache_read_all(int fd, void *buf, Size len)
 {
 	char	   *p = buf;
 
@@ -152,8 +152,8 @@ ssd_cache_save_temperatures(void)
 		return;
 	}
 	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_WRITE);
-	ok = write_all(fd, &hdr, sizeof(hdr)) &&
-		write_all(fd, r, n * sizeof(SsdSavedRegion));
+	ok = ssd_cache_write_all(fd, &hdr, sizeof(hdr)) &&
+		ssd_cache_write_all(fd, r, n * sizeof(SsdSavedRegion));
 	pgstat_report_wait_end();
 	if (ok)
 	{
@@ -234,7 +234,7 @@ ssd_cache_load_temperatures(void)
 		return;
 	}
 	if (fstat(fd, &st) != 0 ||
-		!read_all(fd, &hdr, sizeof(hdr)) ||
+		!ssd_cache_read_all(fd, &hdr, sizeof(hdr)) ||
 		hdr.magic != TEMPERATURES_MAGIC || hdr.format != TEMPERATURES_FORMAT ||
 		hdr.count > (uint64) st.st_size / sizeof(SsdSavedRegion) ||
 		(uint64) st.st_size != sizeof(hdr) + hdr.count * sizeof(SsdSavedRegion))
@@ -258,7 +258,7 @@ ssd_cache_load_temperatures(void)
 		{
 			uint64		n = Min(hdr.count - done, (uint64) LOAD_CHUNK);
 
-			if (!read_all(fd, chunk, n * sizeof(SsdSavedRegion)))
+			if (!ssd_cache_read_all(fd, chunk, n * sizeof(SsdSavedRegion)))
 			{
 				ok = false;
 				break;

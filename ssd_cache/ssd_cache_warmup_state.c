@@ -37,6 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "ssd_cache.h"
+#include "ssd_cache_temperatures.h"
 #include "ssd_cache_warmup.h"
 
 #define WARMUP_MAGIC	0x53435755	/* "SCWU" */
@@ -138,32 +139,6 @@ collect_buffers(WarmupPage *pages)
 	return n;
 }
 
-static bool
-write_all(int fd, const void *data, Size len)
-{
-	const char *p = data;
-
-	while (len > 0)
-	{
-		ssize_t		done;
-
-		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_WRITE);
-		done = write(fd, p, Min(len, (Size) (64 << 20)));
-		pgstat_report_wait_end();
-		if (done < 0 && errno == EINTR)
-			continue;
-		if (done <= 0)
-		{
-			if (done == 0)
-				errno = ENOSPC;
-			return false;
-		}
-		p += done;
-		len -= done;
-	}
-	return true;
-}
-
 /*
  * Record shared_buffers now.  Returns false (after a LOG) if the file could
  * not be written; the previous one then stays.
@@ -202,8 +177,8 @@ warmup_record(WarmupStateInfo *info, double *elapsed_ms)
 		pfree(pages);
 		return false;
 	}
-	ok = write_all(fd, &hdr, sizeof(hdr)) &&
-		write_all(fd, pages, sizeof(WarmupPage) * (Size) hdr.npages);
+	ok = ssd_cache_write_all(fd, &hdr, sizeof(hdr)) &&
+		ssd_cache_write_all(fd, pages, sizeof(WarmupPage) * (Size) hdr.npages);
 	if (ok && ssd_cache_fault_enabled("warmup_record_crash"))
 	{
 		/* test only: die with half a file written and nothing renamed */
@@ -243,25 +218,6 @@ warmup_record(WarmupStateInfo *info, double *elapsed_ms)
 	return true;
 }
 
-static bool
-read_all(int fd, void *data, Size len)
-{
-	char	   *p = data;
-
-	while (len > 0)
-	{
-		ssize_t		done = read(fd, p, Min(len, (Size) (64 << 20)));
-
-		if (done < 0 && errno == EINTR)
-			continue;
-		if (done <= 0)
-			return false;
-		p += done;
-		len -= done;
-	}
-	return true;
-}
-
 static void *
 ignore_file(int fd, void *pages, const char *why)
 {
@@ -298,7 +254,7 @@ warmup_read_state(WarmupStateInfo *info, uint32 max_pages)
 		return NULL;
 	}
 	if (fstat(fd, &st) != 0 || st.st_size < (off_t) sizeof(hdr) ||
-		!read_all(fd, &hdr, sizeof(hdr)))
+		!ssd_cache_read_all(fd, &hdr, sizeof(hdr)))
 		return ignore_file(fd, NULL, "it is shorter than its header");
 	if (hdr.magic != WARMUP_MAGIC)
 		return ignore_file(fd, NULL, "it is not a warm-up state file");
@@ -313,7 +269,7 @@ warmup_read_state(WarmupStateInfo *info, uint32 max_pages)
 		return ignore_file(fd, NULL, "its size does not match its page count");
 	pages = MemoryContextAllocHuge(CurrentMemoryContext,
 								   sizeof(WarmupPage) * Max((Size) hdr.npages, 1));
-	if (!read_all(fd, pages, sizeof(WarmupPage) * (Size) hdr.npages))
+	if (!ssd_cache_read_all(fd, pages, sizeof(WarmupPage) * (Size) hdr.npages))
 		return ignore_file(fd, pages, "it could not be read whole");
 	if (state_crc(&hdr, pages) != hdr.crc)
 		return ignore_file(fd, pages, "its checksum does not match");
