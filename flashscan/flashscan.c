@@ -49,6 +49,7 @@ _PG_init(void)
 							PAX_MIN_GROUP_BLOCKS, PAX_MAX_GROUP_BLOCKS,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	flashscan_scan_init();
+	flashjoin_plan_init();
 	MarkGUCPrefixReserved("flashscan");
 	pax_writer_init();
 	pax_ddl_init();

@@ -8,9 +8,40 @@
 #ifndef FLASHSCAN_H
 #define FLASHSCAN_H
 
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+
 /* flashscan_scan.c */
 extern bool flashscan_enable;
 extern bool flashscan_selection_first;
 extern void flashscan_scan_init(void);
+extern bool flashscan_is_pax_relation(RangeTblEntry *rte);
+extern CustomPath *flashscan_create_path(PlannerInfo *root, RelOptInfo *rel,
+										 PathTarget *target);
+extern bool flashscan_is_path(Path *path);
+extern double flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts,
+									  double rows_per_group);
+
+/* flashjoin_plan.c */
+typedef enum FlashJoinMode
+{
+	FLASHJOIN_OFF,
+	FLASHJOIN_REWRITE,
+	FLASHJOIN_COST
+} FlashJoinMode;
+
+typedef enum FlashFetchMode
+{
+	FLASHFETCH_AUTO,
+	FLASHFETCH_NAIVE,
+	FLASHFETCH_SORTED
+} FlashFetchMode;
+
+extern int	flashjoin_mode;
+extern int	flashjoin_fetch_mode;
+extern void flashjoin_plan_init(void);
+
+/* flashjoin_fetch.c */
+extern const CustomScanMethods *flashjoin_fetch_scan_methods(void);
 
 #endif							/* FLASHSCAN_H */

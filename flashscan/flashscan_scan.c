@@ -162,8 +162,8 @@ static const CustomExecMethods flashscan_exec_methods = {
  */
 
 /* Is this base relation a plain pax table? */
-static bool
-is_pax_relation(RangeTblEntry *rte)
+bool
+flashscan_is_pax_relation(RangeTblEntry *rte)
 {
 	Relation	r;
 	bool		result;
@@ -184,7 +184,7 @@ is_pax_relation(RangeTblEntry *rte)
  * cannot produce or the whole row.
  */
 static bool
-needed_columns(RelOptInfo *rel, Index relid, List *clauses, List **qual_atts,
+needed_columns(List *target_exprs, Index relid, List *clauses, List **qual_atts,
 			   List **proj_atts)
 {
 	Bitmapset  *qa = NULL;
@@ -194,7 +194,7 @@ needed_columns(RelOptInfo *rel, Index relid, List *clauses, List **qual_atts,
 
 	foreach(lc, clauses)
 		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, relid, &qa);
-	pull_varattnos((Node *) rel->reltarget->exprs, relid, &pa);
+	pull_varattnos((Node *) target_exprs, relid, &pa);
 
 	*qual_atts = *proj_atts = NIL;
 	x = -1;
@@ -225,8 +225,8 @@ needed_columns(RelOptInfo *rel, Index relid, List *clauses, List **qual_atts,
 }
 
 /* Blocks a group spends on the given columns, from their average widths. */
-static double
-column_blocks_per_group(Oid relid, TupleDesc desc, List *atts, double rows_per_group)
+double
+flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts, double rows_per_group)
 {
 	double		blocks = 0;
 	ListCell   *lc;
@@ -243,9 +243,16 @@ column_blocks_per_group(Oid relid, TupleDesc desc, List *atts, double rows_per_g
 	return blocks;
 }
 
-static void
-add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+/*
+ * A FlashScan path of rel producing target (rel->reltarget, or a narrower
+ * one: FlashJoin's join kernel reads only keys and ctid), NULL when the
+ * query needs what FlashScan cannot produce (a whole row, a system column
+ * other than ctid and tableoid).
+ */
+CustomPath *
+flashscan_create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
 {
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
 	Relation	r = relation_open(rte->relid, NoLock);
 	TupleDesc	desc = RelationGetDescr(r);
 	List	   *qual_atts,
@@ -276,10 +283,10 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	clauses = rel->baserestrictinfo;
 	if (param_info)
 		clauses = list_concat_copy(clauses, param_info->ppi_clauses);
-	if (!needed_columns(rel, rel->relid, clauses, &qual_atts, &proj_atts))
+	if (!needed_columns(target->exprs, rel->relid, clauses, &qual_atts, &proj_atts))
 	{
 		relation_close(r, NoLock);
-		return;
+		return NULL;
 	}
 	group_blocks = pax_relation_group_blocks(r);
 	ngroups = Max(1.0, ceil(rel->pages / group_blocks));
@@ -288,8 +295,8 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		Min(1.0, (param_info ? param_info->ppi_rows : rel->rows) / rel->tuples) : 1.0;
 	p_hit = (qual_atts != NIL && flashscan_selection_first) ?
 		1.0 - pow(1.0 - selectivity, rows_per_group) : 1.0;
-	blocks = ngroups * (column_blocks_per_group(rte->relid, desc, qual_atts, rows_per_group) +
-						p_hit * column_blocks_per_group(rte->relid, desc, proj_atts, rows_per_group));
+	blocks = ngroups * (flashscan_column_blocks(rte->relid, desc, qual_atts, rows_per_group) +
+						p_hit * flashscan_column_blocks(rte->relid, desc, proj_atts, rows_per_group));
 	blocks = Min(blocks, (double) rel->pages);
 	relation_close(r, NoLock);
 
@@ -297,18 +304,36 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	cost_qual_eval(&qcost, clauses, root);
 
 	cpath = ssdkit_base_custom_path(rel, &flashscan_path_methods);
+	cpath->path.pathtarget = target;
 	cpath->path.param_info = param_info;
 	if (param_info)
 		cpath->path.rows = param_info->ppi_rows;
 	cpu_per_tuple = cpu_tuple_cost + qcost.per_tuple;
-	cpath->path.startup_cost = qcost.startup + rel->reltarget->cost.startup;
+	cpath->path.startup_cost = qcost.startup + target->cost.startup;
 	/* blocks are read in whole minipages: sequential within, prefetched across */
 	cpath->path.total_cost = cpath->path.startup_cost + blocks * spc_seq +
-		rel->tuples * cpu_per_tuple + cpath->path.rows * rel->reltarget->cost.per_tuple;
+		rel->tuples * cpu_per_tuple + cpath->path.rows * target->cost.per_tuple;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION | CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make2(qual_atts, proj_atts);
-	add_path(rel, &cpath->path);
+	return cpath;
+}
+
+/* Is path a FlashScan? */
+bool
+flashscan_is_path(Path *path)
+{
+	return IsA(path, CustomPath) &&
+		((CustomPath *) path)->methods == &flashscan_path_methods;
+}
+
+static void
+add_flashscan_path(PlannerInfo *root, RelOptInfo *rel)
+{
+	CustomPath *cpath = flashscan_create_path(root, rel, rel->reltarget);
+
+	if (cpath != NULL)
+		add_path(rel, &cpath->path);
 }
 
 /*
@@ -505,11 +530,11 @@ flashscan_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	if ((rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
-		!is_pax_relation(rte))
+		!flashscan_is_pax_relation(rte))
 		return;
 	price_pax_bitmap_paths(root, rel, rte);
 	if (flashscan_enable && rel->reloptkind == RELOPT_BASEREL)
-		add_flashscan_path(root, rel, rte);
+		add_flashscan_path(root, rel);
 }
 
 static Plan *

@@ -60,6 +60,7 @@
 #include "storage/smgr.h"
 #include "utils/rel.h"
 #include "utils/snapshot.h"
+#include "access/relscan.h"
 #include "access/tableam.h"
 #include "nodes/lockoptions.h"
 
@@ -426,7 +427,7 @@ extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);
 extern bool pax_xmin_visible(TransactionId xmin, CommandId cmin, Snapshot snapshot);
 extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
 									BlockNumber delta_block);
-extern void pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+extern uint32 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
 extern void pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
@@ -457,7 +458,7 @@ extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRow
 extern uint32 pax_delta_nrows(Relation rel, PaxGroupEntry *g);
 extern bool pax_delta_row_header(Relation rel, PaxGroupEntry *g, uint64 rownum,
 								 PaxDeltaRowHeader *hdr);
-extern void pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+extern uint32 pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 								   const bool *needed, PaxColumnData *cols,
 								   BufferAccessStrategy strategy, uint64 *blocks_read);
 extern bool pax_delta_seal(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin);
@@ -565,6 +566,44 @@ extern void pax_bitmap_init(void);
 
 /* pax_handler.c */
 extern const TableAmRoutine *pax_table_am_routine(void);
+
+/* pax_slot.c: filling a pax slot */
+extern void pax_store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri,
+								  Relation rel);
+extern void pax_store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
+						  const bool *needed, PaxGroupEntry *g, uint32 ri, Relation rel);
+extern bool *pax_all_columns(TupleDesc desc);
+
+/* pax_fetch.c: rows by TID */
+typedef struct PaxFetch
+{
+	IndexFetchTableData base;	/* first: the index AM's fetch is one */
+	PaxDirectory *dir;
+	bool		dir_cached;		/* dir is the backend's cached copy, not ours */
+	PaxGroupEntry *cur;			/* group whose needed columns cols hold, decoded */
+	PaxGroupEntry *last;		/* group of the previous fetch */
+	PaxColumnData *cols;
+	bool	   *needed;
+	MemoryContext cxt;
+	/* what it did, for EXPLAIN ANALYZE of FlashJoin's fetch kernel */
+	uint64		rows_fetched;
+	uint64		groups_decoded;	/* whole-group decodes of the needed columns */
+	uint64		blocks_read;	/* blocks those decodes read */
+	uint32		cur_rows;		/* rows of cur decoded (a delta page grows) */
+} PaxFetch;
+
+extern IndexFetchTableData *pax_index_fetch_begin(Relation rel);
+extern void pax_index_fetch_reset(IndexFetchTableData *scan);
+extern void pax_index_fetch_end(IndexFetchTableData *scan);
+extern bool pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
+								  Snapshot snapshot, TupleTableSlot *slot,
+								  bool *call_again, bool *all_dead);
+extern PaxFetch *pax_fetch_begin(Relation rel, const bool *needed);
+extern void pax_fetch_end(PaxFetch *f);
+extern bool pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
+						  TupleTableSlot *slot, bool *all_dead);
+extern bool pax_fetch_unwritten_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
+									TupleTableSlot *slot);
 extern bool pax_fetch_row_columns(Relation rel, ItemPointer tid, Snapshot snapshot,
 								  TupleTableSlot *slot, const Bitmapset *attrs);
 

@@ -307,9 +307,10 @@ pax_delta_row_header(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxDeltaRowH
  * pax_read_columns() does for a group.  Each column keeps its own copy of
  * the page for its by-reference values to point into, so that a later read
  * of other columns (FlashScan's second pass) leaves them valid.  Row
- * numbers the page does not hold (yet) read as NULL.
+ * numbers the page does not hold (yet) read as NULL.  Returns how many rows
+ * the page held.
  */
-void
+uint32
 pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 					   const bool *needed, PaxColumnData *cols,
 					   BufferAccessStrategy strategy, uint64 *blocks_read)
@@ -365,6 +366,7 @@ pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 			cols[att].isnull[i] = true;
 		}
 	}
+	return n;
 }
 
 /*

@@ -85,7 +85,7 @@ typedef struct PaxScanDescData
 	PaxDeltaRowHeader *analyze_hdrs;	/* a delta group's row headers */
 	uint32		analyze_nhdrs;	/* rows the delta page holds */
 	/* TABLESAMPLE and bitmap scans: rows fetched by TID */
-	struct PaxIndexFetchData *row_fetch;
+	PaxFetch *row_fetch;
 	/* TABLESAMPLE: TID blocks of PAX_ROWS_PER_TID_BLOCK row numbers */
 	BlockNumber sample_nblocks;
 	BlockNumber sample_block;	/* current one, or InvalidBlockNumber */
@@ -104,66 +104,7 @@ typedef struct PaxParallelScanDescData
 	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
 } PaxParallelScanDescData;
 
-static IndexFetchTableData *pax_index_fetch_begin(Relation rel);
-static bool fetch_row(struct PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
-					  TupleTableSlot *slot, bool *all_dead);
 
-typedef struct PaxIndexFetchData
-{
-	IndexFetchTableData base;
-	PaxDirectory *dir;
-	bool		dir_cached;		/* dir is the backend's cached copy, not ours */
-	PaxGroupEntry *cur;			/* group whose needed columns cols hold, decoded */
-	PaxGroupEntry *last;		/* group of the previous fetch */
-	PaxColumnData *cols;
-	bool	   *needed;
-	MemoryContext cxt;
-} PaxIndexFetchData;
-
-/* Store the values filled into slot as row ri of group g of rel. */
-static void
-store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri, Relation rel)
-{
-	ExecStoreVirtualTuple(slot);
-	pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
-	slot->tts_tableOid = RelationGetRelid(rel);
-	pax_slot_set_origin(slot, rel, g, g->first_rownum + ri);
-}
-
-/* Fill a virtual slot with row ri of the decoded columns. */
-static void
-store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
-		  const bool *needed, PaxGroupEntry *g, uint32 ri, Relation rel)
-{
-	int			att;
-
-	ExecClearTuple(slot);
-	for (att = 0; att < desc->natts; att++)
-	{
-		if (needed[att])
-		{
-			slot->tts_values[att] = cols[att].values[ri];
-			slot->tts_isnull[att] = cols[att].isnull[ri];
-		}
-		else
-		{
-			slot->tts_values[att] = (Datum) 0;
-			slot->tts_isnull[att] = true;
-		}
-	}
-	store_virtual_row(slot, g, ri, rel);
-}
-
-static bool *
-all_columns(TupleDesc desc)
-{
-	bool	   *needed = palloc(sizeof(bool) * Max(desc->natts, 1));
-	int			att;
-
-	for (att = 0; att < desc->natts; att++)
-		needed[att] = !TupleDescAttr(desc, att)->attisdropped;
-	return needed;
-}
 
 static const TupleTableSlotOps *
 pax_slot_callbacks(Relation rel)
@@ -216,7 +157,7 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	/* bitmap scans fetch by TID through row_fetch, which reads its own */
 	if (!(flags & SO_TYPE_BITMAPSCAN))
 		scan->dir = pax_read_directory(rel, cxt);
-	scan->needed = all_columns(desc);
+	scan->needed = pax_all_columns(desc);
 	scan->needed_desc = desc;
 	scan->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
 	scan->gi = -1;
@@ -229,7 +170,7 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	if (flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
 	if (flags & (SO_TYPE_SAMPLESCAN | SO_TYPE_BITMAPSCAN))
-		scan->row_fetch = (struct PaxIndexFetchData *) pax_index_fetch_begin(rel);
+		scan->row_fetch = (PaxFetch *) pax_index_fetch_begin(rel);
 	if (flags & SO_TYPE_SAMPLESCAN)
 		sample_reset(scan);
 	if ((flags & SO_ALLOW_STRAT) &&
@@ -358,7 +299,7 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 		 */
 		if (scan->needed_desc != desc)
 		{
-			scan->needed = all_columns(desc);
+			scan->needed = pax_all_columns(desc);
 			scan->needed_desc = desc;
 		}
 		pax_read_columns(scan->base.rs_rd, g, desc, scan->needed, scan->cols,
@@ -387,7 +328,7 @@ pax_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 				continue;
 			if (scan->ri >= 0 && scan->ri < g->nrows)
 			{
-				store_row(slot, slot->tts_tupleDescriptor, scan->cols,
+				pax_store_row(slot, slot->tts_tupleDescriptor, scan->cols,
 						  scan->needed, g, (uint32) scan->ri, sscan->rs_rd);
 				pgstat_count_heap_getnext(sscan->rs_rd);
 				return true;
@@ -427,229 +368,9 @@ pax_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
 }
 
 /* ------------------------------------------------------------------------
- * Fetching rows by TID (index scans, triggers, constraint checks)
+ * Row versions by TID (the row fetches themselves are pax_fetch.c's)
  * ------------------------------------------------------------------------
  */
-
-static IndexFetchTableData *
-pax_index_fetch_begin(Relation rel)
-{
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "pax fetch",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	PaxIndexFetchData *f = palloc0(sizeof(PaxIndexFetchData));
-
-	/* rows still in this backend's write buffer are served from it (fetch_row) */
-	f->base.rel = rel;
-	f->cxt = cxt;
-	f->needed = all_columns(RelationGetDescr(rel));
-	f->cols = palloc0(sizeof(PaxColumnData) * Max(RelationGetDescr(rel)->natts, 1));
-	MemoryContextSwitchTo(old);
-	return &f->base;
-}
-
-static void
-pax_index_fetch_reset(IndexFetchTableData *scan)
-{
-}
-
-static void
-pax_index_fetch_end(IndexFetchTableData *scan)
-{
-	MemoryContextDelete(((PaxIndexFetchData *) scan)->cxt);
-}
-
-/*
- * The group holding a TID, reading the directory again when the TID is not
- * in the copy we have and the directory changed since.
- */
-static PaxGroupEntry *
-fetch_find_group(PaxIndexFetchData *f, ItemPointer tid)
-{
-	uint64		rownum = pax_tid_to_rownum(tid);
-	PaxGroupEntry *g = NULL;
-	uint64		version = 0;
-
-	if (!ItemPointerIsValid(tid))
-		return NULL;
-	if (f->dir != NULL)
-		g = pax_find_group(f->dir, rownum);
-	if (g != NULL)
-		return g;
-	if (f->dir_cached)
-	{
-		/* refreshed if the directory changed */
-		f->dir = pax_current_directory(f->base.rel);
-		f->cur = f->last = NULL;
-		return pax_find_group(f->dir, rownum);
-	}
-	if (f->dir != NULL)
-		pax_meta_counters(f->base.rel, NULL, &version);
-	if (f->dir == NULL || version != f->dir->version)
-	{
-		MemoryContext dircxt = AllocSetContextCreate(f->cxt, "pax fetch directory",
-													 ALLOCSET_DEFAULT_SIZES);
-
-		if (f->dir != NULL)
-			MemoryContextDelete(f->dir->cxt);
-		f->dir = pax_read_directory(f->base.rel, dircxt);
-		f->cur = f->last = NULL;
-		g = pax_find_group(f->dir, rownum);
-	}
-	return g;
-}
-
-/*
- * A row that is in no group yet: in this backend's write buffer, or in
- * another writer's, which only a dirty snapshot (a unique-index check)
- * must learn about: it reports the writer so that the caller waits for it
- * and looks again.
- */
-static bool
-fetch_unwritten_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
-					TupleTableSlot *slot)
-{
-	uint64		rownum = pax_tid_to_rownum(tid);
-	CommandId	cid;
-	TransactionId owner;
-
-	if (pax_buffered_row(f->base.rel, rownum, slot, &cid))
-	{
-		if (snapshot->snapshot_type == SNAPSHOT_MVCC && cid >= snapshot->curcid)
-			return false;
-		if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
-			snapshot->xmin = snapshot->xmax = InvalidTransactionId;
-		return snapshot->snapshot_type != SNAPSHOT_HISTORIC_MVCC;
-	}
-	if (snapshot->snapshot_type != SNAPSHOT_DIRTY)
-	{
-		/* a concurrent writer's row: a rw-conflict for a serializable reader */
-		if (IsMVCCSnapshot(snapshot) &&
-			CheckForSerializableConflictOutNeeded(f->base.rel, snapshot))
-			pax_conflict_out(f->base.rel, pax_reservation_owner(f->base.rel, rownum),
-							 snapshot);
-		return false;
-	}
-	owner = pax_reservation_owner(f->base.rel, rownum);
-	if (!TransactionIdIsValid(owner) || TransactionIdIsCurrentTransactionId(owner) ||
-		!TransactionIdIsInProgress(owner))
-		return false;
-	snapshot->xmin = owner;
-	snapshot->xmax = InvalidTransactionId;
-	snapshot->speculativeToken = 0;
-	/* the caller only waits for owner; the slot holds no values */
-	ExecClearTuple(slot);
-	ExecStoreAllNullTuple(slot);
-	slot->tts_tid = *tid;
-	return true;
-}
-
-static bool
-fetch_row(PaxIndexFetchData *f, ItemPointer tid, Snapshot snapshot,
-		  TupleTableSlot *slot, bool *all_dead)
-{
-	PaxGroupEntry *g = fetch_find_group(f, tid);
-	MemoryContext old;
-	uint32		ri;
-
-	if (all_dead)
-		*all_dead = false;
-	if (g == NULL)
-		return ItemPointerIsValid(tid) && fetch_unwritten_row(f, tid, snapshot, slot);
-	if (!pax_group_visible_to_reader(f->base.rel, g, snapshot))
-	{
-		if (all_dead)
-			*all_dead = (g->flags & PAX_GROUP_ABORTED) != 0;
-		return false;
-	}
-	if (!pax_row_visible(f->base.rel, g, pax_tid_to_rownum(tid), snapshot, all_dead))
-		return false;
-	/*
-	 * A fetch in another group than the last one reads just its row; a
-	 * second one in a row in the same group (a range or bitmap-ordered
-	 * scan) decodes the group's needed columns once for the fetches that
-	 * follow.  A delta page is decoded every time: it may have gained rows.
-	 */
-	ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
-	old = MemoryContextSwitchTo(f->cxt);
-	if (!PaxGroupIsDelta(g) && f->cur != g && f->last != g)
-	{
-		ExecClearTuple(slot);
-		pax_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
-					 slot->tts_values, slot->tts_isnull);
-		store_virtual_row(slot, g, ri, f->base.rel);
-		f->cur = NULL;			/* cols no longer hold a decoded group */
-	}
-	else
-	{
-		if (f->cur != g || PaxGroupIsDelta(g))
-		{
-			pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor, f->needed,
-							 f->cols, NULL, NULL);
-			f->cur = g;
-		}
-		store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g, ri, f->base.rel);
-	}
-	MemoryContextSwitchTo(old);
-	f->last = g;
-	return true;
-}
-
-static bool
-pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
-					  Snapshot snapshot, TupleTableSlot *slot,
-					  bool *call_again, bool *all_dead)
-{
-	bool		found;
-
-	*call_again = false;
-	found = fetch_row((PaxIndexFetchData *) scan, tid, snapshot, slot, all_dead);
-
-	/*
-	 * SERIALIZABLE: the row read, as heap locks the tuple it returns (the
-	 * index AM locks the index pages it read, which covers rows not found).
-	 */
-	if (found && IsMVCCSnapshot(snapshot))
-		PredicateLockTID(scan->rel, tid, snapshot, InvalidTransactionId);
-	return found;
-}
-
-/*
- * One row version: every column, or (attrs not NULL) only those in attrs
- * (attribute numbers offset by FirstLowInvalidHeapAttributeNumber, as
- * RelationGetIndexAttrBitmap() gives them), the others NULL.
- */
-bool
-pax_fetch_row_columns(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
-					  const Bitmapset *attrs)
-{
-	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(rel);
-	bool		found;
-
-	if (attrs != NULL)
-	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		int			att;
-
-		for (att = 0; att < desc->natts; att++)
-			f->needed[att] = !TupleDescAttr(desc, att)->attisdropped &&
-				bms_is_member(att + 1 - FirstLowInvalidHeapAttributeNumber, attrs);
-	}
-
-	/*
-	 * One row, often one per updated or locked row: the backend's cached
-	 * directory serves instead of reading the directory for every call.
-	 */
-	f->dir = pax_current_directory(rel);
-	f->dir_cached = true;
-	found = fetch_row(f, tid, snapshot, slot, NULL);
-
-	/* the slot's values point into the fetch's memory: keep a copy */
-	if (found)
-		ExecMaterializeSlot(slot);
-	pax_index_fetch_end(&f->base);
-	return found;
-}
 
 static bool
 pax_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
@@ -682,7 +403,7 @@ pax_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 static bool
 pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
-	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(rel);
+	PaxFetch *f = (PaxFetch *) pax_index_fetch_begin(rel);
 	PaxDirectory *dir = pax_current_directory(rel);
 	uint64		rownum = pax_tid_to_rownum(&slot->tts_tid);
 	int			gi = ItemPointerIsValid(&slot->tts_tid) ? pax_find_group_index(dir, rownum) : -1;
@@ -695,7 +416,7 @@ pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapsh
 	{
 		TupleTableSlot *tmp = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
 
-		visible = fetch_unwritten_row(f, &slot->tts_tid, snapshot, tmp);
+		visible = pax_fetch_unwritten_row(f, &slot->tts_tid, snapshot, tmp);
 		ExecDropSingleTupleTableSlot(tmp);
 	}
 
@@ -1046,7 +767,7 @@ pax_relation_copy_data(Relation rel, const RelFileNode *newrnode)
  * committed before every snapshot (OldestXmin), finished lockers' states.
  */
 static void
-copy_row(PaxIndexFetchData *f, PaxCopyWriter *w, ItemPointer tid, TransactionId OldestXmin,
+copy_row(PaxFetch *f, PaxCopyWriter *w, ItemPointer tid, TransactionId OldestXmin,
 		 TupleTableSlot *slot, double *num_tuples, double *tups_vacuumed,
 		 double *tups_recently_dead)
 {
@@ -1068,7 +789,7 @@ copy_row(PaxIndexFetchData *f, PaxCopyWriter *w, ItemPointer tid, TransactionId 
 		return;
 	}
 	/* stored at all?  (sparse groups, delta pages) */
-	if (!fetch_row(f, tid, SnapshotAny, slot, NULL))
+	if (!pax_fetch_row(f, tid, SnapshotAny, slot, NULL))
 		return;
 	xmin = g->xmin;
 	cmin = g->cmin;
@@ -1152,7 +873,7 @@ pax_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  double *num_tuples, double *tups_vacuumed,
 							  double *tups_recently_dead)
 {
-	PaxIndexFetchData *f = (PaxIndexFetchData *) pax_index_fetch_begin(OldTable);
+	PaxFetch *f = (PaxFetch *) pax_index_fetch_begin(OldTable);
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(OldTable), &TTSOpsVirtual);
 	PaxCopyWriter *w;
 	PaxDirectory *dir;
@@ -1367,7 +1088,7 @@ pax_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 			*deadrows += 1;
 			continue;
 		}
-		store_row(slot, RelationGetDescr(sscan->rs_rd), scan->cols, scan->needed,
+		pax_store_row(slot, RelationGetDescr(sscan->rs_rd), scan->cols, scan->needed,
 				  g, ri, sscan->rs_rd);
 		*liverows += 1;
 		return true;
@@ -1419,7 +1140,7 @@ pax_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 			return false;
 		}
 		ItemPointerSet(&tid, scan->sample_block, off);
-		if (fetch_row(scan->row_fetch, &tid, sscan->rs_snapshot, slot, NULL))
+		if (pax_fetch_row(scan->row_fetch, &tid, sscan->rs_snapshot, slot, NULL))
 		{
 			pgstat_count_heap_getnext(sscan->rs_rd);
 			return true;
@@ -1479,7 +1200,7 @@ pax_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
 
 		CHECK_FOR_INTERRUPTS();
 		ItemPointerSet(&tid, scan->bm_block, scan->bm_offsets[scan->bm_next++]);
-		if (fetch_row(scan->row_fetch, &tid, sscan->rs_snapshot, slot, NULL))
+		if (pax_fetch_row(scan->row_fetch, &tid, sscan->rs_snapshot, slot, NULL))
 		{
 			/* SERIALIZABLE: the row read, as heap's bitmap scan locks it */
 			if (IsMVCCSnapshot(sscan->rs_snapshot))

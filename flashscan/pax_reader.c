@@ -166,10 +166,12 @@ read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
 /*
  * Decode the needed columns of a group into cols[] (their arrays are reused,
  * and grown in the current memory context, which must therefore live as
- * long as cols), counting the blocks read into *blocks_read.  Columns added after the group was written read
- * as their default (attmissingval) or NULL; dropped columns as NULL.
+ * long as cols), counting the blocks read into *blocks_read.  Columns added
+ * after the group was written read as their default (attmissingval) or
+ * NULL; dropped columns as NULL.  Returns the rows decoded: a delta page's
+ * may be fewer than its group's span, and grow later.
  */
-void
+uint32
 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 				 const bool *needed, PaxColumnData *cols,
 				 BufferAccessStrategy strategy, uint64 *blocks_read)
@@ -193,10 +195,7 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 		}
 	}
 	if (PaxGroupIsDelta(g))
-	{
-		pax_delta_read_columns(rel, g, desc, needed, cols, strategy, blocks_read);
-		return;
-	}
+		return pax_delta_read_columns(rel, g, desc, needed, cols, strategy, blocks_read);
 	for (att = 0; att < desc->natts; att++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, att);
@@ -249,6 +248,7 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 	}
 	if (BufferIsValid(pinned))
 		ReleaseBuffer(pinned);
+	return g->nrows;
 }
 
 /*

@@ -155,3 +155,48 @@ pax_slot_set_origin(TupleTableSlot *slot, Relation rel, PaxGroupEntry *g, uint64
 	ps->group = g;
 	ps->rownum = rownum;
 }
+
+/* Store the values filled into slot as row ri of group g of rel. */
+void
+pax_store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri, Relation rel)
+{
+	ExecStoreVirtualTuple(slot);
+	pax_rownum_to_tid(g->first_rownum + ri, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pax_slot_set_origin(slot, rel, g, g->first_rownum + ri);
+}
+
+/* Fill a virtual slot with row ri of the decoded columns. */
+void
+pax_store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
+		  const bool *needed, PaxGroupEntry *g, uint32 ri, Relation rel)
+{
+	int			att;
+
+	ExecClearTuple(slot);
+	for (att = 0; att < desc->natts; att++)
+	{
+		if (needed[att])
+		{
+			slot->tts_values[att] = cols[att].values[ri];
+			slot->tts_isnull[att] = cols[att].isnull[ri];
+		}
+		else
+		{
+			slot->tts_values[att] = (Datum) 0;
+			slot->tts_isnull[att] = true;
+		}
+	}
+	pax_store_virtual_row(slot, g, ri, rel);
+}
+
+bool *
+pax_all_columns(TupleDesc desc)
+{
+	bool	   *needed = palloc(sizeof(bool) * Max(desc->natts, 1));
+	int			att;
+
+	for (att = 0; att < desc->natts; att++)
+		needed[att] = !TupleDescAttr(desc, att)->attisdropped;
+	return needed;
+}

@@ -1,0 +1,274 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_fetch.c
+ *	  Fetching pax rows by TID: index scans, bitmap and sample scans, DML's
+ *	  re-reads of a row, CLUSTER's copy, and FlashJoin's fetch kernel.
+ *
+ * A fetch keeps a copy of the table's group directory and the decoded
+ * needed columns of the last group it decoded: a fetch in another group
+ * than the last one reads just its row's values; a second fetch in a row
+ * in the same group decodes the group's needed columns once for the
+ * fetches that follow (a range scan, a bitmap scan, a fetch in TID order).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/sysattr.h"
+#include "access/tableam.h"
+#include "access/transam.h"
+#include "executor/tuptable.h"
+#include "storage/predicate.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "pax.h"
+
+/*
+ * A fetch of the needed columns (NULL: every column not dropped) of rows of
+ * rel, in a memory context of its own under the current one.
+ */
+PaxFetch *
+pax_fetch_begin(Relation rel, const bool *needed)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "pax fetch",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PaxFetch   *f = palloc0(sizeof(PaxFetch));
+
+	/* rows still in this backend's write buffer are served from it (pax_fetch_row) */
+	f->base.rel = rel;
+	f->cxt = cxt;
+	f->needed = pax_all_columns(desc);
+	if (needed != NULL)
+		memcpy(f->needed, needed, sizeof(bool) * desc->natts);
+	f->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
+	MemoryContextSwitchTo(old);
+	return f;
+}
+
+void
+pax_fetch_end(PaxFetch *f)
+{
+	MemoryContextDelete(f->cxt);
+}
+
+IndexFetchTableData *
+pax_index_fetch_begin(Relation rel)
+{
+	return &pax_fetch_begin(rel, NULL)->base;
+}
+
+void
+pax_index_fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+void
+pax_index_fetch_end(IndexFetchTableData *scan)
+{
+	pax_fetch_end((PaxFetch *) scan);
+}
+
+/*
+ * The group holding a TID, reading the directory again when the TID is not
+ * in the copy we have and the directory changed since.
+ */
+static PaxGroupEntry *
+find_group(PaxFetch *f, ItemPointer tid)
+{
+	uint64		rownum = pax_tid_to_rownum(tid);
+	PaxGroupEntry *g = NULL;
+	uint64		version = 0;
+
+	if (!ItemPointerIsValid(tid))
+		return NULL;
+	if (f->dir != NULL)
+		g = pax_find_group(f->dir, rownum);
+	if (g != NULL)
+		return g;
+	if (f->dir_cached)
+	{
+		/* refreshed if the directory changed */
+		f->dir = pax_current_directory(f->base.rel);
+		f->cur = f->last = NULL;
+		return pax_find_group(f->dir, rownum);
+	}
+	if (f->dir != NULL)
+		pax_meta_counters(f->base.rel, NULL, &version);
+	if (f->dir == NULL || version != f->dir->version)
+	{
+		MemoryContext dircxt = AllocSetContextCreate(f->cxt, "pax fetch directory",
+													 ALLOCSET_DEFAULT_SIZES);
+
+		if (f->dir != NULL)
+			MemoryContextDelete(f->dir->cxt);
+		f->dir = pax_read_directory(f->base.rel, dircxt);
+		f->cur = f->last = NULL;
+		g = pax_find_group(f->dir, rownum);
+	}
+	return g;
+}
+
+/*
+ * A row that is in no group yet: in this backend's write buffer, or in
+ * another writer's, which only a dirty snapshot (a unique-index check)
+ * must learn about: it reports the writer so that the caller waits for it
+ * and looks again.
+ */
+bool
+pax_fetch_unwritten_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
+					TupleTableSlot *slot)
+{
+	uint64		rownum = pax_tid_to_rownum(tid);
+	CommandId	cid;
+	TransactionId owner;
+
+	if (pax_buffered_row(f->base.rel, rownum, slot, &cid))
+	{
+		if (snapshot->snapshot_type == SNAPSHOT_MVCC && cid >= snapshot->curcid)
+			return false;
+		if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+			snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+		return snapshot->snapshot_type != SNAPSHOT_HISTORIC_MVCC;
+	}
+	if (snapshot->snapshot_type != SNAPSHOT_DIRTY)
+	{
+		/* a concurrent writer's row: a rw-conflict for a serializable reader */
+		if (IsMVCCSnapshot(snapshot) &&
+			CheckForSerializableConflictOutNeeded(f->base.rel, snapshot))
+			pax_conflict_out(f->base.rel, pax_reservation_owner(f->base.rel, rownum),
+							 snapshot);
+		return false;
+	}
+	owner = pax_reservation_owner(f->base.rel, rownum);
+	if (!TransactionIdIsValid(owner) || TransactionIdIsCurrentTransactionId(owner) ||
+		!TransactionIdIsInProgress(owner))
+		return false;
+	snapshot->xmin = owner;
+	snapshot->xmax = InvalidTransactionId;
+	snapshot->speculativeToken = 0;
+	/* the caller only waits for owner; the slot holds no values */
+	ExecClearTuple(slot);
+	ExecStoreAllNullTuple(slot);
+	slot->tts_tid = *tid;
+	return true;
+}
+
+bool
+pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
+		  TupleTableSlot *slot, bool *all_dead)
+{
+	PaxGroupEntry *g = find_group(f, tid);
+	MemoryContext old;
+	uint32		ri;
+
+	if (all_dead)
+		*all_dead = false;
+	if (g == NULL)
+		return ItemPointerIsValid(tid) && pax_fetch_unwritten_row(f, tid, snapshot, slot);
+	if (!pax_group_visible_to_reader(f->base.rel, g, snapshot))
+	{
+		if (all_dead)
+			*all_dead = (g->flags & PAX_GROUP_ABORTED) != 0;
+		return false;
+	}
+	if (!pax_row_visible(f->base.rel, g, pax_tid_to_rownum(tid), snapshot, all_dead))
+		return false;
+	/*
+	 * A fetch in another group than the last one reads just its row; a
+	 * second one in a row in the same group (a range or bitmap-ordered
+	 * scan) decodes the group's needed columns once for the fetches that
+	 * follow.  A delta page may have gained rows since it was decoded: it is
+	 * decoded again for a row beyond those, and for any row when the
+	 * snapshot is not MVCC (a row it sees may be one whose insertion was
+	 * not finished then).  Under an MVCC snapshot a visible row's values
+	 * cannot change: an update writes a new row.
+	 */
+	ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
+	old = MemoryContextSwitchTo(f->cxt);
+	if (!PaxGroupIsDelta(g) && f->cur != g && f->last != g)
+	{
+		ExecClearTuple(slot);
+		pax_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
+					 slot->tts_values, slot->tts_isnull);
+		pax_store_virtual_row(slot, g, ri, f->base.rel);
+		f->cur = NULL;			/* cols no longer hold a decoded group */
+	}
+	else
+	{
+		if (f->cur != g ||
+			(PaxGroupIsDelta(g) && (ri >= f->cur_rows || !IsMVCCSnapshot(snapshot))))
+		{
+			f->cur_rows = pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor,
+										   f->needed, f->cols, NULL, &f->blocks_read);
+			f->cur = g;
+			f->groups_decoded++;
+		}
+		pax_store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g, ri, f->base.rel);
+	}
+	MemoryContextSwitchTo(old);
+	f->last = g;
+	f->rows_fetched++;
+	return true;
+}
+
+bool
+pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
+					  Snapshot snapshot, TupleTableSlot *slot,
+					  bool *call_again, bool *all_dead)
+{
+	bool		found;
+
+	*call_again = false;
+	found = pax_fetch_row((PaxFetch *) scan, tid, snapshot, slot, all_dead);
+
+	/*
+	 * SERIALIZABLE: the row read, as heap locks the tuple it returns (the
+	 * index AM locks the index pages it read, which covers rows not found).
+	 */
+	if (found && IsMVCCSnapshot(snapshot))
+		PredicateLockTID(scan->rel, tid, snapshot, InvalidTransactionId);
+	return found;
+}
+
+/*
+ * One row version: every column, or (attrs not NULL) only those in attrs
+ * (attribute numbers offset by FirstLowInvalidHeapAttributeNumber, as
+ * RelationGetIndexAttrBitmap() gives them), the others NULL.
+ */
+bool
+pax_fetch_row_columns(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+					  const Bitmapset *attrs)
+{
+	PaxFetch *f = (PaxFetch *) pax_index_fetch_begin(rel);
+	bool		found;
+
+	if (attrs != NULL)
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		int			att;
+
+		for (att = 0; att < desc->natts; att++)
+			f->needed[att] = !TupleDescAttr(desc, att)->attisdropped &&
+				bms_is_member(att + 1 - FirstLowInvalidHeapAttributeNumber, attrs);
+	}
+
+	/*
+	 * One row, often one per updated or locked row: the backend's cached
+	 * directory serves instead of reading the directory for every call.
+	 */
+	f->dir = pax_current_directory(rel);
+	f->dir_cached = true;
+	found = pax_fetch_row(f, tid, snapshot, slot, NULL);
+
+	/* the slot's values point into the fetch's memory: keep a copy */
+	if (found)
+		ExecMaterializeSlot(slot);
+	pax_index_fetch_end(&f->base);
+	return found;
+}
+
