@@ -70,6 +70,7 @@ typedef struct FlashFetchState
 {
 	CustomScanState css;
 	int			planned_mode;
+	bool		presorted;		/* the joins emit relation 0's rows in ctid order */
 	bool		sorted;			/* running sorted (planned or fallen back) */
 	bool		fell_back;
 	int			nrels;
@@ -125,6 +126,25 @@ fetch_create_state(CustomScan *cscan)
 	return (Node *) fs;
 }
 
+/*
+ * A sorted pass over a relation most of whose groups hold a fetched row
+ * reads them in order: prefetch a group ahead.  Sparse fetches are left to
+ * the rows' own reads.
+ */
+static void
+set_read_ahead(FlashFetchState *fs, bool sorted)
+{
+	int			i;
+
+	for (i = 0; i < fs->nrels; i++)
+	{
+		FetchRel   *fr = &fs->rels[i];
+		int			ngroups = pax_current_directory(fr->rel)->ngroups;
+
+		fr->fetch->read_ahead = sorted && (double) fr->est_groups * 2 >= ngroups;
+	}
+}
+
 static void
 fetch_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -136,6 +156,7 @@ fetch_begin(CustomScanState *node, EState *estate, int eflags)
 	int			i;
 
 	fs->planned_mode = intVal(linitial(priv));
+	fs->presorted = intVal(list_nth(priv, 7)) != 0;
 	fs->sorted = (fs->planned_mode == FLASHFETCH_SORTED);
 	fs->child = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
 	node->custom_ps = list_make1(fs->child);
@@ -177,6 +198,8 @@ fetch_begin(CustomScanState *node, EState *estate, int eflags)
 		fr->relslot = ExecAllocTableSlot(&estate->es_tupleTable, desc,
 										 table_slot_callbacks(fr->rel));
 	}
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		set_read_ahead(fs, fs->sorted);
 }
 
 /* Fetch relation fr's columns of the row in values/isnull. */
@@ -273,6 +296,7 @@ check_fallback(FlashFetchState *fs)
 		{
 			fs->sorted = true;
 			fs->fell_back = true;
+			set_read_ahead(fs, true);
 			return;
 		}
 }
@@ -313,10 +337,15 @@ fetch_next(ScanState *ss)
 				return ExecStoreVirtualTuple(slot);
 			}
 			ExecStoreVirtualTuple(slot);
-			/* in relation 0's ctid order: fetched as it comes */
+			/*
+			 * In relation 0's ctid order: fetched as it comes.  Only when the
+			 * joins were planned in one batch: the rows of a join's first
+			 * batch come in order too, and fetching them as they come would
+			 * read every group once for them and again for the sorted rest.
+			 */
 			tid = slot->tts_isnull[fs->rels[0].ctid_pos] ? NULL :
 				(ItemPointer) DatumGetPointer(slot->tts_values[fs->rels[0].ctid_pos]);
-			if (tid == NULL ||
+			if (tid == NULL || !fs->presorted ||
 				(fs->have_last && ItemPointerCompare(tid, &fs->last_in_order) < 0))
 			{
 				sort_put(fs, 0, slot);

@@ -460,13 +460,24 @@ try_flashjoin(PlannerInfo *root, Path *root_path)
 		FjLeaf	   *leaf = palloc0(sizeof(FjLeaf));
 		ListCell   *lc2;
 
+		List	   *qual_vars = NIL;
+
+		/*
+		 * The scan reads its own quals' columns anyway (selection first):
+		 * carrying them costs their width in the joins, fetching them again
+		 * a second read.
+		 */
 		leaf->rel = leafpath->parent;
+		foreach(lc2, leaf->rel->baserestrictinfo)
+			qual_vars = vars_union(qual_vars,
+								   pull_var_clause((Node *) ((RestrictInfo *) lfirst(lc2))->clause,
+												   PVC_RECURSE_PLACEHOLDERS));
 		foreach(lc2, required)
 		{
 			Var		   *v = lfirst(lc2);
 
 			if (v->varno == leaf->rel->relid && v->varattno > 0 &&
-				!var_member(cxt.join_vars, v))
+				!var_member(cxt.join_vars, v) && !var_member(qual_vars, v))
 			{
 				leaf->deferred = lappend(leaf->deferred, v);
 				leaf->width += get_attavgwidth(planner_rt_fetch(v->varno, root)->relid,
@@ -549,7 +560,8 @@ try_flashjoin(PlannerInfo *root, Path *root_path)
 			r = lappend_int(r, ((Var *) lfirst(lc2))->varattno);
 		rels = lappend(rels, r);
 	}
-	fetch->custom_private = list_make2(makeInteger(mode), rels);
+	fetch->custom_private = list_make3(makeInteger(mode), rels,
+									   makeInteger(((FjLeaf *) linitial(cxt.fetch))->presorted));
 
 	if (flashjoin_mode == FLASHJOIN_COST && fetch->path.total_cost >= root_path->total_cost)
 		return NULL;
@@ -696,7 +708,8 @@ tlist_position(List *tlist, Index varno, AttrNumber varattno)
  * relation in fetch order, its OID (range table indexes are offset by
  * setrefs when the query is a subquery, and custom_private is not), the
  * position of its ctid, the distinct groups expected, its attribute
- * numbers and their positions in the scan tuple, and its alias for EXPLAIN.
+ * numbers and their positions in the scan tuple, and its alias for EXPLAIN;
+ * then whether the first relation's rows are expected in ctid order.
  */
 static Plan *
 flashjoin_fetch_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -766,6 +779,8 @@ flashjoin_fetch_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									   groups, attnos);
 	cscan->custom_private = lappend(cscan->custom_private, positions);
 	cscan->custom_private = lappend(cscan->custom_private, names);
+	cscan->custom_private = lappend(cscan->custom_private,
+									lthird(best_path->custom_private));
 	cscan->methods = flashjoin_fetch_scan_methods();
 	return &cscan->scan.plan;
 }

@@ -590,6 +590,10 @@ typedef struct PaxFetch
 	uint64		groups_decoded;	/* whole-group decodes of the needed columns */
 	uint64		blocks_read;	/* blocks those decodes read */
 	uint32		cur_rows;		/* rows of cur decoded (a delta page grows) */
+	bool		read_ahead;		/* fetches come in row order over most groups:
+								 * prefetch a group's needed minipages and the
+								 * next group's on first touch */
+	PaxGroupEntry *prefetched;	/* last group prefetched that way */
 } PaxFetch;
 
 extern IndexFetchTableData *pax_index_fetch_begin(Relation rel);

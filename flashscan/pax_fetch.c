@@ -158,6 +158,24 @@ pax_fetch_unwritten_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	return true;
 }
 
+/*
+ * Fetches in row order over most of the table's groups (Flash Fetch's
+ * sorted passes): on the first fetch in a group, its needed minipages and
+ * the next group's are asked for, so that the device has the next group in
+ * flight while this one is decoded.
+ */
+static void
+prefetch_ahead(PaxFetch *f, PaxGroupEntry *g)
+{
+	int			natts = RelationGetDescr(f->base.rel)->natts;
+	int			gi = pax_find_group_index(f->dir, g->first_rownum);
+
+	(void) pax_prefetch_columns(f->base.rel, g, f->needed, natts);
+	if (gi >= 0 && gi + 1 < f->dir->ngroups && !PaxGroupIsDelta(f->dir->groups[gi + 1]))
+		(void) pax_prefetch_columns(f->base.rel, f->dir->groups[gi + 1], f->needed, natts);
+	f->prefetched = g;
+}
+
 bool
 pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 		  TupleTableSlot *slot, bool *all_dead)
@@ -189,6 +207,8 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	 * cannot change: an update writes a new row.
 	 */
 	ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
+	if (f->read_ahead && !PaxGroupIsDelta(g) && g != f->prefetched)
+		prefetch_ahead(f, g);
 	old = MemoryContextSwitchTo(f->cxt);
 	if (!PaxGroupIsDelta(g) && f->cur != g && f->last != g)
 	{
@@ -203,6 +223,14 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 		if (f->cur != g ||
 			(PaxGroupIsDelta(g) && (ri >= f->cur_rows || !IsMVCCSnapshot(snapshot))))
 		{
+			/*
+			 * The needed minipages' blocks asked for first: read one by one
+			 * in order, they would set off the kernel's readahead, which
+			 * pulls in the columns that follow them in the group too.
+			 */
+			if (!PaxGroupIsDelta(g) && g != f->prefetched)
+				(void) pax_prefetch_columns(f->base.rel, g, f->needed,
+											RelationGetDescr(f->base.rel)->natts);
 			f->cur_rows = pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor,
 										   f->needed, f->cols, NULL, &f->blocks_read);
 			f->cur = g;
