@@ -63,6 +63,7 @@ typedef struct FetchRel
 	TupleTableSlot *relslot;	/* the row as pax returns it */
 	PaxGroupEntry *prev_group;
 	uint64		group_visits;	/* changes of group from one fetch to the next */
+	uint64		scan_visits;	/* ... in this scan (a rescan starts again) */
 	uint64		rows_in_order;	/* rows that skipped the sort */
 } FetchRel;
 
@@ -72,7 +73,8 @@ typedef struct FlashFetchState
 	int			planned_mode;
 	bool		presorted;		/* the joins emit relation 0's rows in ctid order */
 	bool		sorted;			/* running sorted (planned or fallen back) */
-	bool		fell_back;
+	bool		fell_back;		/* in this scan */
+	bool		ever_fell_back;	/* in any scan (rescans), for EXPLAIN */
 	int			nrels;
 	FetchRel   *rels;
 	PlanState  *child;
@@ -229,6 +231,7 @@ fetch_relation(FlashFetchState *fs, FetchRel *fr, Datum *values, bool *isnull)
 	if (fr->fetch->last != fr->prev_group)
 	{
 		fr->group_visits++;
+		fr->scan_visits++;
 		fr->prev_group = fr->fetch->last;
 	}
 }
@@ -292,10 +295,10 @@ check_fallback(FlashFetchState *fs)
 	if (flashjoin_fetch_mode == FLASHFETCH_NAIVE)
 		return;					/* forced */
 	for (i = 0; i < fs->nrels; i++)
-		if (fs->rels[i].group_visits > 2 * (uint64) fs->rels[i].est_groups + 64)
+		if (fs->rels[i].scan_visits > 2 * (uint64) fs->rels[i].est_groups + 64)
 		{
 			fs->sorted = true;
-			fs->fell_back = true;
+			fs->fell_back = fs->ever_fell_back = true;
 			set_read_ahead(fs, true);
 			return;
 		}
@@ -413,7 +416,14 @@ reset_state(FlashFetchState *fs)
 		sort_end(fs, i);
 	fs->stage = 0;
 	fs->have_last = false;
-	fs->sorted = (fs->planned_mode == FLASHFETCH_SORTED) || fs->fell_back;
+	/* a rescan (new parameters) judges the naive fetch afresh */
+	fs->fell_back = false;
+	fs->sorted = (fs->planned_mode == FLASHFETCH_SORTED);
+	for (i = 0; i < fs->nrels; i++)
+	{
+		fs->rels[i].scan_visits = 0;
+		fs->rels[i].prev_group = NULL;
+	}
 }
 
 static void
@@ -437,6 +447,7 @@ fetch_rescan(CustomScanState *node)
 	FlashFetchState *fs = (FlashFetchState *) node;
 
 	reset_state(fs);
+	set_read_ahead(fs, fs->sorted);
 	if (node->ss.ps.chgParam != NULL)
 		UpdateChangedParamSet(fs->child, node->ss.ps.chgParam);
 	if (fs->child->chgParam == NULL)
@@ -469,7 +480,7 @@ fetch_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 						fs->planned_mode == FLASHFETCH_SORTED ? "sorted" : "naive", es);
 	if (es->analyze)
 	{
-		if (fs->fell_back)
+		if (fs->ever_fell_back)
 			ExplainPropertyText("Fetch Fallback", "sorted (groups visited beyond the estimate)", es);
 		resetStringInfo(&buf);
 		for (i = 0; i < fs->nrels; i++)

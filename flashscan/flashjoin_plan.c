@@ -386,6 +386,7 @@ narrow_path(FjContext *cxt, Path *path, List *above)
 	np->jpath.outerjoinpath = outer;
 	np->jpath.innerjoinpath = inner;
 	np->jpath.path.pathtarget = vars_target(cxt->root, above, path->parent->relids);
+	np->jpath.path.parallel_safe = outer->parallel_safe && inner->parallel_safe;
 
 	/* the children's difference, and the batching's for the narrower rows */
 	batch_cost(hp->jpath.outerjoinpath, hp->jpath.innerjoinpath, hp->inner_rows_total,
@@ -582,6 +583,8 @@ copy_with_child(Path *path, Path **childp, Path *newchild, Size size)
 
 	memcpy(copy, path, size);
 	*(Path **) ((char *) copy + ((char *) childp - (char *) path)) = newchild;
+	/* a Flash Fetch below is not parallel safe: no Gather may be put above */
+	copy->parallel_safe = copy->parallel_safe && newchild->parallel_safe;
 	copy->startup_cost += newchild->startup_cost - oldchild->startup_cost;
 	copy->total_cost += newchild->total_cost - oldchild->total_cost;
 	return copy;
@@ -805,6 +808,7 @@ flashjoin_plan_init(void)
 							 "else sorted by row id, one relation at a time; naive or sorted force one.",
 							 &flashjoin_fetch_mode, FLASHFETCH_AUTO, fetch_mode_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	RegisterCustomScanMethods(flashjoin_fetch_scan_methods());
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = flashjoin_upper_paths;
 }

@@ -64,7 +64,10 @@ bool		flashscan_selection_first = true;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
-/* custom_private of the plan: two integer lists of attribute numbers. */
+/*
+ * custom_private of the plan: two integer lists of attribute numbers, then
+ * whether the quals may run in another order than the plan's.
+ */
 enum FlashScanPrivate
 {
 	FS_PRIV_QUAL_ATTS,			/* columns the quals read (S) */
@@ -537,6 +540,24 @@ flashscan_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		add_flashscan_path(root, rel);
 }
 
+/*
+ * May the executor run the "column op constant" quals before the others?
+ * Only when all share one security level: a row-level security policy's
+ * or a security-barrier view's quals must run before a leaky qual of the
+ * query sees a row (the planner has put them first).
+ */
+static bool
+quals_reorderable(List *clauses)
+{
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+		if (((RestrictInfo *) lfirst(lc))->security_level !=
+			((RestrictInfo *) linitial(clauses))->security_level)
+			return false;
+	return true;
+}
+
 static Plan *
 flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					List *tlist, List *clauses, List *custom_plans)
@@ -549,7 +570,8 @@ flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_exprs = extract_actual_clauses(clauses, false);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
-	cscan->custom_private = best_path->custom_private;
+	cscan->custom_private = lappend(list_copy(best_path->custom_private),
+									makeInteger(quals_reorderable(clauses)));
 	cscan->methods = &flashscan_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -611,10 +633,18 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	{
 		List	   *residual = NIL;
 
+		bool		reorder = intVal(lthird(cscan->custom_private)) != 0;
+
+		/*
+		 * Simple quals run first, on the column arrays; unless the quals
+		 * must keep their order (security levels), only the leading ones
+		 * are simple.
+		 */
 		fs->simple = palloc(sizeof(SimpleQual) * Max(list_length(cscan->custom_exprs), 1));
 		foreach(lc, cscan->custom_exprs)
 		{
-			if (!simple_qual((Node *) lfirst(lc), cscan->scan.scanrelid,
+			if ((!reorder && residual != NIL) ||
+				!simple_qual((Node *) lfirst(lc), cscan->scan.scanrelid,
 							 &fs->simple[fs->nsimple]))
 				residual = lappend(residual, lfirst(lc));
 			else

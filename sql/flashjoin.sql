@@ -137,6 +137,38 @@ UPDATE fact SET note = 'changed' WHERE id < 100;
 SELECT fj('SELECT f.id, f.note, d.name FROM fact f JOIN dim1 d ON f.d1 = d.id WHERE f.id < 200');
 ROLLBACK;
 
+-- a parallel worker may run the plan's top, but no Gather goes above a fetch
+SET flashscan.flashjoin = rewrite;
+SET max_parallel_workers_per_gather = 2;
+SET force_parallel_mode = on;
+SELECT count(*), max(f.note), max(h.hname) FROM fact f JOIN hdim h ON f.d1 = h.id;
+SELECT f.note, h.hname FROM fact f JOIN hdim h ON f.d1 = h.id ORDER BY 1 LIMIT 2;
+RESET force_parallel_mode;
+RESET max_parallel_workers_per_gather;
+
+-- row-level security: the policy's qual sees each row before a leaky qual
+CREATE TABLE sec (id int, owner text, secret text) USING pax;
+INSERT INTO sec SELECT g, CASE WHEN g % 2 = 0 THEN 'regress_fj_alice' ELSE 'regress_fj_bob' END, 'secret' || g
+FROM generate_series(1, 6) g;
+ALTER TABLE sec ENABLE ROW LEVEL SECURITY;
+CREATE POLICY p ON sec USING (owner = current_user);
+CREATE FUNCTION leak(text, text) RETURNS bool LANGUAGE plpgsql STRICT COST 0.0001
+	AS $$BEGIN RAISE NOTICE 'leak: %', $1; RETURN true; END$$;
+CREATE OPERATOR <<< (PROCEDURE = leak, LEFTARG = text, RIGHTARG = text);
+CREATE ROLE regress_fj_alice;
+GRANT SELECT ON sec, dim1 TO regress_fj_alice;
+SET ROLE regress_fj_alice;
+SELECT sec.owner, d.name FROM sec JOIN dim1 d ON sec.id = d.id WHERE sec.secret <<< 'x' ORDER BY 2;
+SET enable_seqscan = off;
+SELECT id FROM sec WHERE secret <<< 'x' ORDER BY 1;
+RESET enable_seqscan;
+RESET ROLE;
+DROP TABLE sec;
+DROP OPERATOR <<< (text, text);
+DROP FUNCTION leak(text, text);
+REVOKE ALL ON dim1 FROM regress_fj_alice;
+DROP ROLE regress_fj_alice;
+
 -- settings
 SET flashscan.flashjoin = bogus;
 SET flashscan.flashjoin_fetch = bogus;
