@@ -129,12 +129,12 @@ fetch_create_state(CustomScan *cscan)
 }
 
 /*
- * A sorted pass over a relation most of whose groups hold a fetched row
- * reads them in order: prefetch a group ahead.  Sparse fetches are left to
- * the rows' own reads.
+ * A fetch from a relation most of whose groups hold a fetched row reads
+ * them in order (a sorted pass, or rows the joins emit in ctid order):
+ * prefetch a group ahead.  Sparse fetches are left to the rows' own reads.
  */
 static void
-set_read_ahead(FlashFetchState *fs, bool sorted)
+set_read_ahead(FlashFetchState *fs)
 {
 	int			i;
 
@@ -143,7 +143,7 @@ set_read_ahead(FlashFetchState *fs, bool sorted)
 		FetchRel   *fr = &fs->rels[i];
 		int			ngroups = pax_current_directory(fr->rel)->ngroups;
 
-		fr->fetch->read_ahead = sorted && (double) fr->est_groups * 2 >= ngroups;
+		fr->fetch->read_ahead = (double) fr->est_groups * 2 >= ngroups;
 	}
 }
 
@@ -201,7 +201,7 @@ fetch_begin(CustomScanState *node, EState *estate, int eflags)
 										 table_slot_callbacks(fr->rel));
 	}
 	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
-		set_read_ahead(fs, fs->sorted);
+		set_read_ahead(fs);
 }
 
 /* Fetch relation fr's columns of the row in values/isnull. */
@@ -299,7 +299,6 @@ check_fallback(FlashFetchState *fs)
 		{
 			fs->sorted = true;
 			fs->fell_back = fs->ever_fell_back = true;
-			set_read_ahead(fs, true);
 			return;
 		}
 }
@@ -447,7 +446,6 @@ fetch_rescan(CustomScanState *node)
 	FlashFetchState *fs = (FlashFetchState *) node;
 
 	reset_state(fs);
-	set_read_ahead(fs, fs->sorted);
 	if (node->ss.ps.chgParam != NULL)
 		UpdateChangedParamSet(fs->child, node->ss.ps.chgParam);
 	if (fs->child->chgParam == NULL)
