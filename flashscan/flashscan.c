@@ -55,6 +55,7 @@ _PG_init(void)
 	pax_ddl_init();
 	pax_bitmap_init();
 	pax_decode_init();
+	pax_exec_init();
 }
 
 /* flashscan_status(): library version, how it was loaded, io_uring support. */

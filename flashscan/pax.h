@@ -566,6 +566,10 @@ extern void pax_bitmap_init(void);
 
 /* pax_handler.c */
 extern const TableAmRoutine *pax_table_am_routine(void);
+extern void pax_scan_set_columns(TableScanDesc sscan, const bool *needed);
+
+/* pax_exec.c */
+extern void pax_exec_init(void);
 
 /* pax_slot.c: filling a pax slot */
 extern void pax_store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri,
@@ -604,6 +608,7 @@ extern bool pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
 								  bool *call_again, bool *all_dead);
 extern PaxFetch *pax_fetch_begin(Relation rel, const bool *needed);
 extern void pax_fetch_end(PaxFetch *f);
+extern void pax_fetch_set_columns(PaxFetch *f, const bool *needed);
 extern bool pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 						  TupleTableSlot *slot, bool *all_dead);
 extern bool pax_fetch_unwritten_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,

@@ -50,6 +50,19 @@ pax_fetch_begin(Relation rel, const bool *needed)
 	return f;
 }
 
+/* Fetch only these columns (by attribute index) from now on. */
+void
+pax_fetch_set_columns(PaxFetch *f, const bool *needed)
+{
+	TupleDesc	desc = RelationGetDescr(f->base.rel);
+	int			att;
+
+	for (att = 0; att < desc->natts; att++)
+		f->needed[att] = needed[att] && !TupleDescAttr(desc, att)->attisdropped;
+	f->cur = f->last = NULL;	/* decoded with the other columns */
+	f->prefetched = NULL;
+}
+
 void
 pax_fetch_end(PaxFetch *f)
 {

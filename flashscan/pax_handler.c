@@ -180,6 +180,26 @@ pax_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	return &scan->base;
 }
 
+/*
+ * Read only these columns (by attribute index) from now on: the executor
+ * node that runs the scan and the nodes above it read no others
+ * (pax_exec.c).  The current group's columns stay decoded; the next group
+ * reads the fewer.
+ */
+void
+pax_scan_set_columns(TableScanDesc sscan, const bool *needed)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+	TupleDesc	desc = RelationGetDescr(scan->base.rs_rd);
+	int			att;
+
+	if (scan->needed_desc == desc)
+		for (att = 0; att < desc->natts; att++)
+			scan->needed[att] = needed[att] && !TupleDescAttr(desc, att)->attisdropped;
+	if (scan->row_fetch != NULL)
+		pax_fetch_set_columns(scan->row_fetch, needed);
+}
+
 static void
 pax_scan_end(TableScanDesc sscan)
 {

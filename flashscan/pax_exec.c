@@ -1,0 +1,469 @@
+/*-------------------------------------------------------------------------
+ *
+ * pax_exec.c
+ *	  Tell pax which columns an executor node reads from it, so that the
+ *	  plain Seq Scan, Index Scan and Bitmap Heap Scan of a pax table read
+ *	  and decode only those columns' minipages, as FlashScan does.
+ *
+ * The table access method API gives a scan or a row fetch no projection:
+ * PostgreSQL 15 opens them with the relation alone.  After ExecutorStart
+ * the plan state tree is walked from the top, working out for each node
+ * which of its output columns the nodes above it read ("reads"; NULL:
+ * possibly all):
+ *
+ * - the query's top node: all (the client gets them);
+ * - a node that projects (joins, Agg, Group, WindowAgg, Result, ProjectSet,
+ *   a projecting Gather) reads from its children the Vars of its target
+ *   list, quals and join or hash clauses that point to them (OUTER_VAR,
+ *   INNER_VAR), and the columns its grouping or ordering arrays name;
+ * - a node that passes its child's tuples up unchanged (Sort, Material,
+ *   Limit, Unique, Hash, Append, MergeAppend, a non-projecting Gather)
+ *   reads what its parent reads plus its own key columns;
+ * - any other node: all of its children's columns.
+ *
+ * A scan whose target list is the relation's own columns does not project:
+ * what it must produce is what its parent reads; a scan that projects
+ * produces its target list.  Its quals, the original index quals it
+ * rechecks and its ORDER BY expressions are read too; a whole-row Var means
+ * every column; an Index-Only Scan fetches rows for their visibility only.
+ * A Bitmap Heap Scan's scan descriptor exists after ExecutorStart and is
+ * told at once; Seq Scan and Index Scan open theirs on their first call (or
+ * in a parallel worker's DSM setup), so those nodes' ExecProcNodeReal is
+ * wrapped until the descriptor exists and has been told, then restored.
+ *
+ * EvalPlanQual, row locks, UPDATE and DELETE fetch the rows they need by
+ * TID on their own, whole.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/sysattr.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "nodes/plannodes.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "pax.h"
+
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+
+static bool scan_needed_columns = true;
+
+/* A node whose scan descriptor does not exist yet. */
+typedef struct PendingScan
+{
+	PlanState  *ps;				/* hash key */
+	ExecProcNodeMtd real;		/* its ExecProcNodeReal */
+	bool	   *needed;			/* in its query's memory */
+	MemoryContext query_cxt;
+} PendingScan;
+
+static HTAB *pending = NULL;
+
+/* Add the columns numbered in cols[0..n) to *set. */
+static Bitmapset *
+add_columns(Bitmapset *set, const AttrNumber *cols, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		set = bms_add_member(set, cols[i]);
+	return set;
+}
+
+/* Output column numbers of a child that node reads: its Vars of varno. */
+static Bitmapset *
+vars_of(Node *node, int varno, Bitmapset *set)
+{
+	Bitmapset  *attrs = NULL;
+	int			x = -1;
+
+	pull_varattnos(node, varno, &attrs);
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		int			att = x + FirstLowInvalidHeapAttributeNumber;
+
+		/* system columns (ctid, tableoid) need no column read */
+		if (att >= 0)
+			set = bms_add_member(set, att);
+	}
+	return set;
+}
+
+/*
+ * The columns (attribute indexes) a scan node on rel must produce, its
+ * parent reading reads of its output; NULL when that is every column.
+ */
+static bool *
+scan_columns(PlanState *ps, Relation rel, Bitmapset *reads)
+{
+	Plan	   *plan = ps->plan;
+	Index		scanrelid = ((Scan *) plan)->scanrelid;
+	Bitmapset  *attrs = NULL;
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool	   *needed = palloc0(sizeof(bool) * Max(desc->natts, 1));
+	int			x = -1;
+
+	if (IsA(plan, IndexOnlyScan))
+		return needed;			/* visibility only */
+	if (ps->ps_ProjInfo != NULL)
+		attrs = vars_of((Node *) plan->targetlist, scanrelid, attrs);
+	else if (reads == NULL)
+		return NULL;
+	else
+		attrs = bms_union(attrs, reads);	/* output column i is attribute i */
+	attrs = vars_of((Node *) plan->qual, scanrelid, attrs);
+	if (IsA(plan, IndexScan))
+	{
+		attrs = vars_of((Node *) ((IndexScan *) plan)->indexqualorig, scanrelid, attrs);
+		attrs = vars_of((Node *) ((IndexScan *) plan)->indexorderbyorig, scanrelid, attrs);
+	}
+	else if (IsA(plan, BitmapHeapScan))
+		attrs = vars_of((Node *) ((BitmapHeapScan *) plan)->bitmapqualorig, scanrelid, attrs);
+
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		if (x == InvalidAttrNumber)
+			return NULL;		/* a whole-row reference */
+		if (x > 0 && x <= desc->natts)
+			needed[x - 1] = true;
+	}
+	return needed;
+}
+
+/* Tell the node's scan descriptor; false if it has none yet. */
+static bool
+tell_scan(PlanState *ps, const bool *needed)
+{
+	switch (nodeTag(ps))
+	{
+		case T_SeqScanState:
+		case T_BitmapHeapScanState:
+			{
+				TableScanDesc d = ((ScanState *) ps)->ss_currentScanDesc;
+
+				if (d == NULL)
+					return false;
+				pax_scan_set_columns(d, needed);
+				return true;
+			}
+		case T_IndexScanState:
+			{
+				IndexScanDesc d = ((IndexScanState *) ps)->iss_ScanDesc;
+
+				if (d == NULL || d->xs_heapfetch == NULL)
+					return false;
+				pax_fetch_set_columns((PaxFetch *) d->xs_heapfetch, needed);
+				return true;
+			}
+		case T_IndexOnlyScanState:
+			{
+				IndexScanDesc d = ((IndexOnlyScanState *) ps)->ioss_ScanDesc;
+
+				if (d == NULL || d->xs_heapfetch == NULL)
+					return false;
+				pax_fetch_set_columns((PaxFetch *) d->xs_heapfetch, needed);
+				return true;
+			}
+		default:
+			return true;
+	}
+}
+
+/* ExecProcNodeReal of a node until its scan descriptor is told. */
+static TupleTableSlot *
+exec_until_told(PlanState *ps)
+{
+	PendingScan *p = hash_search(pending, &ps, HASH_FIND, NULL);
+	ExecProcNodeMtd real;
+	TupleTableSlot *slot;
+
+	if (p == NULL)
+		elog(ERROR, "pax: executor node %p lost its column set", (void *) ps);
+	real = p->real;
+	slot = real(ps);
+	if (tell_scan(ps, p->needed))
+	{
+		ps->ExecProcNodeReal = real;
+		if (ps->ExecProcNode == exec_until_told)
+			ps->ExecProcNode = real;
+		hash_search(pending, &ps, HASH_REMOVE, NULL);
+	}
+	return slot;
+}
+
+/* The query's memory goes: forget its nodes that never ran. */
+static void
+forget_query(void *arg)
+{
+	MemoryContext cxt = (MemoryContext) arg;
+	HASH_SEQ_STATUS seq;
+	PendingScan *p;
+
+	hash_seq_init(&seq, pending);
+	while ((p = hash_seq_search(&seq)) != NULL)
+		if (p->query_cxt == cxt)
+			hash_search(pending, &p->ps, HASH_REMOVE, NULL);
+}
+
+/* Wait for the node's scan descriptor: wrap its ExecProcNodeReal. */
+static void
+tell_later(PlanState *ps, bool *needed, EState *estate)
+{
+	PendingScan *p;
+	bool		found;
+
+	if (pending == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(PlanState *);
+		ctl.entrysize = sizeof(PendingScan);
+		pending = hash_create("pax pending scans", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	p = hash_search(pending, &ps, HASH_ENTER, &found);
+	if (!found)
+	{
+		MemoryContextCallback *cb;
+
+		p->real = ps->ExecProcNodeReal;
+		p->needed = needed;
+		p->query_cxt = estate->es_query_cxt;
+		ps->ExecProcNodeReal = exec_until_told;
+		cb = MemoryContextAlloc(estate->es_query_cxt, sizeof(*cb));
+		cb->func = forget_query;
+		cb->arg = estate->es_query_cxt;
+		MemoryContextRegisterResetCallback(estate->es_query_cxt, cb);
+	}
+}
+
+static void walk_node(PlanState *ps, Bitmapset *reads, EState *estate);
+
+/* What a projecting node reads of its child varno (OUTER_VAR or INNER_VAR). */
+static Bitmapset *
+projected_reads(PlanState *ps, int varno)
+{
+	Plan	   *plan = ps->plan;
+	Bitmapset  *set = NULL;
+
+	set = vars_of((Node *) plan->targetlist, varno, set);
+	set = vars_of((Node *) plan->qual, varno, set);
+	switch (nodeTag(plan))
+	{
+		case T_NestLoop:
+			{
+				ListCell   *lc;
+
+				set = vars_of((Node *) ((Join *) plan)->joinqual, varno, set);
+				foreach(lc, ((NestLoop *) plan)->nestParams)
+					set = vars_of((Node *) ((NestLoopParam *) lfirst(lc))->paramval, varno, set);
+				break;
+			}
+		case T_MergeJoin:
+			set = vars_of((Node *) ((Join *) plan)->joinqual, varno, set);
+			set = vars_of((Node *) ((MergeJoin *) plan)->mergeclauses, varno, set);
+			break;
+		case T_HashJoin:
+			set = vars_of((Node *) ((Join *) plan)->joinqual, varno, set);
+			set = vars_of((Node *) ((HashJoin *) plan)->hashclauses, varno, set);
+			set = vars_of((Node *) ((HashJoin *) plan)->hashkeys, varno, set);
+			break;
+		case T_Agg:
+			set = add_columns(set, ((Agg *) plan)->grpColIdx, ((Agg *) plan)->numCols);
+			break;
+		case T_Group:
+			set = add_columns(set, ((Group *) plan)->grpColIdx, ((Group *) plan)->numCols);
+			break;
+		case T_WindowAgg:
+			set = add_columns(set, ((WindowAgg *) plan)->partColIdx,
+							  ((WindowAgg *) plan)->partNumCols);
+			set = add_columns(set, ((WindowAgg *) plan)->ordColIdx,
+							  ((WindowAgg *) plan)->ordNumCols);
+			set = vars_of(((WindowAgg *) plan)->startOffset, varno, set);
+			set = vars_of(((WindowAgg *) plan)->endOffset, varno, set);
+			set = vars_of((Node *) ((WindowAgg *) plan)->runConditionOrig, varno, set);
+			break;
+		case T_Result:
+			set = vars_of(((Result *) plan)->resconstantqual, varno, set);
+			break;
+		default:
+			break;
+	}
+	return set;
+}
+
+/*
+ * Walk ps and its children; reads: the output columns of ps the nodes
+ * above read (NULL: possibly all).
+ */
+static void
+walk_node(PlanState *ps, Bitmapset *reads, EState *estate)
+{
+	Plan	   *plan;
+	ListCell   *lc;
+
+	if (ps == NULL)
+		return;
+	check_stack_depth();
+	plan = ps->plan;
+
+	/* subqueries' plans produce what their expressions use: all */
+	foreach(lc, ps->initPlan)
+		walk_node(((SubPlanState *) lfirst(lc))->planstate, NULL, estate);
+	foreach(lc, ps->subPlan)
+		walk_node(((SubPlanState *) lfirst(lc))->planstate, NULL, estate);
+
+	switch (nodeTag(ps))
+	{
+		case T_SeqScanState:
+		case T_IndexScanState:
+		case T_IndexOnlyScanState:
+		case T_BitmapHeapScanState:
+			{
+				Relation	rel = ((ScanState *) ps)->ss_currentRelation;
+				bool	   *needed;
+
+				if (IsA(ps, BitmapHeapScanState))
+					walk_node(outerPlanState(ps), NULL, estate);
+				if (rel == NULL || rel->rd_tableam != pax_table_am_routine())
+					return;
+				needed = scan_columns(ps, rel, reads);
+				if (needed != NULL && !tell_scan(ps, needed))
+					tell_later(ps, needed, estate);
+				return;
+			}
+
+		/* projecting nodes */
+		case T_NestLoopState:
+		case T_MergeJoinState:
+		case T_HashJoinState:
+			walk_node(outerPlanState(ps), projected_reads(ps, OUTER_VAR), estate);
+			walk_node(innerPlanState(ps), projected_reads(ps, INNER_VAR), estate);
+			return;
+		case T_AggState:
+			if (((Agg *) plan)->groupingSets != NIL || ((Agg *) plan)->chain != NIL)
+				break;
+			walk_node(outerPlanState(ps), projected_reads(ps, OUTER_VAR), estate);
+			return;
+		case T_GroupState:
+		case T_WindowAggState:
+		case T_ResultState:
+		case T_ProjectSetState:
+			walk_node(outerPlanState(ps), projected_reads(ps, OUTER_VAR), estate);
+			return;
+		case T_GatherState:
+		case T_GatherMergeState:
+			if (ps->ps_ProjInfo != NULL)
+			{
+				walk_node(outerPlanState(ps), projected_reads(ps, OUTER_VAR), estate);
+				return;
+			}
+			if (IsA(plan, GatherMerge))
+				reads = add_columns(bms_copy(reads), ((GatherMerge *) plan)->sortColIdx,
+									((GatherMerge *) plan)->numCols);
+			walk_node(outerPlanState(ps), reads, estate);
+			return;
+
+		/* nodes that pass their child's tuples up */
+		case T_SortState:
+			walk_node(outerPlanState(ps),
+					  reads ? add_columns(bms_copy(reads), ((Sort *) plan)->sortColIdx,
+										  ((Sort *) plan)->numCols) : NULL, estate);
+			return;
+		case T_IncrementalSortState:
+			walk_node(outerPlanState(ps),
+					  reads ? add_columns(bms_copy(reads), ((IncrementalSort *) plan)->sort.sortColIdx,
+										  ((IncrementalSort *) plan)->sort.numCols) : NULL, estate);
+			return;
+		case T_UniqueState:
+			walk_node(outerPlanState(ps),
+					  reads ? add_columns(bms_copy(reads), ((Unique *) plan)->uniqColIdx,
+										  ((Unique *) plan)->numCols) : NULL, estate);
+			return;
+		case T_MaterialState:
+		case T_LimitState:
+			walk_node(outerPlanState(ps), reads, estate);
+			return;
+		case T_HashState:
+			walk_node(outerPlanState(ps),
+					  reads ? vars_of((Node *) ((Hash *) plan)->hashkeys, OUTER_VAR,
+									  bms_copy(reads)) : NULL, estate);
+			return;
+		case T_AppendState:
+			{
+				AppendState *as = (AppendState *) ps;
+				int			i;
+
+				for (i = 0; i < as->as_nplans; i++)
+					walk_node(as->appendplans[i], reads, estate);
+				return;
+			}
+		case T_MergeAppendState:
+			{
+				MergeAppendState *ms = (MergeAppendState *) ps;
+				Bitmapset  *r = reads ? add_columns(bms_copy(reads),
+													((MergeAppend *) plan)->sortColIdx,
+													((MergeAppend *) plan)->numCols) : NULL;
+				int			i;
+
+				for (i = 0; i < ms->ms_nplans; i++)
+					walk_node(ms->mergeplans[i], r, estate);
+				return;
+			}
+		default:
+			break;
+	}
+
+	/* any other node: its children may read every column */
+	walk_node(outerPlanState(ps), NULL, estate);
+	walk_node(innerPlanState(ps), NULL, estate);
+	if (IsA(ps, CustomScanState))
+		foreach(lc, ((CustomScanState *) ps)->custom_ps)
+			walk_node(lfirst(lc), NULL, estate);
+	else if (IsA(ps, SubqueryScanState))
+		walk_node(((SubqueryScanState *) ps)->subplan, NULL, estate);
+	else if (IsA(ps, ModifyTableState))
+	{
+		/* its child is outerPlanState */
+	}
+	else if (IsA(ps, BitmapAndState) || IsA(ps, BitmapOrState))
+	{
+		/* index scans only: nothing of a table */
+	}
+}
+
+static void
+pax_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	if (scan_needed_columns && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
+		queryDesc->planstate != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
+
+		walk_node(queryDesc->planstate, NULL, queryDesc->estate);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+void
+pax_exec_init(void)
+{
+	DefineCustomBoolVariable("flashscan.scan_needed_columns",
+							 "Plain scans and index fetches of pax tables read only the columns the plan uses.",
+							 "Off: they read every column of every row they return.",
+							 &scan_needed_columns, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = pax_executor_start;
+}

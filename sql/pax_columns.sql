@@ -1,0 +1,96 @@
+--
+-- pax_columns: the plain Seq Scan, Index Scan, Index-Only Scan and Bitmap
+-- Heap Scan of a pax table read only the columns their plan node uses, and
+-- return what heap returns.
+--
+CREATE EXTENSION flashscan;
+SET flashscan.enable = off;			-- the access method's own scans
+SET max_parallel_workers_per_gather = 0;
+SET flashscan.group_blocks = 4;
+
+CREATE TABLE ch (id int, a int, b text, c text, d float8, e text);
+INSERT INTO ch SELECT g, g % 97, repeat('b', 40) || g, repeat('c', 60) || g, g * 0.5,
+	   CASE WHEN g % 5 = 0 THEN NULL ELSE repeat('e', 80) END
+FROM generate_series(1, 20000) g;
+CREATE TABLE cp (LIKE ch) USING pax;
+INSERT INTO cp SELECT * FROM ch;
+CREATE INDEX ON ch (id);
+CREATE INDEX ON cp (id);
+VACUUM ANALYZE ch, cp;
+
+-- shared buffers a query touches (hit or read)
+CREATE FUNCTION touched(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO plan;
+	RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint +
+		   (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint;
+END
+$$;
+
+-- rows of q on pax and, with cp replaced by ch, on heap: same?
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+	d bigint;
+	h text := replace(q, ' cp', ' ch');
+BEGIN
+	EXECUTE format('SELECT count(*) FROM (%s) s', q) INTO n;
+	EXECUTE format('SELECT count(*) FROM (((%s) EXCEPT ALL (%s)) UNION ALL ((%s) EXCEPT ALL (%s))) x',
+				   q, h, h, q) INTO d;
+	RETURN format('%s rows, %s differ', n, d);
+END
+$$;
+
+-- a Seq Scan reads the minipages of the columns it uses
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT touched('SELECT sum(a) FROM cp') * 3 < touched('SELECT count(b), count(c), count(e) FROM cp')
+	AS seq_reads_fewer;
+SELECT same('SELECT sum(a), max(d) FROM cp');
+SELECT same('SELECT id, b FROM cp WHERE a = 7');
+SELECT same('SELECT cp::text FROM cp WHERE a < 3');
+SELECT same('SELECT cp.* FROM cp WHERE d > 9990');
+SELECT same('SELECT ctid IS NOT NULL, tableoid <> 0, id FROM cp WHERE id % 1000 = 0');
+-- an Index Scan fetches only what it uses
+SET enable_seqscan = off;
+SELECT touched('SELECT a FROM cp WHERE id BETWEEN 100 AND 5000') <
+	   touched('SELECT b, c, e FROM cp WHERE id BETWEEN 100 AND 5000') AS index_reads_fewer;
+SELECT same('SELECT a FROM cp WHERE id BETWEEN 100 AND 5000');
+SELECT same('SELECT id, e FROM cp WHERE id < 300 ORDER BY id DESC');
+SELECT same('SELECT cp::text FROM cp WHERE id IN (5, 50, 500, 5000)');
+SELECT same('SELECT x.id, y.b FROM generate_series(1, 50) x(id), LATERAL (SELECT b FROM cp WHERE cp.id = x.id * 7) y');
+-- Bitmap Heap Scans too
+SET enable_indexscan = off; SET enable_bitmapscan = on;
+SELECT same('SELECT c, d FROM cp WHERE id < 900 OR id > 19900');
+SELECT same('SELECT cp::text FROM cp WHERE id < 30');
+RESET enable_indexscan;
+-- a scrollable cursor over an index scan, both ways
+SET enable_bitmapscan = off;
+BEGIN;
+DECLARE k SCROLL CURSOR FOR SELECT id, c FROM cp WHERE id BETWEEN 10 AND 20 ORDER BY id;
+FETCH 3 FROM k;
+FETCH BACKWARD 2 FROM k;
+FETCH LAST FROM k;
+COMMIT;
+
+-- writes through index scans: the rows are re-read whole
+UPDATE cp SET a = a + 1000 WHERE id BETWEEN 10 AND 30;
+UPDATE ch SET a = a + 1000 WHERE id BETWEEN 10 AND 30;
+UPDATE cp SET e = 'changed' WHERE id = 40 RETURNING id, a, b, c, d, e;
+UPDATE ch SET e = 'changed' WHERE id = 40;
+DELETE FROM cp WHERE id BETWEEN 41 AND 45;
+DELETE FROM ch WHERE id BETWEEN 41 AND 45;
+SELECT id, b FROM cp WHERE id BETWEEN 44 AND 47 FOR UPDATE;
+RESET enable_seqscan; RESET enable_bitmapscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT same('SELECT * FROM cp');
+-- a parallel Seq Scan
+RESET max_parallel_workers_per_gather;
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SELECT same('SELECT a, count(*), max(c) FROM cp GROUP BY a');
+RESET ALL;
+
+DROP TABLE ch, cp;
+DROP FUNCTION touched(text), same(text);
+DROP EXTENSION flashscan;
