@@ -18,7 +18,8 @@
  *   INNER_VAR), and the columns its grouping or ordering arrays name;
  * - a node that passes its child's tuples up unchanged (Sort, Material,
  *   Limit, Unique, Hash, Append, MergeAppend, a non-projecting Gather)
- *   reads what its parent reads plus its own key columns;
+ *   reads what its parent reads plus its own key columns (Limit's WITH
+ *   TIES columns, Gather Merge's merge keys);
  * - any other node: all of its children's columns.
  *
  * A scan whose target list is the relation's own columns does not project:
@@ -361,12 +362,10 @@ walk_node(PlanState *ps, Bitmapset *reads, EState *estate)
 			return;
 		case T_GatherState:
 		case T_GatherMergeState:
+			/* Gather Merge merges on its child's columns */
 			if (ps->ps_ProjInfo != NULL)
-			{
-				walk_node(outerPlanState(ps), projected_reads(ps, OUTER_VAR), estate);
-				return;
-			}
-			if (IsA(plan, GatherMerge))
+				reads = projected_reads(ps, OUTER_VAR);
+			if (reads != NULL && IsA(plan, GatherMerge))
 				reads = add_columns(bms_copy(reads), ((GatherMerge *) plan)->sortColIdx,
 									((GatherMerge *) plan)->numCols);
 			walk_node(outerPlanState(ps), reads, estate);
@@ -389,7 +388,13 @@ walk_node(PlanState *ps, Bitmapset *reads, EState *estate)
 										  ((Unique *) plan)->numCols) : NULL, estate);
 			return;
 		case T_MaterialState:
+			walk_node(outerPlanState(ps), reads, estate);
+			return;
 		case T_LimitState:
+			/* WITH TIES compares its child's rows on the ORDER BY columns */
+			if (reads != NULL && ((Limit *) plan)->limitOption == LIMIT_OPTION_WITH_TIES)
+				reads = add_columns(bms_copy(reads), ((Limit *) plan)->uniqColIdx,
+									((Limit *) plan)->uniqNumCols);
 			walk_node(outerPlanState(ps), reads, estate);
 			return;
 		case T_HashState:

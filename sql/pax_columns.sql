@@ -60,6 +60,19 @@ SELECT same('SELECT a FROM cp WHERE id BETWEEN 100 AND 5000');
 SELECT same('SELECT id, e FROM cp WHERE id < 300 ORDER BY id DESC');
 SELECT same('SELECT cp::text FROM cp WHERE id IN (5, 50, 500, 5000)');
 SELECT same('SELECT x.id, y.b FROM generate_series(1, 50) x(id), LATERAL (SELECT b FROM cp WHERE cp.id = x.id * 7) y');
+-- a Limit WITH TIES over an index scan compares the ORDER BY column, which
+-- the join above does not read
+CREATE TABLE tie (id int, grp int) USING pax;
+INSERT INTO tie SELECT i, i / 100 FROM generate_series(1, 10000) i;
+CREATE INDEX ON tie (grp);
+CREATE TABLE single (x int);
+INSERT INTO single VALUES (1);
+ANALYZE tie, single;
+EXPLAIN (COSTS OFF)
+SELECT t.id FROM (SELECT id, grp FROM tie ORDER BY grp FETCH FIRST 1 ROW WITH TIES) t, single;
+SELECT count(*), sum(id) FROM
+	(SELECT t.id FROM (SELECT id, grp FROM tie ORDER BY grp FETCH FIRST 1 ROW WITH TIES) t, single) s;
+DROP TABLE tie, single;
 -- Bitmap Heap Scans too
 SET enable_indexscan = off; SET enable_bitmapscan = on;
 SELECT same('SELECT c, d FROM cp WHERE id < 900 OR id > 19900');
