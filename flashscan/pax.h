@@ -586,6 +586,7 @@ typedef struct PaxFetch
 	bool		dir_cached;		/* dir is the backend's cached copy, not ours */
 	PaxGroupEntry *cur;			/* group whose needed columns cols hold, decoded */
 	PaxGroupEntry *last;		/* group of the previous fetch */
+	uint32		run;			/* fetches in a row in last */
 	PaxColumnData *cols;
 	bool	   *needed;
 	MemoryContext cxt;

@@ -27,6 +27,13 @@
 #include "pax.h"
 
 /*
+ * A group's needed columns are decoded whole once this many fetches in a
+ * row (at least two) for every PAX_FETCH_DECODE_DIVISOR of its rows have
+ * landed in it.
+ */
+#define PAX_FETCH_DECODE_DIVISOR	256
+
+/*
  * A fetch of the needed columns (NULL: every column not dropped) of rows of
  * rel, in a memory context of its own under the current one.
  */
@@ -210,20 +217,25 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	if (!pax_row_visible(f->base.rel, g, pax_tid_to_rownum(tid), snapshot, all_dead))
 		return false;
 	/*
-	 * A fetch in another group than the last one reads just its row; a
-	 * second one in a row in the same group (a range or bitmap-ordered
-	 * scan) decodes the group's needed columns once for the fetches that
-	 * follow.  A delta page may have gained rows since it was decoded: it is
+	 * A fetch reads just its row until fetches in a row have landed in the
+	 * same group often enough (a range or bitmap-ordered scan, a sorted
+	 * fetch) that decoding the group's needed columns once is cheaper: a
+	 * variable-width value is found by walking its minipage from the start,
+	 * so a few fetches (an index probe's handful of adjacent rows) walk
+	 * less than a decode of the whole group.  A delta page may have gained
+	 * rows since it was decoded: it is
 	 * decoded again for a row beyond those, and for any row when the
 	 * snapshot is not MVCC (a row it sees may be one whose insertion was
 	 * not finished then).  Under an MVCC snapshot a visible row's values
 	 * cannot change: an update writes a new row.
 	 */
 	ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
+	f->run = (g == f->last) ? f->run + 1 : 1;
 	if (f->read_ahead && !PaxGroupIsDelta(g) && g != f->prefetched)
 		prefetch_ahead(f, g);
 	old = MemoryContextSwitchTo(f->cxt);
-	if (!PaxGroupIsDelta(g) && f->cur != g && f->last != g)
+	if (!PaxGroupIsDelta(g) && f->cur != g &&
+		f->run < Max(2, g->nstored / PAX_FETCH_DECODE_DIVISOR))
 	{
 		ExecClearTuple(slot);
 		pax_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
