@@ -27,6 +27,7 @@
 
 #include <math.h>
 
+#include "access/parallel.h"
 #include "access/relation.h"
 #include "access/sysattr.h"
 #include "access/table.h"
@@ -43,6 +44,7 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "pgstat.h"
+#include "port/atomics.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
 #include "catalog/pg_type_d.h"
@@ -104,6 +106,10 @@ typedef struct FlashScanState
 								 * nselected after the last */
 	MemoryContext scan_cxt;		/* decoded columns are reused here group to group */
 	BufferAccessStrategy strategy;
+	/* parallel: the shared claim counter and this participant's claim */
+	struct FlashScanShared *shared;
+	uint64		claim_start;
+	uint64		claim_end;
 
 	/* EXPLAIN ANALYZE */
 	uint64		groups_scanned;
@@ -113,6 +119,21 @@ typedef struct FlashScanState
 	uint64		rows_examined;
 	BlockNumber table_blocks;
 } FlashScanState;
+
+/*
+ * A parallel FlashScan's shared state.  Participants claim row numbers in
+ * chunks, as pax's Parallel Seq Scan does; a group belongs to whoever
+ * claimed the chunk its first row number falls in.  Row numbers, unlike
+ * positions in a participant's copy of the directory, are the same for
+ * every participant.
+ */
+typedef struct FlashScanShared
+{
+	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
+} FlashScanShared;
+
+/* Row numbers a participant claims at a time. */
+#define FLASHSCAN_CHUNK_ROWS	8192
 
 /*
  * A qual of the form "column op constant" (or "constant op column"): the
@@ -130,6 +151,8 @@ typedef struct SimpleQual
 } SimpleQual;
 
 static bool simple_qual(Node *clause, Index scanrelid, SimpleQual *q);
+static CustomPath *create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target,
+							   int parallel_workers);
 static Plan *flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel,
 								 CustomPath *best_path, List *tlist,
 								 List *clauses, List *custom_plans);
@@ -139,6 +162,13 @@ static TupleTableSlot *flashscan_exec(CustomScanState *node);
 static void flashscan_end(CustomScanState *node);
 static void flashscan_rescan(CustomScanState *node);
 static void flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size flashscan_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									 void *coordinate);
+static void flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									   void *coordinate);
+static void flashscan_initialize_worker(CustomScanState *node, shm_toc *toc,
+										void *coordinate);
 
 static const CustomPathMethods flashscan_path_methods = {
 	.CustomName = "FlashScan",
@@ -156,6 +186,10 @@ static const CustomExecMethods flashscan_exec_methods = {
 	.ExecCustomScan = flashscan_exec,
 	.EndCustomScan = flashscan_end,
 	.ReScanCustomScan = flashscan_rescan,
+	.EstimateDSMCustomScan = flashscan_estimate_dsm,
+	.InitializeDSMCustomScan = flashscan_initialize_dsm,
+	.ReInitializeDSMCustomScan = flashscan_reinitialize_dsm,
+	.InitializeWorkerCustomScan = flashscan_initialize_worker,
 	.ExplainCustomScan = flashscan_explain,
 };
 
@@ -255,6 +289,17 @@ flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts, double rows_per_g
 CustomPath *
 flashscan_create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
 {
+	return create_path(root, rel, target, 0);
+}
+
+/*
+ * The path; a partial (parallel-aware) one when parallel_workers > 0, or
+ * -1 for as many workers as the blocks it reads call for: then NULL when
+ * that is none.
+ */
+static CustomPath *
+create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, int parallel_workers)
+{
 	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
 	Relation	r = relation_open(rte->relid, NoLock);
 	TupleDesc	desc = RelationGetDescr(r);
@@ -270,7 +315,8 @@ flashscan_create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
 				spc_random,
 				spc_seq;
 	QualCost	qcost;
-	Cost		cpu_per_tuple;
+	Cost		cpu_per_tuple,
+				cpu_run;
 	ParamPathInfo *param_info;
 	List	   *clauses;
 
@@ -305,6 +351,13 @@ flashscan_create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
 
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
 	cost_qual_eval(&qcost, clauses, root);
+	if (parallel_workers < 0)
+	{
+		parallel_workers = compute_parallel_worker(rel, blocks, -1,
+												   max_parallel_workers_per_gather);
+		if (parallel_workers <= 0)
+			return NULL;
+	}
 
 	cpath = ssdkit_base_custom_path(rel, &flashscan_path_methods);
 	cpath->path.pathtarget = target;
@@ -314,8 +367,24 @@ flashscan_create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
 	cpu_per_tuple = cpu_tuple_cost + qcost.per_tuple;
 	cpath->path.startup_cost = qcost.startup + target->cost.startup;
 	/* blocks are read in whole minipages: sequential within, prefetched across */
-	cpath->path.total_cost = cpath->path.startup_cost + blocks * spc_seq +
-		rel->tuples * cpu_per_tuple + cpath->path.rows * target->cost.per_tuple;
+	cpu_run = rel->tuples * cpu_per_tuple + cpath->path.rows * target->cost.per_tuple;
+	if (parallel_workers > 0)
+	{
+		/*
+		 * As cost_seqscan(): the participants share the CPU (the leader
+		 * less the more workers it serves), not the reads.
+		 */
+		double		divisor = parallel_workers;
+
+		if (parallel_leader_participation && 1.0 - 0.3 * parallel_workers > 0)
+			divisor += 1.0 - 0.3 * parallel_workers;
+		cpu_run /= divisor;
+		cpath->path.rows = clamp_row_est(cpath->path.rows / divisor);
+		cpath->path.parallel_aware = true;
+		cpath->path.parallel_safe = true;
+		cpath->path.parallel_workers = parallel_workers;
+	}
+	cpath->path.total_cost = cpath->path.startup_cost + blocks * spc_seq + cpu_run;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION | CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make2(qual_atts, proj_atts);
@@ -335,8 +404,19 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel)
 {
 	CustomPath *cpath = flashscan_create_path(root, rel, rel->reltarget);
 
-	if (cpath != NULL)
-		add_path(rel, &cpath->path);
+	if (cpath == NULL)
+		return;
+	add_path(rel, &cpath->path);
+
+	/* Parallel FlashScan: the participants claim groups (owns_group()) */
+	if (rel->consider_parallel && cpath->path.param_info == NULL &&
+		bms_is_empty(rel->lateral_relids))
+	{
+		CustomPath *partial = create_path(root, rel, rel->reltarget, -1);
+
+		if (partial != NULL)
+			add_partial_path(rel, &partial->path);
+	}
 }
 
 /*
@@ -863,6 +943,19 @@ store_scan_row(FlashScanState *fs, uint32 ri, const int *list, int n)
  * The next (backward: previous) visible group with at least one selected
  * row, read; false at the end (the start).
  */
+/* Parallel: is g this participant's?  Claims chunks as the scan moves on. */
+static bool
+owns_group(FlashScanState *fs, PaxGroupEntry *g)
+{
+	while (g->first_rownum >= fs->claim_end)
+	{
+		fs->claim_start = pg_atomic_fetch_add_u64(&fs->shared->next_rownum,
+												  FLASHSCAN_CHUNK_ROWS);
+		fs->claim_end = fs->claim_start + FLASHSCAN_CHUNK_ROWS;
+	}
+	return g->first_rownum >= fs->claim_start;
+}
+
 static bool
 next_group(FlashScanState *fs, bool backward)
 {
@@ -885,6 +978,8 @@ next_group(FlashScanState *fs, bool backward)
 			return false;
 		}
 		g = fs->dir->groups[fs->gi];
+		if (fs->shared != NULL && !owns_group(fs, g))
+			continue;
 		/* rows deleted (or removed by VACUUM) drop out before any column is read */
 		if (!pax_group_visible_to_reader(fs->rel, g, fs->snapshot) ||
 			pax_visible_rows(fs->rel, g, fs->snapshot, fs->visible, fs->strategy,
@@ -1061,7 +1156,47 @@ flashscan_rescan(CustomScanState *node)
 	fs->group = NULL;
 	fs->nselected = 0;
 	fs->cur_selected = -1;
+	fs->claim_start = fs->claim_end = 0;
 	pgstat_count_heap_scan(fs->rel);
+}
+
+/* ------------------------------------------------------------------------
+ * Parallel FlashScan
+ * ------------------------------------------------------------------------
+ */
+
+static Size
+flashscan_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(FlashScanShared);
+}
+
+static void
+flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+
+	fs->shared = (FlashScanShared *) coordinate;
+	pg_atomic_init_u64(&fs->shared->next_rownum, 0);
+	fs->claim_start = fs->claim_end = 0;
+}
+
+static void
+flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+
+	pg_atomic_write_u64(&fs->shared->next_rownum, 0);
+	fs->claim_start = fs->claim_end = 0;
+}
+
+static void
+flashscan_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+
+	fs->shared = (FlashScanShared *) coordinate;
+	fs->claim_start = fs->claim_end = 0;
 }
 
 static char *
