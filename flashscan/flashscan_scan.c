@@ -353,7 +353,8 @@ create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, int parallel
 	cost_qual_eval(&qcost, clauses, root);
 	if (parallel_workers < 0)
 	{
-		parallel_workers = compute_parallel_worker(rel, blocks, -1,
+		/* every row is examined: workers by the table's size, as for a seq scan */
+		parallel_workers = compute_parallel_worker(rel, rel->pages, -1,
 												   max_parallel_workers_per_gather);
 		if (parallel_workers <= 0)
 			return NULL;
