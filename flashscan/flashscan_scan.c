@@ -461,6 +461,24 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, double group_blocks, int natt
 	return true;
 }
 
+/*
+ * The sequential scans, plain and parallel, back in the path lists: a
+ * path whose cost was raised may have pruned them.
+ */
+static void
+add_seqscan_paths(PlannerInfo *root, RelOptInfo *rel)
+{
+	add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
+	if (rel->consider_parallel && rel->lateral_relids == NULL)
+	{
+		int			workers = compute_parallel_worker(rel, rel->pages, -1,
+													  max_parallel_workers_per_gather);
+
+		if (workers > 0)
+			add_partial_path(rel, create_seqscan_path(root, rel, NULL, workers));
+	}
+}
+
 static int
 compare_total_cost(const ListCell *a, const ListCell *b)
 {
@@ -572,15 +590,7 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	if (!raised)
 		return;
 
-	add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
-	if (rel->consider_parallel && rel->lateral_relids == NULL)
-	{
-		int			workers = compute_parallel_worker(rel, rel->pages, -1,
-													  max_parallel_workers_per_gather);
-
-		if (workers > 0)
-			add_partial_path(rel, create_seqscan_path(root, rel, NULL, workers));
-	}
+	add_seqscan_paths(root, rel);
 	{
 		bool		save = enable_bitmapscan;
 
@@ -695,15 +705,7 @@ price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 			ip->path.total_cost += ip->indexselectivity * rel->tuples * per_row /
 				(ip->path.parallel_workers + 1);
 	}
-	add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
-	if (rel->consider_parallel && rel->lateral_relids == NULL)
-	{
-		int			workers = compute_parallel_worker(rel, rel->pages, -1,
-													  max_parallel_workers_per_gather);
-
-		if (workers > 0)
-			add_partial_path(rel, create_seqscan_path(root, rel, NULL, workers));
-	}
+	add_seqscan_paths(root, rel);
 	list_sort(rel->pathlist, compare_total_cost);
 	list_sort(rel->partial_pathlist, compare_total_cost);
 }

@@ -99,22 +99,10 @@ tpchj_pg_run() {
 }
 
 tpchj_duckdb_run() {
-	local py=$1 dir=$2 q=$3 variant=$4 runs=$5 threads="" best="" i ms
+	local py=$1 dir=$2 q=$3 variant=$4 runs=$5 threads="" best
 	[ "$variant" = duckdb_1 ] && threads=1
-	for ((i = 0; i < runs; i++)); do
-		drop_caches
-		ms=$(in_cgroup "$py" -c '
-import duckdb, sys, time
-con = duckdb.connect()
-if sys.argv[1]:
-    con.execute("SET threads = " + sys.argv[1])
-for t in ("customer", "orders", "lineitem", "nation"):
-    con.execute("CREATE VIEW %s AS SELECT * FROM read_parquet(\x27%s/%s.parquet\x27)" % (t, sys.argv[2], t))
-t = time.perf_counter()
-con.execute(sys.argv[3]).fetchall()
-print(round((time.perf_counter() - t) * 1000, 1))' "$threads" "$dir" "$(tpchj_query "$q" "")")
-		best=$(/usr/bin/python3 -c "print(min(x for x in [$ms, ${best:-$ms}]))")
-	done
+	best=$(tpch_duckdb_best "$py" "$dir" "customer orders lineitem nation" "$(tpchj_query "$q" "")" \
+		"$threads" "$runs")
 	echo "$q,$variant,$best,," >>"$RESULT.csv"
 	log "$q $variant: $best ms"
 }

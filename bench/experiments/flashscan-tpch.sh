@@ -84,21 +84,10 @@ tpch_pg_run() {
 }
 
 tpch_duckdb_run() {
-	local py=$1 parquet=$2 q=$3 variant=$4 runs=$5 threads="" best="" i ms
+	local py=$1 parquet=$2 q=$3 variant=$4 runs=$5 threads="" best
 	[ "$variant" = duckdb_1 ] && threads=1
-	for ((i = 0; i < runs; i++)); do
-		drop_caches
-		ms=$(in_cgroup "$py" -c '
-import duckdb, sys, time
-con = duckdb.connect()
-if sys.argv[1]:
-    con.execute("SET threads = " + sys.argv[1])
-con.execute("CREATE VIEW lineitem AS SELECT * FROM read_parquet(\x27%s\x27)" % sys.argv[2])
-t = time.perf_counter()
-con.execute(sys.argv[3]).fetchall()
-print(round((time.perf_counter() - t) * 1000, 1))' "$threads" "$parquet" "$(tpch_query "$q" lineitem)")
-		best=$(/usr/bin/python3 -c "print(min(x for x in [$ms, ${best:-$ms}]))")
-	done
+	best=$(tpch_duckdb_best "$py" "$(dirname "$parquet")" lineitem "$(tpch_query "$q" lineitem)" \
+		"$threads" "$runs")
 	echo "$q,$variant,$best," >>"$RESULT.csv"
 	log "$q $variant: $best ms"
 }

@@ -106,6 +106,28 @@ tpch_load() {
 		-c "VACUUM (FREEZE, ANALYZE)"
 }
 
+# tpch_duckdb_best PY DIR "TABLES" SQL THREADS RUNS: DuckDB's best time (ms)
+# over RUNS cold runs (caches dropped, a new process in the memory cgroup)
+# of SQL over views of DIR/<table>.parquet; THREADS empty: DuckDB's default.
+tpch_duckdb_best() {
+	local py=$1 dir=$2 tables=$3 sql=$4 threads=$5 runs=$6 best="" i ms
+	for ((i = 0; i < runs; i++)); do
+		drop_caches
+		ms=$(in_cgroup "$py" -c '
+import duckdb, sys, time
+con = duckdb.connect()
+if sys.argv[1]:
+    con.execute("SET threads = " + sys.argv[1])
+for t in sys.argv[3].split():
+    con.execute("CREATE VIEW %s AS SELECT * FROM read_parquet(\x27%s/%s.parquet\x27)" % (t, sys.argv[2], t))
+t = time.perf_counter()
+con.execute(sys.argv[4]).fetchall()
+print(round((time.perf_counter() - t) * 1000, 1))' "$threads" "$dir" "$tables" "$sql")
+		best=$(/usr/bin/python3 -c "print(min(x for x in [$ms, ${best:-$ms}]))")
+	done
+	echo "$best"
+}
+
 # tk_load DB TABLE K N: QDTT's T_k (workloads/synthetic.sql).
 tk_load() {
 	bench_psql -d "$1" -f "$WORKLOADS/synthetic.sql" >/dev/null
