@@ -121,19 +121,22 @@ typedef struct FlashScanState
 } FlashScanState;
 
 /*
- * A parallel FlashScan's shared state.  Participants claim row numbers in
- * chunks, as pax's Parallel Seq Scan does; a group belongs to whoever
- * claimed the chunk its first row number falls in.  Row numbers, unlike
- * positions in a participant's copy of the directory, are the same for
- * every participant.
+ * A parallel FlashScan's shared state: participants claim row numbers in
+ * chunks (pax_claim_next_group(), pax_directory.c says why).
  */
 typedef struct FlashScanShared
 {
 	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
+	uint64		chunk_rows;		/* row numbers claimed at a time */
 } FlashScanShared;
 
-/* Row numbers a participant claims at a time. */
-#define FLASHSCAN_CHUNK_ROWS	8192
+/*
+ * Row numbers a participant claims at a time: at least this many, and
+ * about eight groups' worth (pax_claim_chunk_rows()), so that few groups
+ * straddle two chunks (such a group is read by both claimants, each
+ * keeping its own rows).
+ */
+#define FLASHSCAN_MIN_CHUNK_ROWS	8192
 
 /*
  * A qual of the form "column op constant" (or "constant op column"): the
@@ -369,6 +372,8 @@ create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, int parallel
 	cpath->path.startup_cost = qcost.startup + target->cost.startup;
 	/* blocks are read in whole minipages: sequential within, prefetched across */
 	cpu_run = rel->tuples * cpu_per_tuple + cpath->path.rows * target->cost.per_tuple;
+	/* a serial FlashScan may run in a worker too (a Gather's one copy) */
+	cpath->path.parallel_safe = rel->consider_parallel;
 	if (parallel_workers > 0)
 	{
 		/*
@@ -409,7 +414,7 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel)
 		return;
 	add_path(rel, &cpath->path);
 
-	/* Parallel FlashScan: the participants claim groups (owns_group()) */
+	/* Parallel FlashScan: the participants claim row numbers (pax_claim_next_group()) */
 	if (rel->consider_parallel && cpath->path.param_info == NULL &&
 		bms_is_empty(rel->lateral_relids))
 	{
@@ -622,8 +627,8 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
  * row's values on one page; pax reads each needed column's value from its
  * own minipage (a fixed-width value at its offset: a header and a value
  * block; a variable-width one by copying its minipage and walking it from
- * the start to the row: half a group's values on average, a few
- * nanoseconds each).  Random fetches of three numeric columns of TPC-H's
+ * the start to the row: half a group's values on average, each step about
+ * a third of an operator call, measured on scattered fetches).  Random fetches of three numeric columns of TPC-H's
  * lineitem (8,400 rows a group) took about 77 us a row against heap's few.
  * Without this the planner priced a pax index fetch as a heap one and
  * kept nested loops over index probes 6-20x slower than heap's plan.
@@ -660,7 +665,7 @@ pax_fetch_row_cost(RelOptInfo *rel, Relation r)
 		if (width <= 0)
 			width = get_typavgwidth(a->atttypid, a->atttypmod);
 		cost += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
-			rows_per_group / 2 * cpu_operator_cost / 10;
+			rows_per_group / 2 * cpu_operator_cost / 3;
 	}
 	return cost;
 }
@@ -946,19 +951,6 @@ store_scan_row(FlashScanState *fs, uint32 ri, const int *list, int n)
  * The next (backward: previous) visible group with at least one selected
  * row, read; false at the end (the start).
  */
-/* Parallel: is g this participant's?  Claims chunks as the scan moves on. */
-static bool
-owns_group(FlashScanState *fs, PaxGroupEntry *g)
-{
-	while (g->first_rownum >= fs->claim_end)
-	{
-		fs->claim_start = pg_atomic_fetch_add_u64(&fs->shared->next_rownum,
-												  FLASHSCAN_CHUNK_ROWS);
-		fs->claim_end = fs->claim_start + FLASHSCAN_CHUNK_ROWS;
-	}
-	return g->first_rownum >= fs->claim_start;
-}
-
 static bool
 next_group(FlashScanState *fs, bool backward)
 {
@@ -973,20 +965,29 @@ next_group(FlashScanState *fs, bool backward)
 		bool		first_pass_all;
 
 		CHECK_FOR_INTERRUPTS();
-		fs->gi += backward ? -1 : 1;
-		if (fs->gi < 0 || fs->gi >= fs->dir->ngroups)
+		if (fs->shared != NULL)
 		{
-			/* stay just outside the groups: the other direction starts there */
-			fs->gi = (fs->gi < 0) ? -1 : fs->dir->ngroups;
-			return false;
+			if (!pax_claim_next_group(fs->dir, &fs->shared->next_rownum, fs->shared->chunk_rows,
+									  &fs->claim_start, &fs->claim_end, &fs->gi))
+				return false;
+		}
+		else
+		{
+			fs->gi += backward ? -1 : 1;
+			if (fs->gi < 0 || fs->gi >= fs->dir->ngroups)
+			{
+				/* stay just outside the groups: the other direction starts there */
+				fs->gi = (fs->gi < 0) ? -1 : fs->dir->ngroups;
+				return false;
+			}
 		}
 		g = fs->dir->groups[fs->gi];
-		if (fs->shared != NULL && !owns_group(fs, g))
-			continue;
 		/* rows deleted (or removed by VACUUM) drop out before any column is read */
 		if (!pax_group_visible_to_reader(fs->rel, g, fs->snapshot) ||
 			pax_visible_rows(fs->rel, g, fs->snapshot, fs->visible, fs->strategy,
-							 &fs->blocks_read) == 0)
+							 &fs->blocks_read) == 0 ||
+			(fs->shared != NULL &&
+			 pax_claim_mask_rows(g, fs->visible, fs->claim_start, fs->claim_end) == 0))
 		{
 			fs->groups_invisible++;
 			continue;
@@ -1000,7 +1001,8 @@ next_group(FlashScanState *fs, bool backward)
 		if (fs->prefetched_gi != fs->gi)
 			pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
 								 desc->natts);
-		if (!backward && fs->gi + 1 < fs->dir->ngroups)
+		if (!backward && fs->gi + 1 < fs->dir->ngroups &&
+			(fs->shared == NULL || fs->dir->groups[fs->gi + 1]->first_rownum < fs->claim_end))
 		{
 			pax_prefetch_columns(fs->rel, fs->dir->groups[fs->gi + 1],
 								 first_pass_all ? fs->all_cols : fs->qual_cols, desc->natts);
@@ -1181,7 +1183,9 @@ flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coo
 
 	fs->shared = (FlashScanShared *) coordinate;
 	pg_atomic_init_u64(&fs->shared->next_rownum, 0);
+	fs->shared->chunk_rows = pax_claim_chunk_rows(fs->dir, FLASHSCAN_MIN_CHUNK_ROWS);
 	fs->claim_start = fs->claim_end = 0;
+	fs->gi = -1;
 }
 
 static void
@@ -1191,6 +1195,7 @@ flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 
 	pg_atomic_write_u64(&fs->shared->next_rownum, 0);
 	fs->claim_start = fs->claim_end = 0;
+	fs->gi = -1;
 }
 
 static void

@@ -63,6 +63,7 @@
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "nodes/lockoptions.h"
+#include "port/atomics.h"
 
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
 #define PAX_FORMAT_VERSION		4
@@ -402,6 +403,11 @@ extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const cha
 								   TupleDesc desc, const uint8 *decode_kinds);
 extern PaxDirectory *pax_current_directory(Relation rel);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
+extern uint64 pax_directory_end(PaxDirectory *dir);
+extern uint64 pax_claim_chunk_rows(PaxDirectory *dir, uint64 min);
+extern bool pax_claim_next_group(PaxDirectory *dir, pg_atomic_uint64 *counter,
+								 uint64 chunk_rows, uint64 *start, uint64 *end, int *gi);
+extern uint32 pax_claim_mask_rows(PaxGroupEntry *g, bool *visible, uint64 start, uint64 end);
 extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
 extern void pax_recovery_conflict(void) pg_attribute_noreturn();
 extern void pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag);

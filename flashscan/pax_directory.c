@@ -362,3 +362,100 @@ pax_find_group(PaxDirectory *dir, uint64 rownum)
 
 	return (i < 0) ? NULL : dir->groups[i];
 }
+
+/* ------------------------------------------------------------------------
+ * Parallel scans: row numbers claimed in chunks
+ * ------------------------------------------------------------------------
+ *
+ * The participants of a parallel scan (pax's Parallel Seq Scan, Parallel
+ * FlashScan) claim row numbers in chunks from a shared counter.  Each row
+ * number is claimed by exactly one participant, which reads the groups
+ * holding its chunk's rows and keeps only those.  Participants read the
+ * directory at different moments, and a VACUUM in between may have merged
+ * groups: row numbers survive that, group bounds do not, so handing out
+ * whole groups by their first row number would lose or repeat rows.
+ */
+
+/* Row numbers a chunk should span: about eight groups' worth, at least min. */
+uint64
+pax_claim_chunk_rows(PaxDirectory *dir, uint64 min)
+{
+	uint64		end = pax_directory_end(dir);
+
+	return Max(min, 8 * (end / (uint64) Max(dir->ngroups, 1)));
+}
+
+/* The row number after the directory's last group (0 when it has none). */
+uint64
+pax_directory_end(PaxDirectory *dir)
+{
+	PaxGroupEntry *last;
+
+	if (dir->ngroups == 0)
+		return 0;
+	last = dir->groups[dir->ngroups - 1];
+	return last->first_rownum + last->nrows;
+}
+
+/*
+ * The next group to read after group *gi (-1: none yet) within this
+ * participant's claim [*start, *end), claiming chunks of chunk_rows from
+ * counter as needed; false when the claims have passed the directory's end.
+ */
+bool
+pax_claim_next_group(PaxDirectory *dir, pg_atomic_uint64 *counter, uint64 chunk_rows,
+					 uint64 *start, uint64 *end, int *gi)
+{
+	uint64		dir_end = pax_directory_end(dir);
+
+	for (;;)
+	{
+		int			lo = 0,
+					hi = dir->ngroups;
+
+		if (*end > *start && *gi + 1 < dir->ngroups &&
+			dir->groups[*gi + 1]->first_rownum < *end)
+		{
+			(*gi)++;
+			return true;
+		}
+		*start = pg_atomic_fetch_add_u64(counter, chunk_rows);
+		*end = *start + chunk_rows;
+		if (*start >= dir_end)
+		{
+			*gi = dir->ngroups;
+			return false;
+		}
+		/* the first group ending after *start */
+		while (lo < hi)
+		{
+			int			mid = lo + (hi - lo) / 2;
+			PaxGroupEntry *g = dir->groups[mid];
+
+			if (g->first_rownum + g->nrows <= *start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		*gi = lo - 1;
+		/* a chunk without a group: the loop claims the next */
+	}
+}
+
+/* Rows of g outside the claim [start, end) made invisible; the visible rest. */
+uint32
+pax_claim_mask_rows(PaxGroupEntry *g, bool *visible, uint64 start, uint64 end)
+{
+	uint32		ri,
+				n = 0;
+
+	for (ri = 0; ri < g->nrows; ri++)
+	{
+		uint64		rownum = g->first_rownum + ri;
+
+		if (rownum < start || rownum >= end)
+			visible[ri] = false;
+		n += visible[ri];
+	}
+	return n;
+}

@@ -55,7 +55,7 @@
 
 PG_FUNCTION_INFO_V1(pax_tableam_handler);
 
-/* Row numbers a parallel participant claims at a time. */
+/* Row numbers a parallel participant claims at a time, at least. */
 #define PAX_PARALLEL_CHUNK_ROWS		(8 * PAX_ROWNUM_RESERVE)
 
 typedef struct PaxScanDescData
@@ -102,6 +102,7 @@ typedef struct PaxParallelScanDescData
 {
 	ParallelTableScanDescData base;
 	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
+	uint64		chunk_rows;		/* row numbers claimed at a time */
 } PaxParallelScanDescData;
 
 
@@ -235,19 +236,6 @@ pax_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
 		sample_reset(scan);
 }
 
-/* In a parallel scan, is group g ours?  Claims ranges of row numbers as needed. */
-static bool
-parallel_owns_group(PaxScanDesc scan, PaxGroupEntry *g)
-{
-	PaxParallelScanDescData *p = (PaxParallelScanDescData *) scan->base.rs_parallel;
-
-	while (g->first_rownum >= scan->claim_end)
-	{
-		scan->claim_start = pg_atomic_fetch_add_u64(&p->next_rownum, PAX_PARALLEL_CHUNK_ROWS);
-		scan->claim_end = scan->claim_start + PAX_PARALLEL_CHUNK_ROWS;
-	}
-	return g->first_rownum >= scan->claim_start;
-}
 
 /*
  * Move to the next (or previous) visible group and decode it with desc (the
@@ -265,7 +253,16 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 
 		CHECK_FOR_INTERRUPTS();
 		scan->group_loaded = false;
-		if (ScanDirectionIsBackward(direction))
+		if (scan->base.rs_parallel)
+		{
+			PaxParallelScanDescData *p = (PaxParallelScanDescData *) scan->base.rs_parallel;
+
+			/* row numbers claimed in chunks: pax_directory.c says why */
+			if (!pax_claim_next_group(scan->dir, &p->next_rownum, p->chunk_rows,
+									  &scan->claim_start, &scan->claim_end, &scan->gi))
+				return false;
+		}
+		else if (ScanDirectionIsBackward(direction))
 		{
 			if (scan->gi < 0)
 				scan->gi = scan->dir->ngroups;
@@ -280,8 +277,6 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 				return false;
 		}
 		g = scan->dir->groups[scan->gi];
-		if (scan->base.rs_parallel && !parallel_owns_group(scan, g))
-			continue;
 		if (!pax_group_visible_to_reader(scan->base.rs_rd, g, scan->base.rs_snapshot))
 			continue;
 		old = MemoryContextSwitchTo(scan->scan_cxt);
@@ -294,6 +289,9 @@ advance_group(PaxScanDesc scan, ScanDirection direction, TupleDesc desc)
 		MemoryContextSwitchTo(old);
 		if (pax_visible_rows(scan->base.rs_rd, g, scan->base.rs_snapshot, scan->visible,
 							 scan->strategy, NULL) == 0)
+			continue;
+		if (scan->base.rs_parallel &&
+			pax_claim_mask_rows(g, scan->visible, scan->claim_start, scan->claim_end) == 0)
 			continue;
 		/*
 		 * Index builds: which rows are alive (unique checks count those).
@@ -378,6 +376,7 @@ pax_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 	p->base.phs_relid = RelationGetRelid(rel);
 	p->base.phs_syncscan = false;
 	pg_atomic_init_u64(&p->next_rownum, 0);
+	p->chunk_rows = pax_claim_chunk_rows(pax_current_directory(rel), PAX_PARALLEL_CHUNK_ROWS);
 	return sizeof(PaxParallelScanDescData);
 }
 
