@@ -110,6 +110,7 @@ typedef struct FlashScanState
 	struct FlashScanShared *shared;
 	uint64		claim_start;
 	uint64		claim_end;
+	bool		counted;		/* counters added to the shared ones */
 
 	/* EXPLAIN ANALYZE */
 	uint64		groups_scanned;
@@ -128,6 +129,12 @@ typedef struct FlashScanShared
 {
 	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
 	uint64		chunk_rows;		/* row numbers claimed at a time */
+	/* EXPLAIN ANALYZE: every participant's counters, added at its shutdown */
+	pg_atomic_uint64 groups_scanned;
+	pg_atomic_uint64 groups_skipped;
+	pg_atomic_uint64 groups_invisible;
+	pg_atomic_uint64 rows_examined;
+	pg_atomic_uint64 blocks_read;
 } FlashScanShared;
 
 /*
@@ -172,6 +179,7 @@ static void flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *p
 									   void *coordinate);
 static void flashscan_initialize_worker(CustomScanState *node, shm_toc *toc,
 										void *coordinate);
+static void flashscan_shutdown(CustomScanState *node);
 
 static const CustomPathMethods flashscan_path_methods = {
 	.CustomName = "FlashScan",
@@ -193,6 +201,7 @@ static const CustomExecMethods flashscan_exec_methods = {
 	.InitializeDSMCustomScan = flashscan_initialize_dsm,
 	.ReInitializeDSMCustomScan = flashscan_reinitialize_dsm,
 	.InitializeWorkerCustomScan = flashscan_initialize_worker,
+	.ShutdownCustomScan = flashscan_shutdown,
 	.ExplainCustomScan = flashscan_explain,
 };
 
@@ -1184,6 +1193,11 @@ flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coo
 	fs->shared = (FlashScanShared *) coordinate;
 	pg_atomic_init_u64(&fs->shared->next_rownum, 0);
 	fs->shared->chunk_rows = pax_claim_chunk_rows(fs->dir, FLASHSCAN_MIN_CHUNK_ROWS);
+	pg_atomic_init_u64(&fs->shared->groups_scanned, 0);
+	pg_atomic_init_u64(&fs->shared->groups_skipped, 0);
+	pg_atomic_init_u64(&fs->shared->groups_invisible, 0);
+	pg_atomic_init_u64(&fs->shared->rows_examined, 0);
+	pg_atomic_init_u64(&fs->shared->blocks_read, 0);
 	fs->claim_start = fs->claim_end = 0;
 	fs->gi = -1;
 }
@@ -1196,6 +1210,39 @@ flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 	pg_atomic_write_u64(&fs->shared->next_rownum, 0);
 	fs->claim_start = fs->claim_end = 0;
 	fs->gi = -1;
+}
+
+/*
+ * Parallel: each participant adds its counters to the shared ones as it
+ * shuts down; the leader, whose shutdown comes after the workers' (they
+ * have finished by the time the plan has returned its last row), then
+ * shows the totals.  Under a LIMIT that stops the workers early the
+ * totals may miss a worker's share.
+ */
+static void
+flashscan_shutdown(CustomScanState *node)
+{
+	FlashScanState *fs = (FlashScanState *) node;
+	FlashScanShared *sh = fs->shared;
+
+	if (sh == NULL || fs->counted)
+		return;
+	fs->counted = true;
+	pg_atomic_fetch_add_u64(&sh->groups_scanned, fs->groups_scanned);
+	pg_atomic_fetch_add_u64(&sh->groups_skipped, fs->groups_skipped);
+	pg_atomic_fetch_add_u64(&sh->groups_invisible, fs->groups_invisible);
+	pg_atomic_fetch_add_u64(&sh->rows_examined, fs->rows_examined);
+	pg_atomic_fetch_add_u64(&sh->blocks_read, fs->blocks_read);
+	if (!IsParallelWorker())
+	{
+		fs->groups_scanned = pg_atomic_read_u64(&sh->groups_scanned);
+		fs->groups_skipped = pg_atomic_read_u64(&sh->groups_skipped);
+		fs->groups_invisible = pg_atomic_read_u64(&sh->groups_invisible);
+		fs->rows_examined = pg_atomic_read_u64(&sh->rows_examined);
+		fs->blocks_read = pg_atomic_read_u64(&sh->blocks_read);
+	}
+	/* the DSM goes away with the Gather */
+	fs->shared = NULL;
 }
 
 static void
