@@ -481,10 +481,8 @@ try_flashjoin(PlannerInfo *root, Path *root_path)
 				!var_member(cxt.join_vars, v) && !var_member(qual_vars, v))
 			{
 				leaf->deferred = lappend(leaf->deferred, v);
-				leaf->width += get_attavgwidth(planner_rt_fetch(v->varno, root)->relid,
-											   v->varattno) > 0 ?
-					get_attavgwidth(planner_rt_fetch(v->varno, root)->relid, v->varattno) :
-					get_typavgwidth(v->vartype, v->vartypmod);
+				leaf->width += flashscan_column_width(planner_rt_fetch(v->varno, root)->relid,
+													  v->varattno, v->vartype, v->vartypmod);
 			}
 		}
 		if (leaf->deferred != NIL)

@@ -19,6 +19,7 @@ extern bool flashscan_is_pax_relation(RangeTblEntry *rte);
 extern CustomPath *flashscan_create_path(PlannerInfo *root, RelOptInfo *rel,
 										 PathTarget *target);
 extern bool flashscan_is_path(Path *path);
+extern int32 flashscan_column_width(Oid relid, AttrNumber attnum, Oid typid, int32 typmod);
 extern double flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts,
 									  double rows_per_group);
 

@@ -274,6 +274,15 @@ needed_columns(List *target_exprs, Index relid, List *clauses, List **qual_atts,
 }
 
 /* Blocks a group spends on the given columns, from their average widths. */
+/* A column's average width: ANALYZE's statistics, else its type's guess. */
+int32
+flashscan_column_width(Oid relid, AttrNumber attnum, Oid typid, int32 typmod)
+{
+	int32		width = get_attavgwidth(relid, attnum);
+
+	return width > 0 ? width : get_typavgwidth(typid, typmod);
+}
+
 double
 flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts, double rows_per_group)
 {
@@ -283,10 +292,8 @@ flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts, double rows_per_g
 	foreach(lc, atts)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, lfirst_int(lc) - 1);
-		int32		width = get_attavgwidth(relid, a->attnum);
+		int32		width = flashscan_column_width(relid, a->attnum, a->atttypid, a->atttypmod);
 
-		if (width <= 0)
-			width = get_typavgwidth(a->atttypid, a->atttypmod);
 		blocks += Max(1.0, ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD));
 	}
 	return blocks;
@@ -670,9 +677,8 @@ pax_fetch_row_cost(RelOptInfo *rel, Relation r)
 			cost += 2 * cpu_tuple_cost;
 			continue;
 		}
-		width = get_attavgwidth(RelationGetRelid(r), a->attnum);
-		if (width <= 0)
-			width = get_typavgwidth(a->atttypid, a->atttypmod);
+		width = flashscan_column_width(RelationGetRelid(r), a->attnum, a->atttypid,
+									   a->atttypmod);
 		cost += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
 			rows_per_group / 2 * cpu_operator_cost / 3;
 	}

@@ -157,17 +157,11 @@ tell_scan(PlanState *ps, const bool *needed)
 				return true;
 			}
 		case T_IndexScanState:
-			{
-				IndexScanDesc d = ((IndexScanState *) ps)->iss_ScanDesc;
-
-				if (d == NULL || d->xs_heapfetch == NULL)
-					return false;
-				pax_fetch_set_columns((PaxFetch *) d->xs_heapfetch, needed);
-				return true;
-			}
 		case T_IndexOnlyScanState:
 			{
-				IndexScanDesc d = ((IndexOnlyScanState *) ps)->ioss_ScanDesc;
+				IndexScanDesc d = IsA(ps, IndexScanState) ?
+					((IndexScanState *) ps)->iss_ScanDesc :
+					((IndexOnlyScanState *) ps)->ioss_ScanDesc;
 
 				if (d == NULL || d->xs_heapfetch == NULL)
 					return false;
