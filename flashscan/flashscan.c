@@ -48,6 +48,18 @@ _PG_init(void)
 							&pax_default_group_blocks, PAX_DEFAULT_GROUP_BLOCKS,
 							PAX_MIN_GROUP_BLOCKS, PAX_MAX_GROUP_BLOCKS,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+
+	/*
+	 * A standby replays the primary's pages with its own library: while
+	 * some standby's library is older, the primary must write a format it
+	 * reads (the metapage records the newest format a table holds).
+	 */
+	DefineCustomIntVariable("flashscan.write_format",
+							"Format version new pax tables and groups are written in.",
+							"5 gives variable-width minipages a stride index (fast single-row fetches); 4 is the format earlier libraries read.",
+							&pax_write_format, PAX_FORMAT_VERSION,
+							PAX_MIN_FORMAT_VERSION, PAX_FORMAT_VERSION,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	flashscan_scan_init();
 	flashjoin_plan_init();
 	MarkGUCPrefixReserved("flashscan");

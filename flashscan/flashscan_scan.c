@@ -59,6 +59,7 @@
 
 #include "flashscan.h"
 #include "pax.h"
+#include "pax_minipage.h"
 #include "ssdkit_path.h"
 
 bool		flashscan_enable = true;
@@ -642,10 +643,13 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
  * The CPU a pax index fetch spends on one row beyond heap's: heap finds a
  * row's values on one page; pax reads each needed column's value from its
  * own minipage (a fixed-width value at its offset: a header and a value
- * block; a variable-width one by copying its minipage and walking it from
- * the start to the row: half a group's values on average, each step about
- * a third of an operator call, measured on scattered fetches).  Random fetches of three numeric columns of TPC-H's
- * lineitem (8,400 rows a group) took about 77 us a row against heap's few.
+ * block; a variable-width one in format 5 through its stride index: the
+ * header, the index entry and its stride's values, half a stride walked on
+ * average; in format 4 by copying its minipage and walking it from the
+ * start to the row: half a group's values on average, each step about a
+ * third of an operator call, measured on scattered fetches).  Random
+ * fetches of three numeric columns of TPC-H's lineitem (8,400 rows a
+ * group, format 4) took about 77 us a row against heap's few.
  * Without this the planner priced a pax index fetch as a heap one and
  * kept nested loops over index probes 6-20x slower than heap's plan.
  */
@@ -658,6 +662,7 @@ pax_fetch_row_cost(RelOptInfo *rel, Relation r)
 	double		ngroups = Max(1.0, ceil(rel->pages / (double) pax_relation_group_blocks(r)));
 	double		rows_per_group = Max(1.0, rel->tuples / ngroups);
 	Cost		cost = 0;
+	bool		strides = pax_relation_format(r) >= 5;
 	int			att;
 
 	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
@@ -679,8 +684,12 @@ pax_fetch_row_cost(RelOptInfo *rel, Relation r)
 		}
 		width = flashscan_column_width(RelationGetRelid(r), a->attnum, a->atttypid,
 									   a->atttypmod);
-		cost += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
-			rows_per_group / 2 * cpu_operator_cost / 3;
+		if (strides)
+			cost += (2 + ceil(PAX_STRIDE_ROWS * width / PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
+				PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
+		else
+			cost += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
+				rows_per_group / 2 * cpu_operator_cost / 3;
 	}
 	return cost;
 }

@@ -66,7 +66,8 @@
 #include "port/atomics.h"
 
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
-#define PAX_FORMAT_VERSION		4
+#define PAX_FORMAT_VERSION		5	/* 5: variable-width minipages have a stride index */
+#define PAX_MIN_FORMAT_VERSION	4	/* the oldest format this library reads */
 #define PAX_METAPAGE_BLKNO		0
 
 /* Bytes of a group block that hold minipage data. */
@@ -312,20 +313,6 @@ typedef struct PaxDirPageOpaque
 #define PAX_DIR_PAGE_ID			0xFA5D
 #define PaxDirPageGetOpaque(page) ((PaxDirPageOpaque *) PageGetSpecialPointer(page))
 
-/*
- * A minipage starts with this header; then, if nnulls > 0, a null bitmap of
- * nrows bits (set = null); then the values.  Fixed-width values sit at a
- * fixed stride from an offset aligned for the type; variable-width values
- * follow one another from a MAXALIGNed start, each stored as it would be in
- * a heap tuple (short varlena headers where possible, 4-byte headers
- * aligned, zero padding), and are found by walking them.
- */
-typedef struct PaxMinipageHeader
-{
-	uint32		nrows;
-	uint32		nnulls;
-} PaxMinipageHeader;
-
 /* The directory of a relation as a scan sees it: entries sorted by row number. */
 typedef struct PaxDirectory
 {
@@ -380,6 +367,7 @@ typedef enum PaxModifyKind
 
 /* flashscan.c */
 extern int	pax_default_group_blocks;
+extern int	pax_write_format;
 
 /* pax_metapage.c, pax_blocks.c, pax_directory.c, pax_visibility.c, pax_reader.c */
 extern void pax_corrupted(Relation rel, BlockNumber blkno, const char *what) pg_attribute_noreturn();
@@ -417,6 +405,7 @@ extern void pax_check_column_count(Relation rel, int natts);
 extern void pax_init_storage(Relation rel, const RelFileNode *newrnode,
 							 SMgrRelation srel, char persistence);
 extern int	pax_relation_group_blocks(Relation rel);
+extern int	pax_relation_format(Relation rel);
 extern void pax_set_relation_group_blocks(Relation rel, int group_blocks);
 extern void pax_truncate_in_place(Relation rel);
 extern uint64 pax_reserve_rownums(Relation rel, uint32 count);

@@ -148,6 +148,9 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
 		if (e->nblocks == 0)
 			*e = meta->free[--meta->nfree];
 	}
+	/* the blocks may hold minipages of the format being written */
+	if (meta->version < (uint32) pax_write_format)
+		meta->version = pax_write_format;
 	tag = meta->next_tag++;
 	if (meta->next_tag == 0)
 		meta->next_tag = 1;

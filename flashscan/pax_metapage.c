@@ -61,7 +61,7 @@ build_metapage(Page page, int group_blocks, uint64 dir_version)
 	PageInit(page, BLCKSZ, 0);
 	meta = PaxPageGetMeta(page);
 	meta->magic = PAX_MAGIC;
-	meta->version = PAX_FORMAT_VERSION;
+	meta->version = pax_write_format;
 	meta->group_blocks = group_blocks;
 	meta->next_rownum = 0;
 	meta->ngroups = 0;
@@ -106,13 +106,26 @@ pax_lock_metapage(Relation rel, int mode)
 	page = BufferGetPage(buf);
 	if (PageIsNew(page) || PaxPageGetMeta(page)->magic != PAX_MAGIC)
 		pax_corrupted(rel, PAX_METAPAGE_BLKNO, "pax metapage");
-	if (PaxPageGetMeta(page)->version != PAX_FORMAT_VERSION)
+	if (PaxPageGetMeta(page)->version < PAX_MIN_FORMAT_VERSION ||
+		PaxPageGetMeta(page)->version > PAX_FORMAT_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("pax table \"%s\" has format version %u, this library reads version %u",
+				 errmsg("pax table \"%s\" has format version %u, this library reads versions %u to %u",
 						RelationGetRelationName(rel), PaxPageGetMeta(page)->version,
-						PAX_FORMAT_VERSION)));
+						PAX_MIN_FORMAT_VERSION, PAX_FORMAT_VERSION),
+				 errhint("Read it with a flashscan library that reads its version, or move it through heap (ALTER TABLE ... SET ACCESS METHOD heap) with the library that wrote it.")));
 	return buf;
+}
+
+/* The newest format version the relation's groups may be in. */
+int
+pax_relation_format(Relation rel)
+{
+	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+	int			version = PaxPageGetMeta(BufferGetPage(buf))->version;
+
+	UnlockReleaseBuffer(buf);
+	return version;
 }
 
 /* Blocks per group for the relation's next groups. */

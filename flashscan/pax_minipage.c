@@ -7,17 +7,23 @@
  *	  lives only here.
  *
  * A minipage is
- *		PaxMinipageHeader (nrows, nnulls)
+ *		PaxMinipageHeader (nrows, nnulls and flags)
  *		null bitmap, nrows bits, bit set = NULL		(only when nnulls > 0)
  *		fixed width (attlen > 0): values at stride attlen from an offset
  *			aligned for the type; a NULL keeps its (zeroed) slot;
- *		variable width: from a MAXALIGNed data start, the non-NULL values
- *			one after the other, stored as heap_fill_tuple would: short
- *			varlena headers where possible, otherwise 4-byte headers aligned
- *			for the type with zero padding; cstrings with their terminator.
- *			No offsets: a reader walks the values as heap_deform_tuple does
- *			(att_align_pointer tells padding from a short header), and every
- *			reader decodes whole minipages anyway.
+ *		variable width: a stride index (format 5, PAX_MINIPAGE_STRIDES set):
+ *			from an int-aligned offset, one uint32 per PAX_STRIDE_ROWS rows,
+ *			entry s the data offset where the values of rows s * 16 and on
+ *			start (before any alignment padding); then, from a MAXALIGNed
+ *			data start, the non-NULL values one after the other, stored as
+ *			heap_fill_tuple would: short varlena headers where possible,
+ *			otherwise 4-byte headers aligned for the type with zero padding;
+ *			cstrings with their terminator.  A reader walks the values as
+ *			heap_deform_tuple does (att_align_pointer tells padding from a
+ *			short header): a whole minipage from its start, one row from its
+ *			stride's start, so a random fetch reads a few hundred bytes of a
+ *			minipage, not all of it.  Format 4 minipages have no index
+ *			(flag clear) and are walked from the start.
  * Offsets inside a minipage are relative to its start, and a reader copies
  * the minipage into a MAXALIGNed buffer, so every alignment above is real.
  *
@@ -31,26 +37,48 @@
 #include "pax.h"
 #include "pax_minipage.h"
 
-static inline Size
-bitmap_bytes(uint32 nrows)
+/*
+ * The header.  The high bit of nnulls flags a variable-width minipage with a
+ * stride index (format 5); format 4 wrote none, and nnulls never needs it.
+ */
+typedef struct PaxMinipageHeader
 {
-	return (nrows + 7) / 8;
+	uint32		nrows;
+	uint32		nnulls;			/* NULL values, | PAX_MINIPAGE_STRIDES */
+} PaxMinipageHeader;
+
+#define PAX_MINIPAGE_STRIDES	0x80000000u
+
+/* flashscan.write_format: the format new minipages and tables are written in. */
+int			pax_write_format = PAX_FORMAT_VERSION;
+
+/* Where the parts of one minipage lie (offsets from its start). */
+typedef struct MinipageLayout
+{
+	bool		hasnulls;
+	bool		strides;		/* variable width with a stride index */
+	uint32		nstrides;
+	Size		voff;			/* fixed-width values, or the stride index */
+	Size		doff;			/* variable width: the data start */
+} MinipageLayout;
+
+static void
+layout(Form_pg_attribute att, uint32 nrows, bool hasnulls, bool strides, MinipageLayout *l)
+{
+	Size		off = sizeof(PaxMinipageHeader) + (hasnulls ? (nrows + 7) / 8 : 0);
+
+	l->hasnulls = hasnulls;
+	l->strides = strides && att->attlen < 0;
+	l->nstrides = l->strides ? (nrows + PAX_STRIDE_ROWS - 1) / PAX_STRIDE_ROWS : 0;
+	l->voff = (att->attlen > 0) ? att_align_nominal(off, att->attalign) : INTALIGN(off);
+	l->doff = MAXALIGN(l->voff + sizeof(uint32) * l->nstrides);
 }
 
-/* Where the values (fixed width) or the start array (variable width) begin. */
-static inline Size
-values_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
+/* Do new minipages get a stride index? */
+static inline bool
+write_strides(void)
 {
-	Size		off = sizeof(PaxMinipageHeader) + (hasnulls ? bitmap_bytes(nrows) : 0);
-
-	return (att->attlen > 0) ? att_align_nominal(off, att->attalign) : INTALIGN(off);
-}
-
-/* Start of the data area of a variable-width minipage. */
-static inline Size
-data_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
-{
-	return MAXALIGN(values_offset(att, nrows, hasnulls));
+	return pax_write_format >= 5;
 }
 
 /*
@@ -86,46 +114,59 @@ pax_place_value(Form_pg_attribute att, Datum value, Size off, Size *start)
 	return off + VARSIZE(p);
 }
 
+static Size
+minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls, bool strides,
+			  Size data_bytes)
+{
+	MinipageLayout l;
+
+	layout(att, nrows, hasnulls, strides, &l);
+	if (att->attlen > 0)
+		return l.voff + (Size) att->attlen * nrows;
+	return l.doff + data_bytes;
+}
+
 /*
- * Size of a minipage of nrows values; for variable width, data_bytes is the
- * end offset pax_place_value() reached for the last value.
+ * Size of a minipage of nrows values as new ones are written; for variable
+ * width, data_bytes is the end offset pax_place_value() reached for the
+ * last value.
  */
 Size
 pax_minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls,
 				  Size data_bytes)
 {
-	if (att->attlen > 0)
-		return values_offset(att, nrows, hasnulls) + (Size) att->attlen * nrows;
-	return data_offset(att, nrows, hasnulls) + data_bytes;
+	return minipage_size(att, nrows, hasnulls, write_strides(), data_bytes);
 }
 
-/* Write a minipage of nrows values into buf (pax_minipage_size() bytes, zeroed). */
-void
-pax_encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
-					const bool *isnull, char *buf)
+/* Write a minipage of nrows values into buf (minipage_size() bytes, zeroed). */
+static void
+encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
+				const bool *isnull, bool strides, char *buf)
 {
 	PaxMinipageHeader *hdr = (PaxMinipageHeader *) buf;
+	MinipageLayout l;
 	uint32		nnulls = 0;
 	uint32		i;
 	bits8	   *bits;
-	Size		voff;
+	uint32	   *index;
+	Size		off = 0;
 
 	for (i = 0; i < nrows; i++)
 		nnulls += isnull[i] ? 1 : 0;
+	layout(att, nrows, nnulls > 0, strides, &l);
 	hdr->nrows = nrows;
-	hdr->nnulls = nnulls;
+	hdr->nnulls = nnulls | (l.strides ? PAX_MINIPAGE_STRIDES : 0);
 	bits = (bits8 *) (buf + sizeof(PaxMinipageHeader));
 	if (nnulls > 0)
 		for (i = 0; i < nrows; i++)
 			if (isnull[i])
 				bits[i / 8] |= (1 << (i % 8));
-	voff = values_offset(att, nrows, nnulls > 0);
 
 	if (att->attlen > 0)
 	{
 		for (i = 0; i < nrows; i++)
 		{
-			char	   *dst = buf + voff + (Size) att->attlen * i;
+			char	   *dst = buf + l.voff + (Size) att->attlen * i;
 
 			if (isnull[i])
 				continue;
@@ -137,114 +178,115 @@ pax_encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
 		return;
 	}
 
+	index = (uint32 *) (buf + l.voff);
+	for (i = 0; i < nrows; i++)
 	{
-		Size		dstart = data_offset(att, nrows, nnulls > 0);
-		Size		off = 0;
+		Pointer		p;
+		Size		start;
+		Size		end;
 
-		for (i = 0; i < nrows; i++)
+		if (l.strides && i % PAX_STRIDE_ROWS == 0)
+			index[i / PAX_STRIDE_ROWS] = (uint32) off;
+		if (isnull[i])
+			continue;
+		p = DatumGetPointer(values[i]);
+		end = pax_place_value(att, values[i], off, &start);
+		/* bytes between off and start stay zero: the padding readers skip */
+		if (att->attlen == -2 || VARATT_IS_SHORT(p))
+			memcpy(buf + l.doff + start, p, end - start);
+		else if (att->attstorage != TYPSTORAGE_PLAIN && VARATT_CAN_MAKE_SHORT(p))
 		{
-			Pointer		p;
-			Size		start;
-			Size		end;
-
-			if (isnull[i])
-				continue;
-			p = DatumGetPointer(values[i]);
-			end = pax_place_value(att, values[i], off, &start);
-			/* bytes between off and start stay zero: the padding readers skip */
-			if (att->attlen == -2 || VARATT_IS_SHORT(p))
-				memcpy(buf + dstart + start, p, end - start);
-			else if (att->attstorage != TYPSTORAGE_PLAIN && VARATT_CAN_MAKE_SHORT(p))
-			{
-				/* the same choice pax_place_value() made */
-				SET_VARSIZE_SHORT(buf + dstart + start, end - start);
-				memcpy(buf + dstart + start + 1, VARDATA(p), end - start - 1);
-			}
-			else
-				memcpy(buf + dstart + start, p, end - start);
-			off = end;
+			/* the same choice pax_place_value() made */
+			SET_VARSIZE_SHORT(buf + l.doff + start, end - start);
+			memcpy(buf + l.doff + start + 1, VARDATA(p), end - start - 1);
 		}
+		else
+			memcpy(buf + l.doff + start, p, end - start);
+		off = end;
 	}
 }
 
-/* Where a minipage's fixed-width values begin (pax_read_row() reads one). */
-Size
-pax_minipage_values_offset(Form_pg_attribute att, uint32 nrows, bool hasnulls)
-{
-	return values_offset(att, nrows, hasnulls);
-}
-
-/*
- * Decode a minipage (in a MAXALIGNed buffer of nbytes): every row into
- * values[i]/isnull[i] (only < 0), or just row only into values[0]/isnull[0]
- * (variable-width values are walked up to it).  By-reference values point
- * into buf.  A minipage that does not match the group's row count or whose
- * offsets leave it is reported as corrupted.
- */
 /* rel is NULL when logical decoding reads a group from WAL */
 #define REL_NAME(rel) ((rel) ? RelationGetRelationName(rel) : "(decoded from WAL)")
 
 static void
-decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf, Size nbytes,
-				Datum *values, bool *isnull, Relation rel, int64 only)
+minipage_corrupted(Form_pg_attribute att, Relation rel, const char *detail)
 {
-	const PaxMinipageHeader *hdr = (const PaxMinipageHeader *) buf;
-	const bits8 *bits;
-	Size		voff;
-	Size		doff;			/* next variable-width value */
-	uint32		i;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("pax table \"%s\": minipage of column \"%s\" is corrupted",
+					REL_NAME(rel), NameStr(att->attname)),
+			 errdetail_internal("%s", detail)));
+}
 
-	if (nbytes < sizeof(PaxMinipageHeader) || hdr->nrows != nrows || hdr->nnulls > nrows ||
-		pax_minipage_size(att, nrows, hdr->nnulls > 0, 0) > nbytes || only >= (int64) nrows)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("pax table \"%s\": minipage of column \"%s\" is corrupted",
-						REL_NAME(rel), NameStr(att->attname)),
-				 errdetail("It claims %u rows (%u null) in %zu bytes; its group has %u rows.",
-						   hdr->nrows, hdr->nnulls, nbytes, nrows)));
-	bits = (hdr->nnulls > 0) ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL;
-	voff = values_offset(att, nrows, bits != NULL);
-	doff = data_offset(att, nrows, bits != NULL);
+/*
+ * Check a minipage header against its group's row count and the
+ * minipage's length (nbytes), and work out its layout.
+ */
+static void
+read_header(Form_pg_attribute att, uint32 nrows, const PaxMinipageHeader *hdr, Size nbytes,
+			Relation rel, MinipageLayout *l)
+{
+	uint32		nnulls = hdr->nnulls & ~PAX_MINIPAGE_STRIDES;
+	bool		strides = (hdr->nnulls & PAX_MINIPAGE_STRIDES) != 0;
 
-	/* fixed width: straight to the row */
-	i = (only >= 0 && att->attlen > 0) ? (uint32) only : 0;
-	for (; i < nrows; i++)
+	if (hdr->nrows != nrows || nnulls > nrows || (strides && att->attlen > 0) ||
+		minipage_size(att, nrows, nnulls > 0, strides, 0) > nbytes)
+		minipage_corrupted(att, rel,
+						   psprintf("It claims %u rows (%u null) in %zu bytes; its group has %u rows.",
+									hdr->nrows, nnulls, nbytes, nrows));
+	layout(att, nrows, nnulls > 0, strides, l);
+}
+
+/*
+ * Walk the variable-width values of rows [from, to) that start at buf + pos
+ * and end before buf + end; buf must be MAXALIGNed at a MAXALIGNed minipage
+ * offset, so that alignment padding is where heap_fill_tuple put it.  Null
+ * bit i of bits is row bitbase + i (bits NULL: no nulls).  Every row's value
+ * goes to values[r] / isnull[r], or, when only >= 0, just row only's to
+ * values[0] / isnull[0].  By-reference values point into buf.
+ */
+static void
+walk_values(Form_pg_attribute att, const char *buf, Size pos, Size end,
+			const bits8 *bits, uint32 bitbase, uint32 from, uint32 to,
+			Datum *values, bool *isnull, int64 only, Relation rel)
+{
+	uint32		r;
+
+	for (r = from; r < to; r++)
 	{
-		bool		null = (bits != NULL) && (bits[i / 8] & (1 << (i % 8)));
+		bool		null = bits != NULL &&
+			(bits[(r - bitbase) / 8] & (1 << ((r - bitbase) % 8)));
 		Datum		value = (Datum) 0;
 
-		if (null)
-			;
-		else if (att->attlen > 0)
-			value = fetch_att(buf + voff + (Size) att->attlen * i, att->attbyval, att->attlen);
-		else
+		if (!null)
 		{
 			const char *p;
-			Size		len;
+			Size		len = 0;
 
-			if (att->attlen == -1 && doff < nbytes)
-				doff = att_align_pointer(doff, att->attalign, -1, buf + doff);
-			p = buf + doff;
-			if (doff >= nbytes)
+			if (att->attlen == -1 && pos < end)
+				pos = att_align_pointer(pos, att->attalign, -1, buf + pos);
+			p = buf + pos;
+			if (pos >= end)
 				len = 0;
 			else if (att->attlen == -2)
-				len = strnlen(p, nbytes - doff) + 1;
-			else
+				len = strnlen(p, end - pos) + 1;
+			else if (VARATT_IS_1B(p) || end - pos >= VARHDRSZ)
 				len = VARSIZE_ANY(p);
-			if (len == 0 || doff + len > nbytes)
+			if (len == 0 || pos + len > end)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("pax table \"%s\": value %u of column \"%s\" lies outside its minipage",
-								REL_NAME(rel), i, NameStr(att->attname))));
+								REL_NAME(rel), r, NameStr(att->attname))));
 			value = PointerGetDatum(p);
-			doff += len;
+			pos += len;
 		}
 		if (only < 0)
 		{
-			values[i] = value;
-			isnull[i] = null;
+			values[r] = value;
+			isnull[r] = null;
 		}
-		else if (i == (uint32) only)
+		else if (r == (uint32) only)
 		{
 			values[0] = value;
 			isnull[0] = null;
@@ -253,19 +295,115 @@ decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf, Size nbyte
 	}
 }
 
+/*
+ * Decode a whole minipage (in a MAXALIGNed buffer of nbytes), every row
+ * into values[i]/isnull[i].  By-reference values point into buf.  A
+ * minipage that does not match the group's row count or whose offsets
+ * leave it is reported as corrupted.
+ */
 void
 pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 					Size nbytes, Datum *values, bool *isnull, Relation rel)
 {
-	decode_minipage(att, nrows, buf, nbytes, values, isnull, rel, -1);
+	MinipageLayout l;
+	const bits8 *bits;
+	uint32		i;
+
+	if (nbytes < sizeof(PaxMinipageHeader))
+		minipage_corrupted(att, rel, psprintf("It is %zu bytes long.", nbytes));
+	read_header(att, nrows, (const PaxMinipageHeader *) buf, nbytes, rel, &l);
+	bits = l.hasnulls ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL;
+	if (att->attlen < 0)
+	{
+		walk_values(att, buf, l.doff, nbytes, bits, 0, 0, nrows, values, isnull, -1, rel);
+		return;
+	}
+	for (i = 0; i < nrows; i++)
+	{
+		isnull[i] = (bits != NULL) && (bits[i / 8] & (1 << (i % 8)));
+		values[i] = isnull[i] ? (Datum) 0 :
+			fetch_att(buf + l.voff + (Size) att->attlen * i, att->attbyval, att->attlen);
+	}
 }
 
-/* Decode row k of a minipage only. */
+/*
+ * Decode row k of a minipage of nbytes, reading only the parts that takes
+ * through read(arg, offset, length), which returns a MAXALIGNed copy of
+ * those bytes of the minipage, valid until its next call: the header, the
+ * row's null bit, then a fixed-width value, or a variable-width value's
+ * stride index entry and its stride's values (format 4: the whole
+ * minipage).  A by-reference value points into the last copy.
+ */
 void
-pax_decode_minipage_row(Form_pg_attribute att, uint32 nrows, const char *buf,
-						Size nbytes, uint32 k, Datum *value, bool *isnull, Relation rel)
+pax_minipage_read_row(Form_pg_attribute att, uint32 nrows, Size nbytes,
+					  PaxMinipageReadFn read, void *arg, uint32 k,
+					  Datum *value, bool *isnull, Relation rel)
 {
-	decode_minipage(att, nrows, buf, nbytes, value, isnull, rel, k);
+	PaxMinipageHeader hdr;
+	MinipageLayout l;
+	bits8		nullbits[PAX_STRIDE_ROWS / 8 + 1];
+	const bits8 *bits = NULL;
+	uint32		span[2];
+	uint32		s,
+				first;
+	Size		start,
+				from,
+				end;
+
+	*value = (Datum) 0;
+	*isnull = true;
+	if (nbytes < sizeof(PaxMinipageHeader) || k >= nrows)
+		minipage_corrupted(att, rel, psprintf("It is %zu bytes long; row %u of %u was asked for.",
+											  nbytes, k, nrows));
+	memcpy(&hdr, read(arg, 0, sizeof(PaxMinipageHeader)), sizeof(PaxMinipageHeader));
+	read_header(att, nrows, &hdr, nbytes, rel, &l);
+	if (l.hasnulls &&
+		((*(const uint8 *) read(arg, sizeof(PaxMinipageHeader) + k / 8, 1) >> (k % 8)) & 1))
+		return;					/* NULL */
+	if (att->attlen > 0)
+	{
+		*value = fetch_att(read(arg, l.voff + (Size) att->attlen * k, att->attlen),
+						   att->attbyval, att->attlen);
+		*isnull = false;
+		return;
+	}
+	if (!l.strides)
+	{
+		/* format 4: walk from the start */
+		const char *buf = read(arg, 0, nbytes);
+
+		walk_values(att, buf, l.doff, nbytes,
+					l.hasnulls ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL,
+					0, 0, k + 1, value, isnull, k, rel);
+		return;
+	}
+
+	/* the row's stride: where its values start and end */
+	s = k / PAX_STRIDE_ROWS;
+	first = s * PAX_STRIDE_ROWS;
+	if (s + 1 < l.nstrides)
+		memcpy(span, read(arg, l.voff + sizeof(uint32) * s, 2 * sizeof(uint32)),
+			   2 * sizeof(uint32));
+	else
+	{
+		memcpy(span, read(arg, l.voff + sizeof(uint32) * s, sizeof(uint32)), sizeof(uint32));
+		span[1] = (uint32) (nbytes - l.doff);
+	}
+	if (span[0] > span[1] || l.doff + span[1] > nbytes)
+		minipage_corrupted(att, rel, psprintf("Its stride index entry %u (%u to %u) leaves its %zu bytes.",
+											  s, span[0], span[1], nbytes));
+	if (l.hasnulls && k > first)
+	{
+		/* first is a multiple of 8: its bits start a byte */
+		memcpy(nullbits, read(arg, sizeof(PaxMinipageHeader) + first / 8, k / 8 - first / 8 + 1),
+			   k / 8 - first / 8 + 1);
+		bits = nullbits;
+	}
+	start = l.doff + span[0];
+	from = TYPEALIGN_DOWN(MAXIMUM_ALIGNOF, start);
+	end = l.doff + span[1];
+	walk_values(att, read(arg, from, end - from), start - from, end - from, bits, first,
+				first, k + 1, value, isnull, k, rel);
 }
 
 /*
@@ -320,6 +458,7 @@ pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values, bool
 	Size	   *sizes = palloc(sizeof(Size) * (natts + 1));
 	PaxColumnExtent *extents = palloc(sizeof(PaxColumnExtent) * (natts + 1));
 	int			ncols = natts + (present ? 1 : 0);
+	bool		strides = write_strides();
 	char	   *stream;
 	int			att;
 
@@ -345,7 +484,7 @@ pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values, bool
 				else if (a->attlen < 0)
 					bytes = pax_place_value(a, values[att][i], bytes, &start);
 			}
-		sizes[att] = pax_minipage_size(a, nstored, nulls, bytes);
+		sizes[att] = minipage_size(a, nstored, nulls, strides, bytes);
 	}
 	if (present)
 		sizes[natts] = (entry->nrows + 7) / 8;
@@ -356,8 +495,8 @@ pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values, bool
 	entry->present_offset = present ? extents[natts].offset : 0;
 	stream = palloc0((Size) entry->nblocks * PAX_BLOCK_PAYLOAD);
 	for (att = 0; att < natts; att++)
-		pax_encode_minipage(TupleDescAttr(desc, att), nstored, values[att], isnull[att],
-							stream + entry->cols[att].offset);
+		encode_minipage(TupleDescAttr(desc, att), nstored, values[att], isnull[att], strides,
+						stream + entry->cols[att].offset);
 	if (present)
 		memcpy(stream + entry->present_offset, present, sizes[natts]);
 	pfree(sizes);

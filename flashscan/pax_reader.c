@@ -251,14 +251,38 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 	return g->nrows;
 }
 
+/* Where pax_read_row() reads a minipage's parts from. */
+typedef struct MinipageSource
+{
+	Relation	rel;
+	PaxGroupEntry *g;
+	PaxColumnExtent *ext;
+	Buffer	   *pinned;
+	PaxColumnData *col;
+} MinipageSource;
+
+/* PaxMinipageReadFn over a group's blocks: copy a part of one minipage. */
+static const char *
+read_minipage_part(void *arg, Size offset, Size nbytes)
+{
+	MinipageSource *src = (MinipageSource *) arg;
+	PaxColumnExtent part;
+
+	if (offset + nbytes > src->ext->nbytes)
+		pax_corrupted(src->rel, src->g->first_block, "pax group (a minipage part lies past its end)");
+	part.offset = src->ext->offset + (uint32) offset;
+	part.nbytes = (uint32) nbytes;
+	return read_minipage(src->rel, src->g, &part, NULL, src->pinned, NULL, src->col);
+}
+
 /*
  * Decode one row of a group, at position ri of its span (which must be
  * stored), into values/isnull for the needed columns, reading only what
- * that takes: a fixed-width column's header, null bit and value; a
- * variable-width column's minipage, walked up to the row.  An index fetch
- * of a single row thus reads a few blocks, not every needed column of a
- * group of thousands of rows.  By-reference values point into cols[att].buf
- * (valid until the next read).
+ * that takes (pax_minipage_read_row()): a fixed-width column's header, null
+ * bit and value; a variable-width column's header, null bits and the values
+ * of the row's stride.  An index fetch of a single row thus reads a few
+ * blocks, not every needed column of a group of thousands of rows.
+ * By-reference values point into cols[att].buf (valid until the next read).
  */
 void
 pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
@@ -280,7 +304,7 @@ pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
 	for (att = 0; att < desc->natts; att++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, att);
-		PaxColumnExtent *ext;
+		MinipageSource src;
 
 		values[att] = (Datum) 0;
 		isnull[att] = true;
@@ -291,41 +315,13 @@ pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
 			values[att] = getmissingattr(desc, att + 1, &isnull[att]);
 			continue;
 		}
-		ext = &g->cols[att];
-		if (a->attlen > 0)
-		{
-			PaxColumnExtent part;
-			PaxMinipageHeader hdr;
-			Size		voff;
-
-			part.offset = ext->offset;
-			part.nbytes = sizeof(PaxMinipageHeader);
-			if (ext->nbytes < sizeof(PaxMinipageHeader))
-				pax_corrupted(rel, g->first_block, "pax group (a minipage is too short)");
-			memcpy(&hdr, read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]),
-				   sizeof(PaxMinipageHeader));
-			voff = pax_minipage_values_offset(a, hdr.nrows, hdr.nnulls > 0);
-			if (hdr.nrows != g->nstored || k >= hdr.nrows ||
-				voff + (Size) a->attlen * hdr.nrows > ext->nbytes)
-				pax_corrupted(rel, g->first_block, "pax group (a minipage does not match its group)");
-			if (hdr.nnulls > 0)
-			{
-				part.offset = ext->offset + sizeof(PaxMinipageHeader) + k / 8;
-				part.nbytes = 1;
-				if ((*(uint8 *) read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]) >>
-					 (k % 8)) & 1)
-					continue;	/* NULL */
-			}
-			part.offset = ext->offset + voff + a->attlen * k;
-			part.nbytes = a->attlen;
-			values[att] = fetch_att(read_minipage(rel, g, &part, NULL, &pinned, NULL, &cols[att]),
-									a->attbyval, a->attlen);
-			isnull[att] = false;
-		}
-		else
-			pax_decode_minipage_row(a, g->nstored,
-									read_minipage(rel, g, ext, NULL, &pinned, NULL, &cols[att]),
-									ext->nbytes, k, &values[att], &isnull[att], rel);
+		src.rel = rel;
+		src.g = g;
+		src.ext = &g->cols[att];
+		src.pinned = &pinned;
+		src.col = &cols[att];
+		pax_minipage_read_row(a, g->nstored, g->cols[att].nbytes, read_minipage_part, &src, k,
+							  &values[att], &isnull[att], rel);
 	}
 	if (BufferIsValid(pinned))
 		ReleaseBuffer(pinned);

@@ -1,0 +1,122 @@
+--
+-- pax_format: variable-width minipages carry a stride index (format 5), so
+-- a single-row fetch reads its row's stride instead of walking the whole
+-- minipage; tables written in format 4 (flashscan.write_format = 4, what
+-- earlier libraries read) stay readable and writable, and a table holding
+-- groups of both formats reads right.
+--
+CREATE EXTENSION flashscan;
+CREATE EXTENSION pageinspect;
+SET max_parallel_workers_per_gather = 0;
+SET flashscan.group_blocks = 4;
+
+-- the format version in a pax table's metapage
+CREATE FUNCTION pax_format(r regclass) RETURNS int LANGUAGE sql AS
+$$ SELECT get_byte(get_raw_page(r::text, 0), 28) $$;
+
+-- variable-width shapes: short and 4-byte headers, int- and double-aligned,
+-- empty values, NULLs (whole strides of them too), numerics, arrays, jsonb
+CREATE TABLE fh (id int, t text, c char(12), n numeric, a float8[], j jsonb, v varchar(300));
+INSERT INTO fh SELECT g,
+	CASE WHEN g % 7 = 0 THEN NULL WHEN g % 11 = 0 THEN '' WHEN g % 5 = 0
+		 THEN repeat(md5(g::text), 3 + g % 9) ELSE 'v' || g END,
+	CASE WHEN g % 3 = 0 THEN NULL ELSE 'c' || g END,
+	CASE WHEN g % 13 = 0 THEN NULL ELSE g * 1.5 END,
+	CASE WHEN g BETWEEN 1601 AND 1700 THEN NULL
+		 ELSE ARRAY(SELECT (g + x)::float8 FROM generate_series(1, 1 + g % 23) x) END,
+	CASE WHEN g % 4 = 0 THEN NULL ELSE jsonb_build_object('g', g, 'p', repeat('p', g % 200)) END,
+	CASE WHEN g BETWEEN 2001 AND 2032 THEN NULL ELSE repeat('w', g % 300) END
+FROM generate_series(1, 4000) g;
+SET flashscan.write_format = 4;
+CREATE TABLE f4 (LIKE fh) USING pax;
+INSERT INTO f4 SELECT * FROM fh WHERE id <= 2000;
+SELECT pax_format('f4') AS format_4_table;
+RESET flashscan.write_format;
+INSERT INTO f4 SELECT * FROM fh WHERE id > 2000;
+SELECT pax_format('f4') AS after_a_format_5_write;
+CREATE TABLE f5 (LIKE fh) USING pax;
+INSERT INTO f5 SELECT * FROM fh;
+SELECT pax_format('f5') AS new_table;
+CREATE INDEX ON fh (id);
+CREATE INDEX ON f4 (id);
+CREATE INDEX ON f5 (id);
+VACUUM ANALYZE fh, f4, f5;
+
+-- every row fetched alone by its index, in an order that jumps between
+-- groups, against heap
+CREATE FUNCTION fetch_diff(tab text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	q text := 'SELECT f.* FROM (SELECT i FROM generate_series(1, 4000) i ORDER BY hashint4(i)) k, '
+			  'LATERAL (SELECT * FROM %s x WHERE x.id = k.i) f';
+	n bigint;
+	d bigint;
+BEGIN
+	EXECUTE format('SELECT count(*) FROM (' || q || ') s', tab) INTO n;
+	EXECUTE format('SELECT count(*) FROM (((' || q || ') EXCEPT ALL (' || q || ')) UNION ALL ((' ||
+				   q || ') EXCEPT ALL (' || q || '))) x', tab, 'fh', 'fh', tab) INTO d;
+	RETURN format('%s rows, %s differ', n, d);
+END
+$$;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SET enable_hashjoin = off; SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT f.* FROM generate_series(1, 10) i,
+	LATERAL (SELECT * FROM f5 x WHERE x.id = i) f;
+SELECT fetch_diff('f5') AS format_5;
+SELECT fetch_diff('f4') AS formats_4_and_5;
+-- whole-group reads (a scan) agree too
+RESET enable_seqscan; RESET enable_bitmapscan; SET enable_indexscan = off;
+SELECT (SELECT count(*) FROM (TABLE f5 EXCEPT ALL TABLE fh) s) +
+	   (SELECT count(*) FROM (TABLE f4 EXCEPT ALL TABLE fh) s) AS scan_differ;
+RESET enable_indexscan; SET enable_seqscan = off; SET enable_bitmapscan = off;
+
+-- sparse groups (VACUUM merged the survivors of a delete) fetch right
+DELETE FROM fh WHERE id % 10 <> 3 AND id BETWEEN 500 AND 3500;
+DELETE FROM f5 WHERE id % 10 <> 3 AND id BETWEEN 500 AND 3500;
+DELETE FROM f4 WHERE id % 10 <> 3 AND id BETWEEN 500 AND 3500;
+VACUUM fh, f4, f5;
+SELECT fetch_diff('f5') AS sparse_format_5;
+SELECT fetch_diff('f4') AS sparse_mixed;
+
+-- a fetch of one long value reads its stride, not the whole minipage
+SET flashscan.group_blocks = 128;
+CREATE TABLE wide4 (id int, pad text);
+SET flashscan.write_format = 4;
+ALTER TABLE wide4 SET ACCESS METHOD pax;
+RESET flashscan.write_format;
+CREATE TABLE wide5 (id int, pad text) USING pax;
+SELECT pax_format('wide4') AS wide4, pax_format('wide5') AS wide5;
+SET flashscan.write_format = 4;
+INSERT INTO wide4 SELECT g, repeat('x', 100) || g FROM generate_series(1, 8000) g;
+RESET flashscan.write_format;
+INSERT INTO wide5 SELECT g, repeat('x', 100) || g FROM generate_series(1, 8000) g;
+CREATE INDEX ON wide4 (id);
+CREATE INDEX ON wide5 (id);
+ANALYZE wide4, wide5;
+SET flashscan.enable = off;
+CREATE FUNCTION touched(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO plan;
+	RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint +
+		   (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint;
+END
+$$;
+SELECT touched('SELECT pad FROM wide5 WHERE id = 3999') * 4 <
+	   touched('SELECT pad FROM wide4 WHERE id = 3999') AS stride_reads_fewer;
+SELECT (SELECT pad FROM wide5 WHERE id = 3999) = (SELECT pad FROM wide4 WHERE id = 3999) AS same;
+
+-- the setting: a superuser's, in range
+SET flashscan.write_format = 3;
+SET flashscan.write_format = 6;
+CREATE ROLE pax_format_user;
+SET ROLE pax_format_user;
+SET flashscan.write_format = 4;
+RESET ROLE;
+DROP ROLE pax_format_user;
+
+RESET ALL;
+DROP TABLE fh, f4, f5, wide4, wide5;
+DROP FUNCTION pax_format(regclass), fetch_diff(text), touched(text);
+DROP EXTENSION pageinspect;
+DROP EXTENSION flashscan;
