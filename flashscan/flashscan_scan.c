@@ -443,43 +443,114 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel)
 }
 
 /*
- * A bitmap heap path as pax runs it.  PostgreSQL prices one page per TID
- * block fetched, as for heap; pax reads and decodes the whole group (every
- * column's minipages, every row) the first time a fetch lands in it.  At a
- * selectivity of 0.01% with thousands of rows per group half the groups
- * are touched, so the heap formula underprices the path many times over and
- * picked it over a FlashScan that reads two columns (42 ms against 22 ms
- * on 2 million rows of 16 columns).  Raise its cost to at least: the index
- * part, plus every touched group read and decoded in full.  The processes
- * of a parallel bitmap scan share out TID blocks, so each one decodes every
- * group in which it gets a matching row: with many matches per group that
- * is nearly every group, in each process.
+ * The CPU a pax index fetch spends on one row beyond heap's: heap finds a
+ * row's values on one page; pax reads each needed column's value from its
+ * own minipage (a fixed-width value at its offset: a header and a value
+ * block; a variable-width one in format 5 through its stride index: the
+ * header, the index entry and its stride's values, half a stride walked on
+ * average; in format 4 by copying its minipage and walking it from the
+ * start to the row: half a group's values on average, each step about a
+ * third of an operator call, measured on scattered fetches).  Random
+ * fetches of three numeric columns of TPC-H's lineitem (8,400 rows a
+ * group, format 4) took about 77 us a row against heap's few.
+ * Without this the planner priced a pax index fetch as a heap one and
+ * kept nested loops over index probes 6-20x slower than heap's plan.
+ * Also what a fetch that decodes a group's needed columns whole pays: their
+ * minipages' blocks read in order, and every row of the group decoded.
+ */
+typedef struct PaxFetchCosts
+{
+	Cost		per_row;		/* one row fetched alone, beyond heap's price */
+	Cost		per_group;		/* a group's needed columns read and decoded whole */
+	double		rows_per_group;
+} PaxFetchCosts;
+
+static void
+pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *costs)
+{
+	TupleDesc	desc = RelationGetDescr(r);
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+	double		ngroups = Max(1.0, ceil(rel->pages / (double) pax_relation_group_blocks(r)));
+	double		rows_per_group = Max(1.0, rel->tuples / ngroups);
+	bool		strides = pax_relation_format(r) >= 5;
+	double		blocks = 0;
+	int			ncols = 0;
+	int			att;
+
+	costs->per_row = 0;
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
+	foreach(lc, rel->baserestrictinfo)
+		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &attrs);
+	for (att = 1; att <= desc->natts; att++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, att - 1);
+		int32		width;
+
+		if (a->attisdropped ||
+			!(bms_is_member(att - FirstLowInvalidHeapAttributeNumber, attrs) ||
+			  bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs)))
+			continue;
+		ncols++;
+		if (a->attlen > 0)
+		{
+			costs->per_row += 2 * cpu_tuple_cost;
+			blocks += ceil(rows_per_group * a->attlen / PAX_BLOCK_PAYLOAD);
+			continue;
+		}
+		width = flashscan_column_width(RelationGetRelid(r), a->attnum, a->atttypid,
+									   a->atttypmod);
+		blocks += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD);
+		if (strides)
+			costs->per_row += (2 + ceil(PAX_STRIDE_ROWS * width / PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
+				PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
+		else
+			costs->per_row += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
+				rows_per_group / 2 * cpu_operator_cost / 3;
+	}
+	costs->per_group = blocks * spc_seq +
+		rows_per_group * (cpu_tuple_cost + ncols * cpu_operator_cost);
+	costs->rows_per_group = rows_per_group;
+}
+
+/*
+ * A bitmap heap path as pax runs it.  PostgreSQL prices it as heap: pages
+ * by the heap formula, CPU per row.  Pax fetches each row of the bitmap
+ * like an index fetch (pax_fetch_row(): alone, at pax_fetch_costs'
+ * per_row beyond that), except that a group in which many rows match in a
+ * row gets its needed columns decoded whole, once.  So: heap's price plus
+ * per_row for each row while a touched group's expected matches stay
+ * below the fetch's decode threshold (one per PAX_FETCH_DECODE_DIVISOR of
+ * its rows, at least two); above it, the index part plus every touched
+ * group decoded.  The processes of a parallel bitmap scan share out TID
+ * blocks, so each sees about 1/(workers + 1) of each group's rows.
  */
 static bool
-price_pax_bitmap_path(Path *path, RelOptInfo *rel, double group_blocks, int natts,
-					  double spc_seq)
+price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
 {
 	BitmapHeapPath *bpath = (BitmapHeapPath *) path;
+	double		procs = path->parallel_workers + 1;
 	Cost		index_cost;
 	Selectivity sel;
 	double		ngroups,
 				rows_per_group,
 				touched,
-				floor;
+				matches,
+				price;
 
 	cost_bitmap_tree_node(bpath->bitmapqual, &index_cost, &sel);
-	ngroups = Max(1.0, ceil(rel->pages / group_blocks));
-	rows_per_group = Max(1.0, rel->tuples / ngroups);
-	/* a process of a parallel scan sees about 1/(workers + 1) of each group's rows */
-	if (path->parallel_workers > 0)
-		rows_per_group /= path->parallel_workers + 1;
-	touched = ngroups * (1.0 - pow(1.0 - Min(Max(sel, 0.0), 1.0), rows_per_group));
-	floor = index_cost +
-		touched * (rel->pages / ngroups) * spc_seq +
-		touched * Max(1.0, rel->tuples / ngroups) * (cpu_tuple_cost + natts * cpu_operator_cost);
-	if (floor <= path->total_cost)
+	sel = Min(Max(sel, 0.0), 1.0);
+	ngroups = Max(1.0, rel->tuples / costs->rows_per_group);
+	rows_per_group = costs->rows_per_group / procs;
+	touched = ngroups * (1.0 - pow(1.0 - sel, rows_per_group));
+	matches = (touched > 0) ? sel * rel->tuples / procs / touched : 0;
+	if (matches >= Max(2.0, costs->rows_per_group / PAX_FETCH_DECODE_DIVISOR))
+		price = index_cost + touched * costs->per_group;
+	else
+		price = path->total_cost + sel * rel->tuples / procs * costs->per_row;
+	if (price <= path->total_cost)
 		return false;
-	path->total_cost = floor;
+	path->total_cost = price;
 	return true;
 }
 
@@ -575,8 +646,7 @@ static void
 price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 {
 	Relation	r;
-	double		group_blocks;
-	int			natts;
+	PaxFetchCosts costs;
 	double		spc_random,
 				spc_seq;
 	bool		raised = false;
@@ -592,11 +662,10 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		return;
 
 	r = relation_open(rte->relid, NoLock);
-	group_blocks = pax_relation_group_blocks(r);
-	natts = RelationGetDescr(r)->natts;
+	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
+	pax_fetch_costs(rel, r, spc_seq, &costs);
 	unsafe = epq_possible(root) && tid_blocks_pass_segments(r);
 	relation_close(r, NoLock);
-	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
 	if (unsafe)
 	{
 		/* no bitmap scan at all: see epq_possible() */
@@ -605,10 +674,10 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	}
 	foreach(lc, rel->pathlist)
 		if (IsA(lfirst(lc), BitmapHeapPath))
-			raised |= price_pax_bitmap_path(lfirst(lc), rel, group_blocks, natts, spc_seq);
+			raised |= price_pax_bitmap_path(lfirst(lc), rel, &costs);
 	foreach(lc, rel->partial_pathlist)
 		if (IsA(lfirst(lc), BitmapHeapPath))
-			raised |= price_pax_bitmap_path(lfirst(lc), rel, group_blocks, natts, spc_seq);
+			raised |= price_pax_bitmap_path(lfirst(lc), rel, &costs);
 	if (!raised)
 		return;
 
@@ -640,70 +709,18 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 }
 
 /*
- * The CPU a pax index fetch spends on one row beyond heap's: heap finds a
- * row's values on one page; pax reads each needed column's value from its
- * own minipage (a fixed-width value at its offset: a header and a value
- * block; a variable-width one in format 5 through its stride index: the
- * header, the index entry and its stride's values, half a stride walked on
- * average; in format 4 by copying its minipage and walking it from the
- * start to the row: half a group's values on average, each step about a
- * third of an operator call, measured on scattered fetches).  Random
- * fetches of three numeric columns of TPC-H's lineitem (8,400 rows a
- * group, format 4) took about 77 us a row against heap's few.
- * Without this the planner priced a pax index fetch as a heap one and
- * kept nested loops over index probes 6-20x slower than heap's plan.
- */
-static Cost
-pax_fetch_row_cost(RelOptInfo *rel, Relation r)
-{
-	TupleDesc	desc = RelationGetDescr(r);
-	Bitmapset  *attrs = NULL;
-	ListCell   *lc;
-	double		ngroups = Max(1.0, ceil(rel->pages / (double) pax_relation_group_blocks(r)));
-	double		rows_per_group = Max(1.0, rel->tuples / ngroups);
-	Cost		cost = 0;
-	bool		strides = pax_relation_format(r) >= 5;
-	int			att;
-
-	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
-	foreach(lc, rel->baserestrictinfo)
-		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &attrs);
-	for (att = 1; att <= desc->natts; att++)
-	{
-		Form_pg_attribute a = TupleDescAttr(desc, att - 1);
-		int32		width;
-
-		if (a->attisdropped ||
-			!(bms_is_member(att - FirstLowInvalidHeapAttributeNumber, attrs) ||
-			  bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs)))
-			continue;
-		if (a->attlen > 0)
-		{
-			cost += 2 * cpu_tuple_cost;
-			continue;
-		}
-		width = flashscan_column_width(RelationGetRelid(r), a->attnum, a->atttypid,
-									   a->atttypmod);
-		if (strides)
-			cost += (2 + ceil(PAX_STRIDE_ROWS * width / PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
-				PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
-		else
-			cost += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
-				rows_per_group / 2 * cpu_operator_cost / 3;
-	}
-	return cost;
-}
-
-/*
- * Index scans of a pax table (not index-only ones) pay pax_fetch_row_cost
- * for every row the index returns.  Paths the cheaper-looking index paths
+ * Index scans of a pax table (not index-only ones) pay pax_fetch_costs'
+ * per_row for every row the index returns.  Paths the cheaper-looking index paths
  * pruned come back: the sequential scan, plain and parallel.
  */
 static void
 price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 {
 	Relation	r;
+	PaxFetchCosts costs;
 	Cost		per_row;
+	double		spc_random,
+				spc_seq;
 	bool		raised = false;
 	ListCell   *lc;
 
@@ -716,7 +733,9 @@ price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	if (!raised)
 		return;
 	r = relation_open(rte->relid, NoLock);
-	per_row = pax_fetch_row_cost(rel, r);
+	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
+	pax_fetch_costs(rel, r, spc_seq, &costs);
+	per_row = costs.per_row;
 	relation_close(r, NoLock);
 
 	foreach(lc, rel->pathlist)

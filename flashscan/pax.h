@@ -83,6 +83,13 @@
 /* At most this many rows in one group (bounds per-group arrays). */
 #define PAX_MAX_GROUP_ROWS		65536
 
+/*
+ * A fetch (pax_fetch.c) decodes a group's needed columns whole once this
+ * many fetches in a row (at least two) for every PAX_FETCH_DECODE_DIVISOR
+ * of its rows have landed in it.
+ */
+#define PAX_FETCH_DECODE_DIVISOR	256
+
 /* Row numbers are reserved for a group in ranges of this size at most. */
 #define PAX_ROWNUM_RESERVE		1024
 

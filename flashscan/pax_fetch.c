@@ -27,13 +27,6 @@
 #include "pax.h"
 
 /*
- * A group's needed columns are decoded whole once this many fetches in a
- * row (at least two) for every PAX_FETCH_DECODE_DIVISOR of its rows have
- * landed in it.
- */
-#define PAX_FETCH_DECODE_DIVISOR	256
-
-/*
  * A fetch of the needed columns (NULL: every column not dropped) of rows of
  * rel, in a memory context of its own under the current one.
  */

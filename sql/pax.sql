@@ -453,11 +453,11 @@ SELECT id, t FROM single WHERE id > 1000 ORDER BY id;
 COMMIT;
 SELECT count(*), sum(id) FROM single;
 SELECT count(*), sum(id) FROM single WHERE id BETWEEN 1 AND 2000;
-SET enable_seqscan = off;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
 SET flashscan.enable = off;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM single WHERE id BETWEEN 1 AND 2000;
 SELECT count(*), sum(id) FROM single WHERE id BETWEEN 1 AND 2000;
-RESET enable_seqscan;
+RESET enable_seqscan; RESET enable_bitmapscan;
 SELECT count(*), sum(id) FROM single;
 RESET flashscan.enable;
 -- deletes, updates and row locks of delta rows
