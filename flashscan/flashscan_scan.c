@@ -471,13 +471,19 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	TupleDesc	desc = RelationGetDescr(r);
 	Bitmapset  *attrs = NULL;
 	ListCell   *lc;
-	double		ngroups = Max(1.0, ceil(rel->pages / (double) pax_relation_group_blocks(r)));
-	double		rows_per_group = Max(1.0, rel->tuples / ngroups);
-	bool		strides = pax_relation_format(r) >= 5;
+	int			group_blocks,
+				format;
+	double		ngroups,
+				rows_per_group;
+	bool		strides;
 	double		blocks = 0;
 	int			ncols = 0;
 	int			att;
 
+	pax_relation_meta(r, &group_blocks, &format);
+	ngroups = Max(1.0, ceil(rel->pages / (double) group_blocks));
+	rows_per_group = Max(1.0, rel->tuples / ngroups);
+	strides = format >= 5;
 	costs->per_row = 0;
 	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
 	foreach(lc, rel->baserestrictinfo)
@@ -495,17 +501,17 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 		if (a->attlen > 0)
 		{
 			costs->per_row += 2 * cpu_tuple_cost;
-			blocks += ceil(rows_per_group * a->attlen / PAX_BLOCK_PAYLOAD);
+			blocks += ceil(rows_per_group * a->attlen / (double) PAX_BLOCK_PAYLOAD);
 			continue;
 		}
 		width = flashscan_column_width(RelationGetRelid(r), a->attnum, a->atttypid,
 									   a->atttypmod);
-		blocks += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD);
+		blocks += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD);
 		if (strides)
-			costs->per_row += (2 + ceil(PAX_STRIDE_ROWS * width / PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
+			costs->per_row += (2 + ceil(PAX_STRIDE_ROWS * width / (double) PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
 				PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
 		else
-			costs->per_row += ceil(rows_per_group * width / PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
+			costs->per_row += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
 				rows_per_group / 2 * cpu_operator_cost / 3;
 	}
 	costs->per_group = blocks * spc_seq +

@@ -383,7 +383,8 @@ extern Buffer pax_lock_metapage(Relation rel, int mode);
 extern Buffer pax_lock_directory_page(Relation rel, BlockNumber blkno, int mode);
 extern PaxGroupEntry *pax_next_directory_entry(Relation rel, BlockNumber blkno, Page page,
 											   char **pos);
-extern uint32 pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs);
+/* format: the version of the minipages the blocks will hold, 0 for none */
+extern uint32 pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format);
 extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks);
 extern BlockNumber pax_truncate_free_tail(Relation rel);
 extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
@@ -395,7 +396,7 @@ extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag
 #define PAX_DECODE_INSERT		1	/* as an INSERT */
 #define PAX_DECODE_UPDATE		2	/* as an UPDATE's new version (no old identity logged) */
 extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
-								   TupleDesc desc, const uint8 *decode_kinds);
+								   int format, TupleDesc desc, const uint8 *decode_kinds);
 extern PaxDirectory *pax_current_directory(Relation rel);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
 extern uint64 pax_directory_end(PaxDirectory *dir);
@@ -412,7 +413,7 @@ extern void pax_check_column_count(Relation rel, int natts);
 extern void pax_init_storage(Relation rel, const RelFileNode *newrnode,
 							 SMgrRelation srel, char persistence);
 extern int	pax_relation_group_blocks(Relation rel);
-extern int	pax_relation_format(Relation rel);
+extern void pax_relation_meta(Relation rel, int *group_blocks, int *format);
 extern void pax_set_relation_group_blocks(Relation rel, int group_blocks);
 extern void pax_truncate_in_place(Relation rel);
 extern uint64 pax_reserve_rownums(Relation rel, uint32 count);
@@ -422,7 +423,7 @@ extern PaxDirectory *pax_read_directory(Relation rel, MemoryContext cxt);
 extern PaxGroupEntry *pax_find_group(PaxDirectory *dir, uint64 rownum);
 extern int	pax_search_groups(PaxGroupEntry **groups, int ngroups, uint64 key,
 							  bool by_block);
-extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
+extern void pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream, int format,
 							 const PaxRowState *states, TupleDesc desc,
 							 const uint8 *decode_kinds);
 extern bool pax_group_visible(PaxGroupEntry *g, Snapshot snapshot);

@@ -115,7 +115,7 @@ drop_extents_past_end(Relation rel, PaxMetaPageData *meta)
  * the blocks are referenced, they are lost to reuse, never used twice.
  */
 uint32
-pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
+pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format)
 {
 	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
@@ -148,9 +148,9 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs)
 		if (e->nblocks == 0)
 			*e = meta->free[--meta->nfree];
 	}
-	/* the blocks may hold minipages of the format being written */
-	if (meta->version < (uint32) pax_write_format)
-		meta->version = pax_write_format;
+	/* the metapage records the newest format of the table's minipages */
+	if (meta->version < (uint32) format)
+		meta->version = format;
 	tag = meta->next_tag++;
 	if (meta->next_tag == 0)
 		meta->next_tag = 1;
@@ -284,7 +284,7 @@ group_stream_len(PaxGroupEntry *entry)
  * (the descriptor the rows were encoded under).
  */
 void
-pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
+pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, int format,
 					   TupleDesc desc, const uint8 *decode_kinds)
 {
 	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
@@ -296,7 +296,7 @@ pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
 		pfree(bufs);
 		return;
 	}
-	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs);
+	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs, format);
 	entry->first_block = BufferGetBlockNumber(bufs[0]);
 	if (decode_kinds != NULL && pax_logical_delta(rel))
 		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), desc,

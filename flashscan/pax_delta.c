@@ -80,7 +80,7 @@ make_delta_page(Relation rel, BlockNumber full_blk)
 	int			natts = RelationGetDescr(rel)->natts;
 	uint64		first;
 
-	tag = pax_allocate_blocks(rel, 1, &buf);
+	tag = pax_allocate_blocks(rel, 1, &buf, 0);
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	if (meta->delta_block != full_blk)

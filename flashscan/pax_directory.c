@@ -161,23 +161,24 @@ pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
 }
 
 /*
- * Write a sealed group: its blocks, its row map if states is not NULL (one
- * state per row, tagged like the group's blocks), then its entry.
+ * Write a sealed group: its blocks (minipages of format version format),
+ * its row map if states is not NULL (one state per row, tagged like the
+ * group's blocks), then its entry.
  * desc (the rows' descriptor) and decode_kinds: see pax_write_group_blocks().
  */
 void
-pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream,
+pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream, int format,
 				 const PaxRowState *states, TupleDesc desc, const uint8 *decode_kinds)
 {
 	Buffer		metabuf;
 
-	pax_write_group_blocks(rel, entry, stream, desc, decode_kinds);
+	pax_write_group_blocks(rel, entry, stream, format, desc, decode_kinds);
 	if (states)
 	{
 		uint32		n = PaxRowMapBlocks(entry->nrows);
 		Buffer	   *bufs = palloc(sizeof(Buffer) * n);
 
-		(void) pax_allocate_blocks(rel, n, bufs);
+		(void) pax_allocate_blocks(rel, n, bufs, 0);
 		entry->row_map = BufferGetBlockNumber(bufs[0]);
 		pax_write_blocks(rel, bufs, n, (const char *) states,
 						 sizeof(PaxRowState) * entry->nrows, PAX_ROW_MAP_CHUNK, entry->tag);

@@ -213,11 +213,12 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	 * A fetch reads just its row until fetches in a row have landed in the
 	 * same group often enough (a range or bitmap-ordered scan, a sorted
 	 * fetch) that decoding the group's needed columns once is cheaper: a
-	 * variable-width value is found by walking its minipage from the start,
-	 * so a few fetches (an index probe's handful of adjacent rows) walk
-	 * less than a decode of the whole group.  A delta page may have gained
-	 * rows since it was decoded: it is
-	 * decoded again for a row beyond those, and for any row when the
+	 * single row costs a few partial minipage reads per column (a
+	 * variable-width value walks at most its stride, in format 4 its whole
+	 * minipage), so a few fetches (an index probe's handful of adjacent
+	 * rows) cost less than a decode of the whole group.  A delta page may
+	 * have gained rows since it was decoded: it is decoded again for a row
+	 * beyond those, and for any row when the
 	 * snapshot is not MVCC (a row it sees may be one whose insertion was
 	 * not finished then).  Under an MVCC snapshot a visible row's values
 	 * cannot change: an update writes a new row.

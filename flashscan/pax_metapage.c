@@ -117,15 +117,19 @@ pax_lock_metapage(Relation rel, int mode)
 	return buf;
 }
 
-/* The newest format version the relation's groups may be in. */
-int
-pax_relation_format(Relation rel)
+/*
+ * The group size of the relation's next groups, and the newest format
+ * version its groups may be in.
+ */
+void
+pax_relation_meta(Relation rel, int *group_blocks, int *format)
 {
 	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
-	int			version = PaxPageGetMeta(BufferGetPage(buf))->version;
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
 
+	*group_blocks = meta->group_blocks;
+	*format = meta->version;
 	UnlockReleaseBuffer(buf);
-	return version;
 }
 
 /* Blocks per group for the relation's next groups. */

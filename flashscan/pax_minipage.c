@@ -74,12 +74,6 @@ layout(Form_pg_attribute att, uint32 nrows, bool hasnulls, bool strides, Minipag
 	l->doff = MAXALIGN(l->voff + sizeof(uint32) * l->nstrides);
 }
 
-/* Do new minipages get a stride index? */
-static inline bool
-write_strides(void)
-{
-	return pax_write_format >= 5;
-}
 
 /*
  * Place one variable-width value at data offset "off": returns the offset
@@ -127,15 +121,15 @@ minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls, bool strides,
 }
 
 /*
- * Size of a minipage of nrows values as new ones are written; for variable
+ * Size of a minipage of nrows values in a format version; for variable
  * width, data_bytes is the end offset pax_place_value() reached for the
  * last value.
  */
 Size
 pax_minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls,
-				  Size data_bytes)
+				  Size data_bytes, int format)
 {
-	return minipage_size(att, nrows, hasnulls, write_strides(), data_bytes);
+	return minipage_size(att, nrows, hasnulls, format >= 5, data_bytes);
 }
 
 /* Write a minipage of nrows values into buf (minipage_size() bytes, zeroed). */
@@ -143,19 +137,20 @@ static void
 encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
 				const bool *isnull, bool strides, char *buf)
 {
-	PaxMinipageHeader *hdr = (PaxMinipageHeader *) buf;
+	PaxMinipageHeader hdr;
 	MinipageLayout l;
 	uint32		nnulls = 0;
 	uint32		i;
 	bits8	   *bits;
-	uint32	   *index;
 	Size		off = 0;
 
+	/* buf need not be aligned (minipages pack at any offset): memcpy */
 	for (i = 0; i < nrows; i++)
 		nnulls += isnull[i] ? 1 : 0;
 	layout(att, nrows, nnulls > 0, strides, &l);
-	hdr->nrows = nrows;
-	hdr->nnulls = nnulls | (l.strides ? PAX_MINIPAGE_STRIDES : 0);
+	hdr.nrows = nrows;
+	hdr.nnulls = nnulls | (l.strides ? PAX_MINIPAGE_STRIDES : 0);
+	memcpy(buf, &hdr, sizeof(hdr));
 	bits = (bits8 *) (buf + sizeof(PaxMinipageHeader));
 	if (nnulls > 0)
 		for (i = 0; i < nrows; i++)
@@ -178,7 +173,6 @@ encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
 		return;
 	}
 
-	index = (uint32 *) (buf + l.voff);
 	for (i = 0; i < nrows; i++)
 	{
 		Pointer		p;
@@ -186,7 +180,11 @@ encode_minipage(Form_pg_attribute att, uint32 nrows, const Datum *values,
 		Size		end;
 
 		if (l.strides && i % PAX_STRIDE_ROWS == 0)
-			index[i / PAX_STRIDE_ROWS] = (uint32) off;
+		{
+			uint32		entry = (uint32) off;
+
+			memcpy(buf + l.voff + sizeof(uint32) * (i / PAX_STRIDE_ROWS), &entry, sizeof(entry));
+		}
 		if (isnull[i])
 			continue;
 		p = DatumGetPointer(values[i]);
@@ -230,7 +228,9 @@ read_header(Form_pg_attribute att, uint32 nrows, const PaxMinipageHeader *hdr, S
 	uint32		nnulls = hdr->nnulls & ~PAX_MINIPAGE_STRIDES;
 	bool		strides = (hdr->nnulls & PAX_MINIPAGE_STRIDES) != 0;
 
-	if (hdr->nrows != nrows || nnulls > nrows || (strides && att->attlen > 0) ||
+	if (strides && att->attlen > 0)
+		minipage_corrupted(att, rel, "A fixed-width column's minipage claims a stride index.");
+	if (hdr->nrows != nrows || nnulls > nrows ||
 		minipage_size(att, nrows, nnulls > 0, strides, 0) > nbytes)
 		minipage_corrupted(att, rel,
 						   psprintf("It claims %u rows (%u null) in %zu bytes; its group has %u rows.",
@@ -446,19 +446,19 @@ pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents)
  * for the first natts columns of desc), plus, when present is not NULL, the
  * presence bitmap of a sparse group spanning entry->nrows row numbers.
  * hasnulls and data_bytes (per column: any nulls, bytes of variable-width
- * data) are computed when NULL.  Fills entry's ncols, nstored, nblocks,
- * cols and present_offset; returns the payload stream (palloc'd, nblocks
- * blocks' worth).
+ * data) are computed when NULL.  Minipages are written in format version
+ * format.  Fills entry's ncols, nstored, nblocks, cols and present_offset;
+ * returns the payload stream (palloc'd, nblocks blocks' worth).
  */
 char *
 pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values, bool **isnull,
 				 const bool *hasnulls, const Size *data_bytes, const uint8 *present,
-				 PaxGroupEntry *entry)
+				 int format, PaxGroupEntry *entry)
 {
 	Size	   *sizes = palloc(sizeof(Size) * (natts + 1));
 	PaxColumnExtent *extents = palloc(sizeof(PaxColumnExtent) * (natts + 1));
 	int			ncols = natts + (present ? 1 : 0);
-	bool		strides = write_strides();
+	bool		strides = format >= 5;
 	char	   *stream;
 	int			att;
 

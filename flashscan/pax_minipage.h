@@ -25,7 +25,7 @@ typedef const char *(*PaxMinipageReadFn) (void *arg, Size offset, Size nbytes);
 
 extern Size pax_place_value(Form_pg_attribute att, Datum value, Size off, Size *start);
 extern Size pax_minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls,
-							  Size data_bytes);
+							  Size data_bytes, int format);
 extern void pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 								Size nbytes, Datum *values, bool *isnull, Relation rel);
 extern void pax_minipage_read_row(Form_pg_attribute att, uint32 nrows, Size nbytes,
@@ -34,6 +34,6 @@ extern void pax_minipage_read_row(Form_pg_attribute att, uint32 nrows, Size nbyt
 extern uint32 pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents);
 extern char *pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values,
 							  bool **isnull, const bool *hasnulls, const Size *data_bytes,
-							  const uint8 *present, PaxGroupEntry *entry);
+							  const uint8 *present, int format, PaxGroupEntry *entry);
 
 #endif							/* PAX_MINIPAGE_H */

@@ -86,7 +86,7 @@ add_row_map(Relation rel, PaxDirectory *dir, int gi)
 	bool		ok;
 
 	/* the blocks carry the group's tag, so a reader can tell them from reused ones */
-	(void) pax_allocate_blocks(rel, n, bufs);
+	(void) pax_allocate_blocks(rel, n, bufs, 0);
 	first = BufferGetBlockNumber(bufs[0]);
 	pax_write_blocks(rel, bufs, n, zeros, len, PAX_ROW_MAP_CHUNK, g->tag);
 	pfree(zeros);

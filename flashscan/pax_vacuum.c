@@ -12,9 +12,15 @@
  *	  (index_bulk_delete), then the rows are marked PAX_ROW_DEAD.  Row
  *	  numbers are never reused, so an entry left by a crash in between is
  *	  harmless and the next VACUUM removes it.
- * 4. Groups: an aborted group is dropped; a group at least half dead is
- *	  rewritten with only its surviving rows; a run of small neighbouring
- *	  groups (single-row INSERTs make them) is merged into one.  The new group keeps
+ * 4. Groups: an aborted group is dropped; a group at least half dead, or
+ *	  with dead rows and a row map that holds nothing any transaction
+ *	  still needs (rows dead for everyone, cleared states), is rewritten
+ *	  with only its surviving rows and no map: a map costs 16 bytes a row
+ *	  of the group, read by a scan of any column, however few rows were
+ *	  deleted (heap's VACUUM too writes every page that had a dead tuple).
+ *	  A map left by row locks alone stays (foreign key checks lock rows
+ *	  all the time; rewriting for them would churn).  A run of small
+ *	  neighbouring groups (single-row INSERTs make them) is merged into one.  The new group keeps
  *	  the rows' row numbers (a sparse group, pax.h) and their row states; it
  *	  replaces the old entries in one WAL record with the metapage, whose
  *	  free list gets the old blocks (reused once no older snapshot is left).
@@ -276,17 +282,20 @@ writable_state(Relation rel, Buffer buf, GenericXLogState **state, Page *page, u
 
 /*
  * Pass 2 over one group's row map: clear states nobody needs, collect rows
- * that became dead (into dead, and *newly_dead), count rows dead for
- * everyone (*ndead, including ones marked before).  Returns rows that some
- * snapshot still sees as deleted or deleting (not dead yet).
+ * that became dead (into dead), count rows dead for everyone (*ndead,
+ * including ones marked before) and rows that some snapshot still sees as
+ * deleted or deleting (*ndeleted, not dead yet).  Returns whether any state
+ * must stay (those rows, running lockers): if none, a rewrite of the group
+ * needs no row map.
  */
-static void
+static bool
 vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 			   DeadRanges *dead, uint32 *ndead, uint32 *ndeleted,
 			   BufferAccessStrategy bstrategy)
 {
 	uint32		nblocks = PaxRowMapBlocks(g->nrows);
 	uint32		b;
+	bool		kept = false;
 
 	*ndead = *ndeleted = 0;
 	for (b = 0; b < nblocks; b++)
@@ -326,6 +335,7 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 				if (MultiXactIdIsRunning(xmax, false))
 				{
 					(*ndeleted)++;
+					kept = true;
 					continue;
 				}
 				xmax = pax_row_updater(st);
@@ -339,13 +349,17 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 			{
 				/* shared lockers: cleared once none runs */
 				if (MultiXactIdIsRunning(xmax, true))
+				{
+					kept = true;
 					continue;
+				}
 				clear = true;
 			}
 			else if (TransactionIdIsCurrentTransactionId(xmax) || TransactionIdIsInProgress(xmax))
 			{
 				if (!(st->flags & PAX_ROW_LOCK_ONLY))
 					(*ndeleted)++;
+				kept = true;
 				continue;
 			}
 			else if ((st->flags & PAX_ROW_LOCK_ONLY) || !TransactionIdDidCommit(xmax))
@@ -356,7 +370,10 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 				(*ndead)++;
 			}
 			else
+			{
 				(*ndeleted)++;
+				kept = true;
+			}
 			if (clear)
 			{
 				st = writable_state(rel, buf, &state, &page, i);
@@ -367,6 +384,7 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 			GenericXLogFinish(state);
 		UnlockReleaseBuffer(buf);
 	}
+	return kept;
 }
 
 /*
@@ -632,14 +650,15 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	else
 	{
 		char	   *stream = pax_encode_group(desc, natts, nstored, values, isnull, NULL, NULL,
-											  nstored < span ? present : NULL, entry);
+											  nstored < span ? present : NULL,
+											  pax_write_format, entry);
 
-		pax_write_group_blocks(rel, entry, stream, desc, NULL);
+		pax_write_group_blocks(rel, entry, stream, pax_write_format, desc, NULL);
 		if (any_state)
 		{
 			map_blocks = PaxRowMapBlocks(span);
 			mapbufs = palloc(sizeof(Buffer) * map_blocks);
-			(void) pax_allocate_blocks(rel, map_blocks, mapbufs);
+			(void) pax_allocate_blocks(rel, map_blocks, mapbufs, 0);
 			map_first = BufferGetBlockNumber(mapbufs[0]);
 			pax_write_blocks(rel, mapbufs, map_blocks, (char *) states,
 							 sizeof(PaxRowState) * span, PAX_ROW_MAP_CHUNK, entry->tag);
@@ -882,6 +901,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	PaxDirectory *dir;
 	DeadRanges	deadr;
 	uint32	   *removable;
+	bool	   *map_settled;
 	int			natts = RelationGetDescr(rel)->natts;
 	int			group_blocks = pax_relation_group_blocks(rel);
 	int			gi,
@@ -898,6 +918,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	/* 2 */
 	dir = pax_read_directory(rel, cxt);
 	removable = palloc0(sizeof(uint32) * Max(dir->ngroups, 1));
+	map_settled = palloc0(sizeof(bool) * Max(dir->ngroups, 1));
 	for (gi = 0; gi < dir->ngroups; gi++)
 	{
 		PaxGroupEntry *g = dir->groups[gi];
@@ -915,7 +936,8 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			uint32		ndead,
 						ndeleted;
 
-			vacuum_row_map(rel, g, oldest_xmin, &deadr, &ndead, &ndeleted, bstrategy);
+			map_settled[gi] = !vacuum_row_map(rel, g, oldest_xmin, &deadr, &ndead, &ndeleted,
+											  bstrategy);
 			removable[gi] += ndead;
 			*live -= ndead + ndeleted;
 			*dead += ndead;
@@ -980,8 +1002,10 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			{
 				Size		span = dir->groups[e]->first_rownum + dir->groups[e]->nrows -
 					g->first_rownum;
+				/* (and a stride index each, which format 4 groups lack) */
 				Size		total = bytes + group_bytes(dir->groups[e]) + span / 8 + 1 +
-					(Size) (natts + 1) * (MAXIMUM_ALIGNOF + PAX_BLOCK_PAYLOAD / 4);
+					(Size) (natts + 1) * (MAXIMUM_ALIGNOF + PAX_BLOCK_PAYLOAD / 4) +
+					(Size) natts * (span / PAX_STRIDE_ROWS + 1) * sizeof(uint32);
 
 				if (total > (Size) group_blocks * PAX_BLOCK_PAYLOAD)
 					break;
@@ -989,8 +1013,9 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 				e++;
 			}
 		}
-		if (e - gi > 1 || removable[gi] * 2 >= g->nstored || PaxGroupIsDelta(g) ||
-			relocatable(rel, g, half))
+		if (e - gi > 1 || removable[gi] * 2 >= g->nstored ||
+			(map_settled[gi] && removable[gi] > 0) ||
+			PaxGroupIsDelta(g) || relocatable(rel, g, half))
 		{
 			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))
 				(*groups_rewritten) += e - gi;

@@ -63,6 +63,7 @@ typedef struct PaxWriteBuffer
 	TupleDesc	desc;			/* the descriptor the rows were buffered under */
 	RelFileNode node;			/* the file the reserved row numbers are of */
 	int			group_blocks;
+	int			format;			/* the format version the group is written in */
 	uint32		nrows;
 	uint32		capacity;		/* allocated rows per column */
 	uint64		first_rownum;	/* of row 0 */
@@ -144,6 +145,8 @@ reset_buffer(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid)
 	wb->natts = desc->natts;
 	wb->desc = CreateTupleDescCopy(desc);
 	wb->group_blocks = pax_relation_group_blocks(rel);
+	/* as set when the rows come, not when they are written (at commit) */
+	wb->format = pax_write_format;
 	wb->nrows = 0;
 	wb->capacity = 64;
 	wb->values = palloc(sizeof(Datum *) * wb->natts);
@@ -167,7 +170,7 @@ blocks_needed(PaxWriteBuffer *wb, TupleDesc desc, uint32 nrows,
 
 	for (att = 0; att < wb->natts; att++)
 		sizes[att] = pax_minipage_size(TupleDescAttr(desc, att), nrows,
-									   hasnulls[att], data_bytes[att]);
+									   hasnulls[att], data_bytes[att], wb->format);
 	return pax_layout_group(wb->natts, sizes, NULL);
 }
 
@@ -205,11 +208,11 @@ seal_group(PaxWriteBuffer *wb, Relation rel)
 	entry->row_map = InvalidBlockNumber;
 	entry->horizon = wb->horizon;
 	stream = pax_encode_group(wb->desc, wb->natts, wb->nrows, wb->values, wb->isnull,
-							  wb->hasnulls, wb->data_bytes, NULL, entry);
+							  wb->hasnulls, wb->data_bytes, NULL, wb->format, entry);
 	MemoryContextSwitchTo(old);
 
 	/* a copied group keeps its rows' deleters and lockers (VACUUM FULL) */
-	pax_append_group(rel, entry, stream, wb->states, wb->desc, wb->decode_kinds);
+	pax_append_group(rel, entry, stream, wb->format, wb->states, wb->desc, wb->decode_kinds);
 
 	wb->first_rownum += wb->nrows;
 	wb->nrows = 0;

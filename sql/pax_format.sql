@@ -106,6 +106,23 @@ SELECT touched('SELECT pad FROM wide5 WHERE id = 3999') * 4 <
 	   touched('SELECT pad FROM wide4 WHERE id = 3999') AS stride_reads_fewer;
 SELECT (SELECT pad FROM wide5 WHERE id = 3999) = (SELECT pad FROM wide4 WHERE id = 3999) AS same;
 
+-- only a group written in format 5 raises a table's format: not a row map
+-- (a delete), nor rows a function inserted under format 4 and its caller's
+-- commit wrote out
+SET flashscan.write_format = 4;
+CREATE TABLE still4 (id int, t text) USING pax;
+INSERT INTO still4 SELECT g, 'x' || g FROM generate_series(1, 3000) g;
+RESET flashscan.write_format;
+DELETE FROM still4 WHERE id = 5;
+CREATE FUNCTION ins4(n int) RETURNS void LANGUAGE sql SET flashscan.write_format = 4
+	AS $$ INSERT INTO still4 SELECT g, 'y' || g FROM generate_series(10001, 10000 + n) g $$;
+SELECT ins4(5000);
+SELECT pax_format('still4') AS still_format_4, count(*) FROM still4;
+INSERT INTO still4 SELECT g, 'z' || g FROM generate_series(20001, 23000) g;
+SELECT pax_format('still4') AS now_format_5, count(*) FROM still4;
+DROP TABLE still4;
+DROP FUNCTION ins4(int);
+
 -- the setting: a superuser's, in range
 SET flashscan.write_format = 3;
 SET flashscan.write_format = 6;
