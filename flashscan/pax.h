@@ -66,7 +66,8 @@
 #include "port/atomics.h"
 
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
-#define PAX_FORMAT_VERSION		5	/* 5: variable-width minipages have a stride index */
+#define PAX_FORMAT_VERSION		5	/* 5: variable-width minipages have a stride
+									 * index; dead-row bitmaps */
 #define PAX_MIN_FORMAT_VERSION	4	/* the oldest format this library reads */
 #define PAX_METAPAGE_BLKNO		0
 
@@ -157,6 +158,9 @@ typedef struct PaxColumnExtent
 #define PAX_GROUP_ABORTED		0x0002	/* its transaction aborted: never visible */
 #define PAX_GROUP_EMPTY			0x0004	/* VACUUM removed or merged away all its rows */
 #define PAX_GROUP_DELTA			0x0008	/* a delta page: rows with their own xmin (below) */
+#define PAX_GROUP_DEAD_BITMAP	0x0010	/* row_map is one block: a bitmap of the rows
+										 * VACUUM found dead; every other row's state
+										 * is free (see PaxRowState) */
 
 /*
  * A directory entry: where one group lives and who wrote it.  The group
@@ -185,6 +189,7 @@ typedef struct PaxGroupEntry
 
 #define PaxGroupIsSparse(g)		(!((g)->flags & PAX_GROUP_DELTA) && (g)->nstored < (g)->nrows)
 #define PaxGroupIsDelta(g)		(((g)->flags & PAX_GROUP_DELTA) != 0)
+#define PaxGroupHasDeadBitmap(g)	(((g)->flags & PAX_GROUP_DEAD_BITMAP) != 0)
 
 /*
  * The delta: where small inserts go (pax_delta.c).  A delta page is one
@@ -282,6 +287,25 @@ pax_row_lock_flags(LockTupleMode mode)
 #define PAX_ROW_MAP_CHUNK		(PAX_ROW_STATES_PER_BLOCK * sizeof(PaxRowState))
 #define PaxRowMapBlocks(nrows) \
 	(((nrows) + PAX_ROW_STATES_PER_BLOCK - 1) / PAX_ROW_STATES_PER_BLOCK)
+
+/*
+ * A row map records, per row, who deleted, updated or locked it: 16 bytes
+ * a row of the group, which every scan reads, however few rows changed.
+ * Once VACUUM has found every state in it either free or dead for everyone
+ * (removed from the indexes), one bit a row says as much: the map is
+ * replaced by a dead-row bitmap of one block (PAX_GROUP_DEAD_BITMAP), and
+ * the first later delete, update or lock of the group's rows makes a full
+ * map from it again.  Groups of more rows than a block has bits keep their
+ * map.
+ */
+#define PAX_DEAD_BITMAP_ROWS	((uint32) (PAX_BLOCK_PAYLOAD * 8))
+
+/* Blocks of a group's row map (a dead-row bitmap: one). */
+static inline uint32
+pax_row_map_blocks(const PaxGroupEntry *g)
+{
+	return PaxGroupHasDeadBitmap(g) ? 1 : PaxRowMapBlocks(g->nrows);
+}
 
 static inline uint64
 pax_row_next(const PaxRowState *st)
@@ -475,6 +499,10 @@ extern void pax_vacuum_relation(Relation rel, TransactionId oldest_xmin,
 /* pax_rowstate.c */
 extern bool pax_row_state_deleted(const PaxRowState *st, Snapshot snapshot);
 extern void pax_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st);
+extern void pax_read_dead_bitmap(Relation rel, PaxGroupEntry *g, uint8 *bits,
+								 BufferAccessStrategy strategy, uint64 *blocks_read,
+								 XLogRecPtr *lsn);
+extern void pax_dead_row_state(PaxRowState *st);
 extern void pax_conflict_out(Relation rel, TransactionId xid, Snapshot snapshot);
 extern bool pax_group_visible_to_reader(Relation rel, PaxGroupEntry *g, Snapshot snapshot);
 extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot,

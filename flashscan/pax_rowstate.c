@@ -63,20 +63,59 @@ typedef struct RowSlot
 	PaxGroupEntry *g;			/* a copy of the group's entry (palloc'd) */
 } RowSlot;
 
+/* The state of a row VACUUM found dead, as a dead-row bitmap's set bit means. */
+void
+pax_dead_row_state(PaxRowState *st)
+{
+	memset(st, 0, sizeof(PaxRowState));
+	st->xmax = FrozenTransactionId;
+	st->flags = PAX_ROW_DEAD;
+}
+
 /*
- * Give group gi of dir a row map: zeroed, tagged blocks, then the entry's
- * row_map with the metapage's directory version (one WAL record).  False if
- * the entry changed meanwhile (the caller reads the directory again).  If
- * another backend gave the group a map first, ours goes to the free list.
+ * Copy group g's dead-row bitmap ((nrows + 7) / 8 bytes) into bits, and
+ * its block's LSN into *lsn if not NULL.
+ */
+void
+pax_read_dead_bitmap(Relation rel, PaxGroupEntry *g, uint8 *bits,
+					 BufferAccessStrategy strategy, uint64 *blocks_read, XLogRecPtr *lsn)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, g->row_map, RBM_NORMAL, strategy);
+	Page		page;
+	Size		len = (g->nrows + 7) / 8;
+
+	Assert(PaxGroupHasDeadBitmap(g));
+	if (blocks_read)
+		(*blocks_read)++;
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	pax_check_block_tag(rel, page, g->row_map, g->tag);
+	if (g->nrows > PAX_DEAD_BITMAP_ROWS ||
+		((PageHeader) page)->pd_lower < PAX_PAYLOAD_START + len)
+		pax_corrupted(rel, g->row_map, "pax dead-row bitmap");
+	memcpy(bits, PageGetContents(page), len);
+	if (lsn)
+		*lsn = PageGetLSN(page);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Give group gi of dir a row map: tagged blocks of free states (or, for a
+ * group with a dead-row bitmap, of the states the bitmap stands for), then
+ * the entry's row_map with the metapage's directory version (one WAL
+ * record; a bitmap block goes to the free list).  False if the entry
+ * changed meanwhile (the caller reads the directory again).  If another
+ * backend gave the group a map first, ours goes to the free list.
  */
 static bool
 add_row_map(Relation rel, PaxDirectory *dir, int gi)
 {
 	PaxGroupEntry *g = dir->groups[gi];
+	bool		from_bitmap = PaxGroupHasDeadBitmap(g);
 	uint32		n = PaxRowMapBlocks(g->nrows);
 	Buffer	   *bufs = palloc(sizeof(Buffer) * n);
 	Size		len = (Size) g->nrows * sizeof(PaxRowState);
-	char	   *zeros = palloc0(Max(len, 1));
+	char	   *states = palloc0(Max(len, 1));
 	BlockNumber first;
 	Buffer		metabuf,
 				dirbuf;
@@ -85,11 +124,24 @@ add_row_map(Relation rel, PaxDirectory *dir, int gi)
 	PaxMetaPageData *meta;
 	bool		ok;
 
+	if (from_bitmap)
+	{
+		/* the bitmap never changes: it goes when the entry stops pointing to it */
+		uint8	   *dead = palloc((g->nrows + 7) / 8);
+		uint32		i;
+
+		pax_read_dead_bitmap(rel, g, dead, NULL, NULL, NULL);
+		for (i = 0; i < g->nrows; i++)
+			if (dead[i / 8] & (1 << (i % 8)))
+				pax_dead_row_state((PaxRowState *) states + i);
+		pfree(dead);
+	}
+
 	/* the blocks carry the group's tag, so a reader can tell them from reused ones */
 	(void) pax_allocate_blocks(rel, n, bufs, 0);
 	first = BufferGetBlockNumber(bufs[0]);
-	pax_write_blocks(rel, bufs, n, zeros, len, PAX_ROW_MAP_CHUNK, g->tag);
-	pfree(zeros);
+	pax_write_blocks(rel, bufs, n, states, len, PAX_ROW_MAP_CHUNK, g->tag);
+	pfree(states);
 	pfree(bufs);
 
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
@@ -99,17 +151,24 @@ add_row_map(Relation rel, PaxDirectory *dir, int gi)
 		  !(e->flags & PAX_GROUP_EMPTY));
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	if (ok && e->row_map == InvalidBlockNumber)
+	if (ok && e->row_map == g->row_map &&
+		(e->flags & PAX_GROUP_DEAD_BITMAP) == (g->flags & PAX_GROUP_DEAD_BITMAP))
 	{
+		BlockNumber bitmap = from_bitmap ? e->row_map : InvalidBlockNumber;
+
 		e = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
 							   dir->dir_offsets[gi]);
 		e->row_map = first;
+		e->flags &= ~PAX_GROUP_DEAD_BITMAP;
+		if (bitmap != InvalidBlockNumber)
+			pax_free_blocks(meta, bitmap, 1);
 		meta->dir_version++;
 		/* the cached copy stays current if ours was the only change */
 		if (meta->dir_version == dir->version + 1)
 		{
 			dir->version = meta->dir_version;
 			g->row_map = first;
+			g->flags = e->flags;
 		}
 	}
 	else
@@ -143,7 +202,7 @@ lock_row_slot(Relation rel, uint64 rownum, RowSlot *rs)
 		if (gi < 0)
 			return false;
 		g = dir->groups[gi];
-		if (g->row_map == InvalidBlockNumber)
+		if (g->row_map == InvalidBlockNumber || PaxGroupHasDeadBitmap(g))
 		{
 			(void) add_row_map(rel, dir, gi);
 			continue;
@@ -162,7 +221,8 @@ lock_row_slot(Relation rel, uint64 rownum, RowSlot *rs)
 		dirbuf = pax_lock_directory_page(rel, dirblk, BUFFER_LOCK_SHARE);
 		e = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + diroff);
 		current = (e->first_rownum == g->first_rownum && e->tag == g->tag &&
-				   e->row_map == g->row_map && !(e->flags & PAX_GROUP_EMPTY));
+				   e->row_map == g->row_map && !(e->flags & PAX_GROUP_EMPTY) &&
+				   !(e->flags & PAX_GROUP_DEAD_BITMAP));
 		UnlockReleaseBuffer(dirbuf);
 		if (!current)
 		{
@@ -430,7 +490,17 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 	else
 		memset(visible, true, sizeof(bool) * g->nrows);
 
-	if (g->row_map != InvalidBlockNumber)
+	if (PaxGroupHasDeadBitmap(g))
+	{
+		uint8	   *dead = palloc((g->nrows + 7) / 8);
+
+		pax_read_dead_bitmap(rel, g, dead, strategy, blocks_read, NULL);
+		for (i = 0; i < g->nrows; i++)
+			if (dead[i / 8] & (1 << (i % 8)))
+				visible[i] = false;
+		pfree(dead);
+	}
+	else if (g->row_map != InvalidBlockNumber)
 	{
 		uint32		nblocks = PaxRowMapBlocks(g->nrows);
 		uint32		b;
@@ -464,12 +534,29 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 	return n;
 }
 
-/* A copy of row rownum's state, from group g's row map (which it must have). */
+/*
+ * A copy of row rownum's state, from group g's row map (which it must
+ * have) or dead-row bitmap.
+ */
 static void
 read_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
 {
 	uint32		i = (uint32) (rownum - g->first_rownum);
-	Buffer		buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
+	Buffer		buf;
+
+	if (PaxGroupHasDeadBitmap(g))
+	{
+		uint8	   *dead = palloc((g->nrows + 7) / 8);
+
+		pax_read_dead_bitmap(rel, g, dead, NULL, NULL, NULL);
+		if (dead[i / 8] & (1 << (i % 8)))
+			pax_dead_row_state(st);
+		else
+			memset(st, 0, sizeof(PaxRowState));
+		pfree(dead);
+		return;
+	}
+	buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);

@@ -96,7 +96,7 @@ pax_groups(PG_FUNCTION_ARGS)
 		values[8] = Int64GetDatum((int64) stored);
 		values[9] = BoolGetDatum(PaxGroupIsSparse(g));
 		values[10] = Int32GetDatum(g->row_map == InvalidBlockNumber ? 0 :
-								   (int32) PaxRowMapBlocks(g->nrows));
+								   (int32) pax_row_map_blocks(g));
 		values[11] = BoolGetDatum(PaxGroupIsDelta(g));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

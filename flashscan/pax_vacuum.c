@@ -12,15 +12,14 @@
  *	  (index_bulk_delete), then the rows are marked PAX_ROW_DEAD.  Row
  *	  numbers are never reused, so an entry left by a crash in between is
  *	  harmless and the next VACUUM removes it.
- * 4. Groups: an aborted group is dropped; a group at least half dead, or
- *	  with dead rows and a row map that holds nothing any transaction
- *	  still needs (rows dead for everyone, cleared states), is rewritten
- *	  with only its surviving rows and no map: a map costs 16 bytes a row
- *	  of the group, read by a scan of any column, however few rows were
- *	  deleted (heap's VACUUM too writes every page that had a dead tuple).
- *	  A map left by row locks alone stays (foreign key checks lock rows
- *	  all the time; rewriting for them would churn).  A run of small
- *	  neighbouring groups (single-row INSERTs make them) is merged into one.  The new group keeps
+ * 4. Groups: an aborted group is dropped; a group at least half dead is
+ *	  rewritten with only its surviving rows; a group with dead rows whose
+ *	  row map holds nothing else any transaction needs gets a one-block
+ *	  dead-row bitmap instead of the map (compact_row_map(); a map costs
+ *	  16 bytes a row of the group, read by a scan of any column, however
+ *	  few rows were deleted); a map left by row locks alone stays.  A run
+ *	  of small neighbouring groups (single-row INSERTs make them) is merged
+ *	  into one.  The new group keeps
  *	  the rows' row numbers (a sparse group, pax.h) and their row states; it
  *	  replaces the old entries in one WAL record with the metapage, whose
  *	  free list gets the old blocks (reused once no older snapshot is left).
@@ -44,6 +43,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/procarray.h"
+#include "port/pg_bitutils.h"
 
 #include "pax.h"
 #include "pax_minipage.h"
@@ -523,7 +523,19 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 
 		if (g->flags & PAX_GROUP_ABORTED)
 			continue;			/* nothing survives */
-		if (g->row_map != InvalidBlockNumber)
+		if (PaxGroupHasDeadBitmap(g))
+		{
+			uint8	   *bits = palloc((g->nrows + 7) / 8);
+
+			copied = copied ? repalloc(copied, sizeof(CopiedBlock) * (ncopied + 1)) :
+				palloc(sizeof(CopiedBlock));
+			pax_read_dead_bitmap(rel, g, bits, bstrategy, NULL, &copied[ncopied].lsn);
+			copied[ncopied++].blkno = g->row_map;
+			for (i = 0; i < g->nrows; i++)
+				if (bits[i / 8] & (1 << (i % 8)))
+					pax_dead_row_state(&gstates[i]);
+		}
+		else if (g->row_map != InvalidBlockNumber)
 		{
 			uint32		nb = PaxRowMapBlocks(g->nrows);
 			uint32		b;
@@ -624,7 +636,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	entry->horizon = RelationUsesLocalBuffers(rel) ? InvalidTransactionId : oldest_xmin;
 	if (e - s == 1 && !PaxGroupIsDelta(first))
 	{
-		entry->flags = first->flags;
+		entry->flags = first->flags & ~PAX_GROUP_DEAD_BITMAP;	/* no row map or a new one */
 		entry->xmin = first->xmin;
 		entry->cmin = first->cmin;
 	}
@@ -716,7 +728,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 
 			pax_free_blocks(meta, g->first_block, g->nblocks);
 			if (g->row_map != InvalidBlockNumber)
-				pax_free_blocks(meta, g->row_map, PaxRowMapBlocks(g->nrows));
+				pax_free_blocks(meta, g->row_map, pax_row_map_blocks(g));
 			if (gi == s && in_place)
 				memcpy(cur, entry, PaxGroupEntrySize(natts));
 			else
@@ -743,6 +755,97 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 		UnlockReleaseBuffer(mapbufs[c]);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+	return ok;
+}
+
+/*
+ * Pass 4, for a group that is not rewritten: replace its row map, in which
+ * vacuum_row_map() left only free states and rows dead for everyone, by a
+ * dead-row bitmap of one block (pax.h).  The states are read again and the
+ * swap checks, under the map blocks' locks, that none changed since (a new
+ * delete or lock), as rewrite_groups() does.  Returns whether it swapped.
+ */
+static bool
+compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bstrategy)
+{
+	PaxGroupEntry *g = dir->groups[gi];
+	uint32		nb = PaxRowMapBlocks(g->nrows);
+	Size		len = (g->nrows + 7) / 8;
+	uint8	   *bits = palloc0(len);
+	XLogRecPtr *lsns = palloc(sizeof(XLogRecPtr) * nb);
+	Buffer	   *mapbufs = palloc(sizeof(Buffer) * nb);
+	Buffer		bitbuf,
+				metabuf,
+				dirbuf;
+	BlockNumber bitmap;
+	GenericXLogState *state;
+	PaxMetaPageData *meta;
+	PaxGroupEntry *cur;
+	bool		ok = true;
+	uint32		b,
+				i;
+
+	Assert(g->row_map != InvalidBlockNumber && !PaxGroupHasDeadBitmap(g));
+	for (b = 0; b < nb && ok; b++)
+	{
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, g->row_map + b,
+											 RBM_NORMAL, bstrategy);
+		const PaxRowState *st;
+		uint32		end = Min(g->nrows, (b + 1) * PAX_ROW_STATES_PER_BLOCK);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		pax_check_block_tag(rel, BufferGetPage(buf), g->row_map + b, g->tag);
+		lsns[b] = PageGetLSN(BufferGetPage(buf));
+		st = (const PaxRowState *) PageGetContents(BufferGetPage(buf));
+		for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++, st++)
+		{
+			if (st->flags & PAX_ROW_DEAD)
+				bits[i / 8] |= (1 << (i % 8));
+			else if (TransactionIdIsValid(st->xmax) || st->flags != 0)
+				ok = false;		/* a state someone still needs */
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	if (!ok)
+		return false;
+
+	/* tagged like the map, so a reader can tell it from a reused block */
+	(void) pax_allocate_blocks(rel, 1, &bitbuf, pax_write_format);
+	bitmap = BufferGetBlockNumber(bitbuf);
+	pax_write_blocks(rel, &bitbuf, 1, (char *) bits, len, PAX_BLOCK_PAYLOAD, g->tag);
+
+	/* the swap; lock order as in rewrite_groups() */
+	for (b = 0; b < nb; b++)
+	{
+		mapbufs[b] = ReadBuffer(rel, g->row_map + b);
+		LockBuffer(mapbufs[b], BUFFER_LOCK_EXCLUSIVE);
+		if (PageGetLSN(BufferGetPage(mapbufs[b])) != lsns[b])
+			ok = false;
+	}
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);
+	cur = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
+	if (cur->first_rownum != g->first_rownum || cur->tag != g->tag ||
+		cur->row_map != g->row_map || cur->flags != g->flags)
+		ok = false;
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (ok)
+	{
+		cur = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
+								 dir->dir_offsets[gi]);
+		cur->row_map = bitmap;
+		cur->flags |= PAX_GROUP_DEAD_BITMAP;
+		pax_free_blocks(meta, g->row_map, nb);
+		meta->dir_version++;
+	}
+	else
+		pax_free_blocks(meta, bitmap, 1);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(metabuf);
+	for (b = 0; b < nb; b++)
+		UnlockReleaseBuffer(mapbufs[b]);
 	return ok;
 }
 
@@ -902,6 +1005,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	DeadRanges	deadr;
 	uint32	   *removable;
 	bool	   *map_settled;
+	int			maps_compacted = 0;
 	int			natts = RelationGetDescr(rel)->natts;
 	int			group_blocks = pax_relation_group_blocks(rel);
 	int			gi,
@@ -931,7 +1035,19 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 		if (PaxGroupIsDelta(g))
 			vacuum_delta(rel, g, &deadr, live, dead, new_frozen_xid, bstrategy);
 		/* rows a sparse group already left out are not counted again */
-		if (g->row_map != InvalidBlockNumber)
+		if (PaxGroupHasDeadBitmap(g))
+		{
+			uint8	   *bits = palloc((g->nrows + 7) / 8);
+			uint32		ndead;
+
+			pax_read_dead_bitmap(rel, g, bits, bstrategy, NULL, NULL);
+			ndead = (uint32) pg_popcount((const char *) bits, (g->nrows + 7) / 8);
+			pfree(bits);
+			removable[gi] += ndead;
+			*live -= ndead;
+			*dead += ndead;
+		}
+		else if (g->row_map != InvalidBlockNumber)
 		{
 			uint32		ndead,
 						ndeleted;
@@ -960,7 +1076,8 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	vacuum_indexes(rel, &deadr, *live, bstrategy);
 	for (gi = 0; gi < dir->ngroups; gi++)
 		if (!(dir->groups[gi]->flags & PAX_GROUP_ABORTED) &&
-			dir->groups[gi]->row_map != InvalidBlockNumber)
+			dir->groups[gi]->row_map != InvalidBlockNumber &&
+			!PaxGroupHasDeadBitmap(dir->groups[gi]))
 			mark_dead(rel, dir->groups[gi], &deadr, &di);
 
 	/* 4: runs of groups to rewrite, each within one directory page */
@@ -969,6 +1086,13 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	{
 		PaxGroupEntry *g = dir->groups[gi];
 		int			e = gi + 1;
+
+		/*
+		 * A map that only says which rows are dead becomes a bitmap, unless
+		 * standbys may still run a library that reads format 4 only.
+		 */
+		bool		compactable = map_settled[gi] && removable[gi] > 0 &&
+			!PaxGroupIsDelta(g) && g->nrows <= PAX_DEAD_BITMAP_ROWS && pax_write_format >= 5;
 
 		CHECK_FOR_INTERRUPTS();
 		if (g->flags & PAX_GROUP_ABORTED)
@@ -981,6 +1105,8 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 		}
 		if (!movable(rel, g, natts, oldest_xmin))
 		{
+			if (compactable && compact_row_map(rel, dir, gi, bstrategy))
+				maps_compacted++;
 			gi++;
 			continue;
 		}
@@ -1014,19 +1140,21 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			}
 		}
 		if (e - gi > 1 || removable[gi] * 2 >= g->nstored ||
-			(map_settled[gi] && removable[gi] > 0) ||
 			PaxGroupIsDelta(g) || relocatable(rel, g, half))
 		{
 			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))
 				(*groups_rewritten) += e - gi;
 		}
+		else if (compactable && compact_row_map(rel, dir, gi, bstrategy))
+			maps_compacted++;
 		gi = e;
 	}
 
 	/* 5 */
-	if (*groups_rewritten > 0)
+	if (*groups_rewritten > 0 || maps_compacted > 0)
 	{
-		compact_directory(rel);
+		if (*groups_rewritten > 0)
+			compact_directory(rel);
 
 		/*
 		 * The blocks freed are stamped with the next transaction id and

@@ -424,23 +424,71 @@ SELECT bt_index_check('dp_id', true), bt_index_check('dp_v', true);
 SELECT count(*) FILTER (WHERE sparse) > 0 AS some_sparse, sum(stored) = (SELECT count(*) FROM dh) AS stored_rows_live
 FROM pax_groups('dp');
 SELECT reltuples = (SELECT count(*) FROM dh) AS reltuples_exact FROM pg_class WHERE relname = 'dp';
--- A few scattered deletes: VACUUM rewrites the groups they touched without
--- their row maps (16 bytes a row of the group).
+-- A few scattered deletes: VACUUM replaces the row maps of the groups they
+-- touched (16 bytes a row) by one-block dead-row bitmaps; a later delete,
+-- update or lock in such a group makes a full map from its bitmap again.
 CREATE TABLE rm (id int, a int, t text) USING pax;
+CREATE TABLE rmh (id int, a int, t text);
 INSERT INTO rm SELECT g, g % 7, 'row ' || g FROM generate_series(1, 20000) g;
+INSERT INTO rmh SELECT * FROM rm;
 CREATE INDEX rm_id ON rm (id);
 VACUUM rm;
+SELECT count(*) AS groups, sum(row_map_blocks) AS map_blocks FROM pax_groups('rm');
 DELETE FROM rm WHERE id % 1000 = 7;
-SELECT sum(row_map_blocks) > 0 AS maps_after_delete FROM pax_groups('rm');
+DELETE FROM rmh WHERE id % 1000 = 7;
+SELECT count(*) FILTER (WHERE row_map_blocks > 1) AS full_maps FROM pax_groups('rm');
 VACUUM rm;
-SELECT sum(row_map_blocks) AS maps_after_vacuum, bool_or(sparse) AS sparse, sum(stored) AS stored
-FROM pax_groups('rm');
-SELECT count(*), sum(id) FROM rm;
+SELECT count(*) FILTER (WHERE row_map_blocks = 1) AS bitmaps, count(*) FILTER (WHERE row_map_blocks > 1) AS full_maps,
+	   bool_or(sparse) AS rewritten FROM pax_groups('rm');
+CREATE FUNCTION rm_same() RETURNS text LANGUAGE sql AS $$
+	SELECT format('%s rows, %s differ', (SELECT count(*) FROM rm),
+				  (SELECT count(*) FROM ((TABLE rm EXCEPT ALL TABLE rmh) UNION ALL (TABLE rmh EXCEPT ALL TABLE rm)) x))
+$$;
+SELECT rm_same() AS scan;
+SET enable_seqscan = off; SET flashscan.enable = off;
+SELECT count(*), sum(id) FROM rm WHERE id BETWEEN 1 AND 20000;	-- bitmap or index scan
+SET enable_bitmapscan = off;
+SELECT count(*), sum(id) FROM rm WHERE id BETWEEN 5000 AND 9000;
+SELECT id FROM rm WHERE id IN (7, 1007, 1008);
+RESET enable_seqscan; RESET enable_bitmapscan; RESET flashscan.enable;
 SELECT bt_index_check('rm_id', true);
-BEGIN; SELECT id FROM rm WHERE id = 5 FOR UPDATE; COMMIT;
+-- a delete, an update and a lock in groups with bitmaps: full maps again,
+-- the dead rows still dead
+DELETE FROM rm WHERE id = 2008; DELETE FROM rmh WHERE id = 2008;
+UPDATE rm SET t = 'updated' WHERE id = 12008; UPDATE rmh SET t = 'updated' WHERE id = 12008;
+BEGIN; SELECT id FROM rm WHERE id = 18008 FOR UPDATE; COMMIT;
+SELECT count(*) FILTER (WHERE row_map_blocks > 1) > 0 AS full_maps_again FROM pax_groups('rm');
+SELECT rm_same() AS after_changes;
 VACUUM rm;
-SELECT count(*), sum(id) FROM rm WHERE id % 1000 = 8;
-DROP TABLE rm;
+SELECT count(*) FILTER (WHERE row_map_blocks > 1) AS full_maps_after_vacuum FROM pax_groups('rm');
+SELECT rm_same() AS after_second_vacuum;
+-- VACUUM FULL keeps every live row
+VACUUM FULL rm;
+SELECT rm_same() AS after_vacuum_full;
+-- while standbys may run a library that reads format 4 only, no bitmaps
+DELETE FROM rm WHERE id % 1000 = 9; DELETE FROM rmh WHERE id % 1000 = 9;
+SET flashscan.write_format = 4;
+VACUUM rm;
+RESET flashscan.write_format;
+SELECT count(*) FILTER (WHERE row_map_blocks = 1) AS bitmaps_under_format_4 FROM pax_groups('rm');
+SELECT rm_same() AS format_4_vacuum;
+DROP TABLE rm, rmh;
+DROP FUNCTION rm_same();
+-- The next VACUUM moves a group with a bitmap into the blocks the maps
+-- left: the rewritten group has no bitmap and keeps every live row.
+SET flashscan.group_blocks = 128;
+CREATE TABLE rl (id int, a int, t text) USING pax;
+SET flashscan.group_blocks = 4;
+INSERT INTO rl SELECT g, g % 7, 'row ' || g FROM generate_series(1, 60000) g;
+VACUUM rl;
+DELETE FROM rl WHERE id % 1000 = 7;
+VACUUM rl;
+SELECT count(*) FILTER (WHERE row_map_blocks = 1) AS bitmaps, bool_or(sparse) AS rewritten FROM pax_groups('rl');
+VACUUM rl;
+SELECT count(*) FILTER (WHERE row_map_blocks = 1) AS bitmaps, count(*) FILTER (WHERE sparse) AS rewritten
+FROM pax_groups('rl');
+SELECT count(*), sum(id), count(*) FILTER (WHERE id % 1000 = 7) AS deleted_seen FROM rl;
+DROP TABLE rl;
 -- REINDEX of the vacuumed table, and updates after it
 REINDEX TABLE dp;
 SELECT dml_both('UPDATE dx SET v = v || ''+'' WHERE id < 50');
