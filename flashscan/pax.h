@@ -298,7 +298,25 @@ pax_row_lock_flags(LockTupleMode mode)
  * map from it again.  Groups of more rows than a block has bits keep their
  * map.
  */
-#define PAX_DEAD_BITMAP_ROWS	((uint32) (PAX_BLOCK_PAYLOAD * 8))
+/*
+ * The last bytes of a row map block's payload (its states leave them free)
+ * say which map the block belongs to: the map's first block and the
+ * block's index in it; a dead-row bitmap's, its own block and
+ * PAX_MAP_STAMP_BITMAP.  A group's maps come and go under one tag (a
+ * bitmap, a map again), so the tag alone cannot tell a hot-standby reader
+ * holding an old directory copy that the block it expects was reused by
+ * the group's later map; the stamp can.  All zero: a map written before
+ * stamps (format 4), not checked (block 0 is the metapage, never a map).
+ */
+typedef struct PaxMapStamp
+{
+	BlockNumber map_first;
+	uint32		index;
+} PaxMapStamp;
+
+#define PAX_MAP_STAMP_OFFSET	(PAX_BLOCK_PAYLOAD - sizeof(PaxMapStamp))
+#define PAX_MAP_STAMP_BITMAP	0xFFFFFFFF
+#define PAX_DEAD_BITMAP_ROWS	((uint32) (PAX_MAP_STAMP_OFFSET * 8))
 
 /* Blocks of a group's row map (a dead-row bitmap: one). */
 static inline uint32
@@ -503,6 +521,10 @@ extern void pax_read_dead_bitmap(Relation rel, PaxGroupEntry *g, uint8 *bits,
 								 BufferAccessStrategy strategy, uint64 *blocks_read,
 								 XLogRecPtr *lsn);
 extern void pax_dead_row_state(PaxRowState *st);
+extern void pax_write_row_map(Relation rel, Buffer *bufs, const PaxRowState *states,
+							  uint32 nrows, uint32 tag);
+extern void pax_check_map_stamp(Relation rel, Page page, BlockNumber blkno,
+								BlockNumber map_first, uint32 index);
 extern void pax_conflict_out(Relation rel, TransactionId xid, Snapshot snapshot);
 extern bool pax_group_visible_to_reader(Relation rel, PaxGroupEntry *g, Snapshot snapshot);
 extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot,

@@ -180,8 +180,7 @@ pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream, int for
 
 		(void) pax_allocate_blocks(rel, n, bufs, 0);
 		entry->row_map = BufferGetBlockNumber(bufs[0]);
-		pax_write_blocks(rel, bufs, n, (const char *) states,
-						 sizeof(PaxRowState) * entry->nrows, PAX_ROW_MAP_CHUNK, entry->tag);
+		pax_write_row_map(rel, bufs, states, entry->nrows, entry->tag);
 		pfree(bufs);
 	}
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);

@@ -1045,9 +1045,12 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 		{
 			scan->vis_capacity = Max(g->nrows, 1024);
 			scan->visible = palloc(sizeof(bool) * scan->vis_capacity);
+			scan->alive = palloc(sizeof(bool) * scan->vis_capacity);
 		}
 		/* rows a committed (or our own) delete removed count as dead, as in heap */
 		(void) pax_visible_rows(sscan->rs_rd, g, SnapshotSelf, scan->visible, bstrategy, NULL);
+		/* rows VACUUM removed (not stored, or dead for everyone) are no rows at all */
+		(void) pax_visible_rows(sscan->rs_rd, g, SnapshotAny, scan->alive, bstrategy, NULL);
 		if (PaxGroupIsDelta(g))
 		{
 			if (scan->analyze_hdrs == NULL)
@@ -1102,6 +1105,8 @@ pax_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 				continue;
 			}
 		}
+		if (!scan->alive[ri])
+			continue;			/* removed, as heap's unused line pointers */
 		if (!scan->visible[ri])
 		{
 			*deadrows += 1;

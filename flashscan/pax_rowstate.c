@@ -63,6 +63,54 @@ typedef struct RowSlot
 	PaxGroupEntry *g;			/* a copy of the group's entry (palloc'd) */
 } RowSlot;
 
+StaticAssertDecl(PAX_ROW_MAP_CHUNK <= PAX_MAP_STAMP_OFFSET,
+				 "a row map block's states leave room for its stamp");
+
+/*
+ * Write a row map of nrows states into PaxRowMapBlocks(nrows) pinned blocks
+ * (bufs, released), tagged and stamped (pax.h).
+ */
+void
+pax_write_row_map(Relation rel, Buffer *bufs, const PaxRowState *states, uint32 nrows,
+				  uint32 tag)
+{
+	uint32		n = PaxRowMapBlocks(nrows);
+	char	   *stream = palloc0((Size) Max(n, 1) * PAX_BLOCK_PAYLOAD);
+	PaxMapStamp stamp;
+	uint32		b;
+
+	stamp.map_first = BufferGetBlockNumber(bufs[0]);
+	for (b = 0; b < n; b++)
+	{
+		uint32		first = b * PAX_ROW_STATES_PER_BLOCK;
+		uint32		count = Min(nrows - first, (uint32) PAX_ROW_STATES_PER_BLOCK);
+
+		if (states)
+			memcpy(stream + (Size) b * PAX_BLOCK_PAYLOAD, states + first,
+				   sizeof(PaxRowState) * count);
+		stamp.index = b;
+		memcpy(stream + (Size) b * PAX_BLOCK_PAYLOAD + PAX_MAP_STAMP_OFFSET, &stamp, sizeof(stamp));
+	}
+	pax_write_blocks(rel, bufs, n, stream, (Size) n * PAX_BLOCK_PAYLOAD, PAX_BLOCK_PAYLOAD, tag);
+	pfree(stream);
+}
+
+/* Is this block (blkno) block index of the map starting at map_first?  */
+void
+pax_check_map_stamp(Relation rel, Page page, BlockNumber blkno, BlockNumber map_first,
+					uint32 index)
+{
+	PaxMapStamp stamp;
+
+	memcpy(&stamp, PageGetContents(page) + PAX_MAP_STAMP_OFFSET, sizeof(stamp));
+	if ((stamp.map_first == 0 && stamp.index == 0) ||
+		(stamp.map_first == map_first && stamp.index == index))
+		return;
+	if (RecoveryInProgress())
+		pax_recovery_conflict();
+	pax_corrupted(rel, blkno, "block of the pax row map its directory entry names");
+}
+
 /* The state of a row VACUUM found dead, as a dead-row bitmap's set bit means. */
 void
 pax_dead_row_state(PaxRowState *st)
@@ -90,6 +138,7 @@ pax_read_dead_bitmap(Relation rel, PaxGroupEntry *g, uint8 *bits,
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	pax_check_block_tag(rel, page, g->row_map, g->tag);
+	pax_check_map_stamp(rel, page, g->row_map, g->row_map, PAX_MAP_STAMP_BITMAP);
 	if (g->nrows > PAX_DEAD_BITMAP_ROWS ||
 		((PageHeader) page)->pd_lower < PAX_PAYLOAD_START + len)
 		pax_corrupted(rel, g->row_map, "pax dead-row bitmap");
@@ -140,7 +189,7 @@ add_row_map(Relation rel, PaxDirectory *dir, int gi)
 	/* the blocks carry the group's tag, so a reader can tell them from reused ones */
 	(void) pax_allocate_blocks(rel, n, bufs, 0);
 	first = BufferGetBlockNumber(bufs[0]);
-	pax_write_blocks(rel, bufs, n, states, len, PAX_ROW_MAP_CHUNK, g->tag);
+	pax_write_row_map(rel, bufs, (PaxRowState *) states, g->nrows, g->tag);
 	pfree(states);
 	pfree(bufs);
 
@@ -290,6 +339,13 @@ finish_slot_change(Relation rel, RowSlot *rs, const PaxRowState *st,
 	page = GenericXLogRegisterBuffer(state, rs->buf, 0);
 	memcpy((char *) page + off, st, sizeof(PaxRowState));
 	GenericXLogFinish(state);
+
+	/*
+	 * VACUUM tells a map block changed since it read it by its LSN, which
+	 * generic WAL leaves alone for a relation it does not log.
+	 */
+	if (!RelationNeedsWAL(rel))
+		PageSetLSN(BufferGetPage(rs->buf), GetFakeLSNForUnloggedRel());
 }
 
 /*
@@ -516,6 +572,7 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 				(*blocks_read)++;
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			pax_check_block_tag(rel, BufferGetPage(buf), g->row_map + b, g->tag);
+			pax_check_map_stamp(rel, BufferGetPage(buf), g->row_map + b, g->row_map, b);
 			st = (PaxRowState *) PageGetContents(BufferGetPage(buf));
 			for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++, st++)
 			{
@@ -560,6 +617,8 @@ read_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);
+	pax_check_map_stamp(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->row_map,
+						i / PAX_ROW_STATES_PER_BLOCK);
 	*st = ((PaxRowState *) PageGetContents(BufferGetPage(buf)))[i % PAX_ROW_STATES_PER_BLOCK];
 	UnlockReleaseBuffer(buf);
 }

@@ -282,22 +282,22 @@ writable_state(Relation rel, Buffer buf, GenericXLogState **state, Page *page, u
 
 /*
  * Pass 2 over one group's row map: clear states nobody needs, collect rows
- * that became dead (into dead), count rows dead for everyone (*ndead,
- * including ones marked before) and rows that some snapshot still sees as
+ * that became dead (into dead, counted in *nnew), count rows dead for
+ * everyone (*ndead, including ones marked before) and rows that some snapshot still sees as
  * deleted or deleting (*ndeleted, not dead yet).  Returns whether any state
  * must stay (those rows, running lockers): if none, a rewrite of the group
  * needs no row map.
  */
 static bool
 vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
-			   DeadRanges *dead, uint32 *ndead, uint32 *ndeleted,
+			   DeadRanges *dead, uint32 *ndead, uint32 *nnew, uint32 *ndeleted,
 			   BufferAccessStrategy bstrategy)
 {
 	uint32		nblocks = PaxRowMapBlocks(g->nrows);
 	uint32		b;
 	bool		kept = false;
 
-	*ndead = *ndeleted = 0;
+	*ndead = *nnew = *ndeleted = 0;
 	for (b = 0; b < nblocks; b++)
 	{
 		Buffer		buf;
@@ -368,6 +368,7 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 			{
 				add_dead(dead, g->first_rownum + i, g->first_rownum + i + 1);
 				(*ndead)++;
+				(*nnew)++;
 			}
 			else
 			{
@@ -672,8 +673,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 			mapbufs = palloc(sizeof(Buffer) * map_blocks);
 			(void) pax_allocate_blocks(rel, map_blocks, mapbufs, 0);
 			map_first = BufferGetBlockNumber(mapbufs[0]);
-			pax_write_blocks(rel, mapbufs, map_blocks, (char *) states,
-							 sizeof(PaxRowState) * span, PAX_ROW_MAP_CHUNK, entry->tag);
+			pax_write_row_map(rel, mapbufs, states, span, entry->tag);
 			entry->row_map = map_first;
 		}
 	}
@@ -809,10 +809,20 @@ compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bs
 	if (!ok)
 		return false;
 
-	/* tagged like the map, so a reader can tell it from a reused block */
+	/* tagged and stamped like a map, so a reader can tell it from a reused block */
 	(void) pax_allocate_blocks(rel, 1, &bitbuf, pax_write_format);
 	bitmap = BufferGetBlockNumber(bitbuf);
-	pax_write_blocks(rel, &bitbuf, 1, (char *) bits, len, PAX_BLOCK_PAYLOAD, g->tag);
+	{
+		char	   *payload = palloc0(PAX_BLOCK_PAYLOAD);
+		PaxMapStamp stamp;
+
+		memcpy(payload, bits, len);
+		stamp.map_first = bitmap;
+		stamp.index = PAX_MAP_STAMP_BITMAP;
+		memcpy(payload + PAX_MAP_STAMP_OFFSET, &stamp, sizeof(stamp));
+		pax_write_blocks(rel, &bitbuf, 1, payload, PAX_BLOCK_PAYLOAD, PAX_BLOCK_PAYLOAD, g->tag);
+		pfree(payload);
+	}
 
 	/* the swap; lock order as in rewrite_groups() */
 	for (b = 0; b < nb; b++)
@@ -1005,6 +1015,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	DeadRanges	deadr;
 	uint32	   *removable;
 	bool	   *map_settled;
+	uint32	   *newly_dead;
 	int			maps_compacted = 0;
 	int			natts = RelationGetDescr(rel)->natts;
 	int			group_blocks = pax_relation_group_blocks(rel);
@@ -1023,6 +1034,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	dir = pax_read_directory(rel, cxt);
 	removable = palloc0(sizeof(uint32) * Max(dir->ngroups, 1));
 	map_settled = palloc0(sizeof(bool) * Max(dir->ngroups, 1));
+	newly_dead = palloc0(sizeof(uint32) * Max(dir->ngroups, 1));
 	for (gi = 0; gi < dir->ngroups; gi++)
 	{
 		PaxGroupEntry *g = dir->groups[gi];
@@ -1040,23 +1052,33 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			uint8	   *bits = palloc((g->nrows + 7) / 8);
 			uint32		ndead;
 
+			/*
+			 * Removed rows, as a sparse group's left-out ones (not dead
+			 * tuples for autovacuum): stored still, so not live either;
+			 * they count towards the half-dead rewrite below.
+			 */
 			pax_read_dead_bitmap(rel, g, bits, bstrategy, NULL, NULL);
 			ndead = (uint32) pg_popcount((const char *) bits, (g->nrows + 7) / 8);
 			pfree(bits);
 			removable[gi] += ndead;
 			*live -= ndead;
-			*dead += ndead;
 		}
 		else if (g->row_map != InvalidBlockNumber)
 		{
 			uint32		ndead,
+						nnew,
 						ndeleted;
 
-			map_settled[gi] = !vacuum_row_map(rel, g, oldest_xmin, &deadr, &ndead, &ndeleted,
-											  bstrategy);
+			/*
+			 * Rows dead for everyone leave the indexes now (or did before):
+			 * removed, as heap's VACUUM reports them; the dead rows left
+			 * are those some snapshot still sees.
+			 */
+			map_settled[gi] = !vacuum_row_map(rel, g, oldest_xmin, &deadr, &ndead, &nnew,
+											  &ndeleted, bstrategy);
 			removable[gi] += ndead;
+			newly_dead[gi] = nnew;
 			*live -= ndead + ndeleted;
-			*dead += ndead;
 			deleted += ndeleted;
 		}
 	}
@@ -1070,7 +1092,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 	 */
 	if (!RelationUsesLocalBuffers(rel))
 		for (gi = 0; gi < dir->ngroups; gi++)
-			if (removable[gi] > 0)
+			if (newly_dead[gi] > 0)
 				raise_horizon(rel, dir, gi, oldest_xmin);
 	sort_dead(&deadr);
 	vacuum_indexes(rel, &deadr, *live, bstrategy);
@@ -1091,8 +1113,10 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 		 * A map that only says which rows are dead becomes a bitmap, unless
 		 * standbys may still run a library that reads format 4 only.
 		 */
-		bool		compactable = map_settled[gi] && removable[gi] > 0 &&
-			!PaxGroupIsDelta(g) && g->nrows <= PAX_DEAD_BITMAP_ROWS && pax_write_format >= 5;
+		bool		settled = map_settled[gi] && removable[gi] > 0 && !PaxGroupIsDelta(g) &&
+			PaxRowMapBlocks(g->nrows) > 1;
+		bool		compactable = settled && g->nrows <= PAX_DEAD_BITMAP_ROWS &&
+			pax_write_format >= 5;
 
 		CHECK_FOR_INTERRUPTS();
 		if (g->flags & PAX_GROUP_ABORTED)
@@ -1139,7 +1163,9 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 				e++;
 			}
 		}
+		/* (a settled map too large for a bitmap: a rewrite drops it) */
 		if (e - gi > 1 || removable[gi] * 2 >= g->nstored ||
+			(settled && !compactable && g->nrows > PAX_DEAD_BITMAP_ROWS) ||
 			PaxGroupIsDelta(g) || relocatable(rel, g, half))
 		{
 			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))

@@ -440,6 +440,10 @@ SELECT count(*) FILTER (WHERE row_map_blocks > 1) AS full_maps FROM pax_groups('
 VACUUM rm;
 SELECT count(*) FILTER (WHERE row_map_blocks = 1) AS bitmaps, count(*) FILTER (WHERE row_map_blocks > 1) AS full_maps,
 	   bool_or(sparse) AS rewritten FROM pax_groups('rm');
+-- rows VACUUM removed are not dead tuples any more (heap's unused line pointers)
+SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'rm';
+ANALYZE rm;
+SELECT n_dead_tup, n_live_tup FROM pg_stat_user_tables WHERE relname = 'rm';
 CREATE FUNCTION rm_same() RETURNS text LANGUAGE sql AS $$
 	SELECT format('%s rows, %s differ', (SELECT count(*) FROM rm),
 				  (SELECT count(*) FROM ((TABLE rm EXCEPT ALL TABLE rmh) UNION ALL (TABLE rmh EXCEPT ALL TABLE rm)) x))
@@ -489,6 +493,18 @@ SELECT count(*) FILTER (WHERE row_map_blocks = 1) AS bitmaps, count(*) FILTER (W
 FROM pax_groups('rl');
 SELECT count(*), sum(id), count(*) FILTER (WHERE id % 1000 = 7) AS deleted_seen FROM rl;
 DROP TABLE rl;
+-- A group of more rows than a bitmap block holds (65,536 narrow rows) is
+-- rewritten without its map instead.
+SET flashscan.group_blocks = 128;
+CREATE TABLE n2 (id int, a int) USING pax;
+SET flashscan.group_blocks = 4;
+INSERT INTO n2 SELECT g, g FROM generate_series(1, 100000) g;
+VACUUM n2;
+DELETE FROM n2 WHERE id % 1000 = 7;
+VACUUM n2;
+SELECT max(nrows) AS largest_group, sum(row_map_blocks) AS map_blocks FROM pax_groups('n2');
+SELECT count(*), sum(id) FROM n2;
+DROP TABLE n2;
 -- REINDEX of the vacuumed table, and updates after it
 REINDEX TABLE dp;
 SELECT dml_both('UPDATE dx SET v = v || ''+'' WHERE id < 50');
