@@ -372,6 +372,9 @@ typedef struct PaxDirectory
 	BlockNumber *dir_blocks;	/* where groups[i]'s entry is: page ... */
 	uint16	   *dir_offsets;	/* ... and offset in it */
 	MemoryContext cxt;
+	/* the backend's cached copy (pax_current_directory()) only: */
+	int			refcount;		/* pax_directory_acquire()s not yet released */
+	bool		orphaned;		/* replaced in the cache: freed at refcount 0 */
 } PaxDirectory;
 
 /*
@@ -440,6 +443,8 @@ extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag
 extern void pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
 								   int format, TupleDesc desc, const uint8 *decode_kinds);
 extern PaxDirectory *pax_current_directory(Relation rel);
+extern PaxDirectory *pax_directory_acquire(Relation rel);
+extern void pax_directory_release(PaxDirectory *dir);
 extern int	pax_find_group_index(PaxDirectory *dir, uint64 rownum);
 extern uint64 pax_directory_end(PaxDirectory *dir);
 extern uint64 pax_claim_chunk_rows(PaxDirectory *dir, uint64 min);
@@ -636,7 +641,8 @@ typedef struct PaxFetch
 {
 	IndexFetchTableData base;	/* first: the index AM's fetch is one */
 	PaxDirectory *dir;
-	bool		dir_cached;		/* dir is the backend's cached copy, not ours */
+	bool		dir_cached;		/* dir is the backend's cached copy, acquired */
+	MemoryContextCallback dir_release;	/* releases it when cxt goes */
 	PaxGroupEntry *cur;			/* group whose needed columns cols hold, decoded */
 	PaxGroupEntry *last;		/* group of the previous fetch */
 	uint32		run;			/* fetches in a row in last */

@@ -312,12 +312,42 @@ pax_current_directory(Relation rel)
 		e->dir->natts == RelationGetDescr(rel)->natts)
 		return e->dir;
 	if (found && e->dir != NULL)
-		MemoryContextDelete(e->dir->cxt);
+	{
+		/* a copy someone still reads goes when they release it */
+		if (e->dir->refcount > 0)
+			e->dir->orphaned = true;
+		else
+			MemoryContextDelete(e->dir->cxt);
+	}
 	e->dir = NULL;
 	e->node = rel->rd_node;
 	e->dir = pax_read_directory(rel, AllocSetContextCreate(CacheMemoryContext, "pax directory",
 														   ALLOCSET_SMALL_SIZES));
 	return e->dir;
+}
+
+/*
+ * The backend's cached directory (pax_current_directory()), kept for the
+ * caller until pax_directory_release(): a later call that finds the
+ * directory changed replaces the cached copy but leaves this one alone.
+ * An index scan thus reads the directory once per change of it, not once
+ * per scan (a point query's scan read and sorted it every time).
+ */
+PaxDirectory *
+pax_directory_acquire(Relation rel)
+{
+	PaxDirectory *dir = pax_current_directory(rel);
+
+	dir->refcount++;
+	return dir;
+}
+
+void
+pax_directory_release(PaxDirectory *dir)
+{
+	Assert(dir->refcount > 0);
+	if (--dir->refcount == 0 && dir->orphaned)
+		MemoryContextDelete(dir->cxt);
 }
 
 /* Index of the group holding rownum in dir->groups, or -1. */

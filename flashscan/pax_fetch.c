@@ -86,44 +86,52 @@ pax_index_fetch_end(IndexFetchTableData *scan)
 	pax_fetch_end((PaxFetch *) scan);
 }
 
+/* MemoryContextCallback: the fetch's memory goes (its end, or an error). */
+static void
+release_directory(void *arg)
+{
+	PaxFetch   *f = (PaxFetch *) arg;
+
+	if (f->dir_cached && f->dir != NULL)
+		pax_directory_release(f->dir);
+	f->dir = NULL;
+}
+
 /*
- * The group holding a TID, reading the directory again when the TID is not
- * in the copy we have and the directory changed since.
+ * The group holding a TID: in the backend's cached directory, taken again
+ * when the TID is not in the copy we hold (the directory may have changed
+ * since).  A directory the caller set (VACUUM FULL's, read under its lock)
+ * is kept.
  */
 static PaxGroupEntry *
 find_group(PaxFetch *f, ItemPointer tid)
 {
 	uint64		rownum = pax_tid_to_rownum(tid);
 	PaxGroupEntry *g = NULL;
-	uint64		version = 0;
+	PaxDirectory *dir;
 
 	if (!ItemPointerIsValid(tid))
 		return NULL;
 	if (f->dir != NULL)
-		g = pax_find_group(f->dir, rownum);
-	if (g != NULL)
-		return g;
-	if (f->dir_cached)
 	{
-		/* refreshed if the directory changed */
-		f->dir = pax_current_directory(f->base.rel);
-		f->cur = f->last = NULL;
-		return pax_find_group(f->dir, rownum);
+		g = pax_find_group(f->dir, rownum);
+		if (g != NULL || !f->dir_cached)
+			return g;
 	}
+	dir = pax_directory_acquire(f->base.rel);
 	if (f->dir != NULL)
-		pax_meta_counters(f->base.rel, NULL, &version);
-	if (f->dir == NULL || version != f->dir->version)
+		pax_directory_release(f->dir);
+	else
 	{
-		MemoryContext dircxt = AllocSetContextCreate(f->cxt, "pax fetch directory",
-													 ALLOCSET_DEFAULT_SIZES);
-
-		if (f->dir != NULL)
-			MemoryContextDelete(f->dir->cxt);
-		f->dir = pax_read_directory(f->base.rel, dircxt);
-		f->cur = f->last = NULL;
-		g = pax_find_group(f->dir, rownum);
+		f->dir_release.func = release_directory;
+		f->dir_release.arg = f;
+		MemoryContextRegisterResetCallback(f->cxt, &f->dir_release);
 	}
-	return g;
+	if (dir != f->dir)
+		f->cur = f->last = f->prefetched = NULL;	/* pointed into the old copy */
+	f->dir = dir;
+	f->dir_cached = true;
+	return pax_find_group(f->dir, rownum);
 }
 
 /*
@@ -304,12 +312,7 @@ pax_fetch_row_columns(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTab
 				bms_is_member(att + 1 - FirstLowInvalidHeapAttributeNumber, attrs);
 	}
 
-	/*
-	 * One row, often one per updated or locked row: the backend's cached
-	 * directory serves instead of reading the directory for every call.
-	 */
-	f->dir = pax_current_directory(rel);
-	f->dir_cached = true;
+	/* one row, often one per updated or locked row: the cached directory serves */
 	found = pax_fetch_row(f, tid, snapshot, slot, NULL);
 
 	/* the slot's values point into the fetch's memory: keep a copy */
