@@ -251,28 +251,83 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 	return g->nrows;
 }
 
-/* Where pax_read_row() reads a minipage's parts from. */
+/*
+ * Where pax_read_row() reads a minipage's parts from.  The block pinned
+ * stays share-locked while consecutive parts lie in it (a row's header,
+ * null bits and value, or index entry and stride, usually share a block):
+ * one lock and one tag check per block instead of per part.  Group blocks
+ * never change while a directory entry names them, and only one block is
+ * locked at a time.
+ */
 typedef struct MinipageSource
 {
 	Relation	rel;
 	PaxGroupEntry *g;
 	PaxColumnExtent *ext;
-	Buffer	   *pinned;
+	Buffer		pinned;
+	bool		locked;			/* pinned is share-locked by us */
 	PaxColumnData *col;
 } MinipageSource;
+
+static void
+unlock_source(MinipageSource *src)
+{
+	if (src->locked)
+		LockBuffer(src->pinned, BUFFER_LOCK_UNLOCK);
+	src->locked = false;
+}
 
 /* PaxMinipageReadFn over a group's blocks: copy a part of one minipage. */
 static const char *
 read_minipage_part(void *arg, Size offset, Size nbytes)
 {
 	MinipageSource *src = (MinipageSource *) arg;
+	Size		off = (Size) src->ext->offset + offset;
 	PaxColumnExtent part;
 
 	if (offset + nbytes > src->ext->nbytes)
 		pax_corrupted(src->rel, src->g->first_block, "pax group (a minipage part lies past its end)");
-	part.offset = src->ext->offset + (uint32) offset;
+	if (nbytes > 0 && off / PAX_BLOCK_PAYLOAD == (off + nbytes - 1) / PAX_BLOCK_PAYLOAD &&
+		off + nbytes <= (Size) src->g->nblocks * PAX_BLOCK_PAYLOAD)
+	{
+		BlockNumber blkno = src->g->first_block + (BlockNumber) (off / PAX_BLOCK_PAYLOAD);
+		Size		inblk = off % PAX_BLOCK_PAYLOAD;
+		Page		page;
+
+		if (!BufferIsValid(src->pinned) || BufferGetBlockNumber(src->pinned) != blkno)
+		{
+			unlock_source(src);
+			if (BufferIsValid(src->pinned))
+				ReleaseBuffer(src->pinned);
+			src->pinned = ReadBuffer(src->rel, blkno);
+			LockBuffer(src->pinned, BUFFER_LOCK_SHARE);
+			src->locked = true;
+			pax_check_block_tag(src->rel, BufferGetPage(src->pinned), blkno, src->g->tag);
+		}
+		else if (!src->locked)
+		{
+			LockBuffer(src->pinned, BUFFER_LOCK_SHARE);
+			src->locked = true;
+			pax_check_block_tag(src->rel, BufferGetPage(src->pinned), blkno, src->g->tag);
+		}
+		page = BufferGetPage(src->pinned);
+		if (((PageHeader) page)->pd_lower < PAYLOAD_START + inblk + nbytes)
+			pax_corrupted(src->rel, blkno, "pax group block");
+		if (src->col->bufsize < MAXALIGN(nbytes))
+		{
+			if (src->col->buf)
+				pfree(src->col->buf);
+			src->col->bufsize = MAXALIGN(nbytes);
+			src->col->buf = palloc(src->col->bufsize);
+		}
+		memcpy(src->col->buf, (char *) page + PAYLOAD_START + inblk, nbytes);
+		return src->col->buf;
+	}
+	/* across blocks: read_minipage() locks block by block itself */
+	unlock_source(src);
+	part.offset = (uint32) off;
 	part.nbytes = (uint32) nbytes;
-	return read_minipage(src->rel, src->g, &part, NULL, src->pinned, NULL, src->col);
+	return read_minipage(src->rel, src->g, &part, NULL, &src->pinned, NULL, src->col);
 }
 
 /*
@@ -288,15 +343,19 @@ void
 pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
 			 uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull)
 {
-	Buffer		pinned = InvalidBuffer;
+	MinipageSource src;
 	uint32		k = ri;
 	int			att;
 
 	Assert(!PaxGroupIsDelta(g));
+	src.rel = rel;
+	src.g = g;
+	src.pinned = InvalidBuffer;
+	src.locked = false;
 	if (PaxGroupIsSparse(g))
 	{
 		/* the row's place among the stored ones */
-		const uint8 *present = pax_read_presence(rel, g, &pinned, NULL);
+		const uint8 *present = pax_read_presence(rel, g, &src.pinned, NULL);
 
 		k = (uint32) pg_popcount((const char *) present, ri / 8) +
 			pg_popcount32(present[ri / 8] & ((1u << (ri % 8)) - 1));
@@ -304,7 +363,6 @@ pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
 	for (att = 0; att < desc->natts; att++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, att);
-		MinipageSource src;
 
 		values[att] = (Datum) 0;
 		isnull[att] = true;
@@ -315,16 +373,14 @@ pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
 			values[att] = getmissingattr(desc, att + 1, &isnull[att]);
 			continue;
 		}
-		src.rel = rel;
-		src.g = g;
 		src.ext = &g->cols[att];
-		src.pinned = &pinned;
 		src.col = &cols[att];
 		pax_minipage_read_row(a, g->nstored, g->cols[att].nbytes, read_minipage_part, &src, k,
 							  &values[att], &isnull[att], rel);
 	}
-	if (BufferIsValid(pinned))
-		ReleaseBuffer(pinned);
+	unlock_source(&src);
+	if (BufferIsValid(src.pinned))
+		ReleaseBuffer(src.pinned);
 }
 
 /*
