@@ -39,13 +39,8 @@ experiment_main() {
 load_drift() {
 	bench_psql -d postgres -c "CREATE DATABASE drift"
 	bench_psql -d drift -c "CREATE EXTENSION flashscan" -c "
-		CREATE TABLE t (id int, c2 int, c3 float8, c4 date, c5 text, c6 int, c7 float8, c8 int,
-						c9 date, c10 text, c11 int, c12 float8, c13 int, c14 text, c15 int, c16 float8) USING pax;
-		INSERT INTO t
-		SELECT i, i, i * 0.5, date '2000-01-01' + i % 9000, 'val' || (i % 100000), i % 1000, i * 1.5,
-			   i % 77, date '2010-01-01' + i % 3000, md5(i::text), i % 13, i * 2.5, i % 500,
-			   'x' || (i % 777), i % 100, i * 0.1
-		FROM generate_series(1, $1) i;
+		CREATE TABLE t ($(wide16_columns)) USING pax;
+		INSERT INTO t $(wide16_select "$1");
 		CREATE INDEX ON t (id);" -c "VACUUM (FREEZE, ANALYZE) t"
 }
 

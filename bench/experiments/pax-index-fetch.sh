@@ -42,13 +42,8 @@ experiment_main() {
 load_fetch_tables() {
 	bench_psql -d postgres -c "CREATE DATABASE fetchdb"
 	bench_psql -d fetchdb -c "CREATE EXTENSION flashscan" -c "
-		CREATE TABLE t_heap (id int, c2 int, c3 float8, c4 date, c5 text, c6 int, c7 float8, c8 int,
-							 c9 date, c10 text, c11 int, c12 float8, c13 int, c14 text, c15 int, c16 float8);
-		INSERT INTO t_heap
-		SELECT i, i, i * 0.5, date '2000-01-01' + i % 9000, 'val' || (i % 100000), i % 1000, i * 1.5,
-			   i % 77, date '2010-01-01' + i % 3000, md5(i::text), i % 13, i * 2.5, i % 500,
-			   'x' || (i % 777), i % 100, i * 0.1
-		FROM generate_series(1, $1) i;
+		CREATE TABLE t_heap ($(wide16_columns));
+		INSERT INTO t_heap $(wide16_select "$1");
 		CREATE TABLE t_pax (LIKE t_heap) USING pax;
 		INSERT INTO t_pax SELECT * FROM t_heap;
 		CREATE INDEX ON t_heap (id);

@@ -33,25 +33,12 @@ experiment_main() {
 	set_memory_limit -1
 	pg_start "$data" "$RUN_DIR/sysbench.log" "-c shared_preload_libraries=flashscan"
 	sysbench_sizes loaded "$tables"
-	local s t am
-	for s in $reads oltp_update_non_index; do
-		for t in $threads; do
-			for am in heap pax; do
-				sysbench_run "$s" "$t" "$am" "$tables" "$table_size" "$seconds"
-			done
-		done
-	done
+	sysbench_scripts "$reads oltp_update_non_index" "$threads" "$tables" "$table_size" "$seconds"
 	sysbench_sizes after_update_non_index "$tables"
 	bench_psql -d sb_heap -c VACUUM
 	bench_psql -d sb_pax -c VACUUM
 	sysbench_sizes after_vacuum "$tables"
-	for s in $writes; do
-		for t in $threads; do
-			for am in heap pax; do
-				sysbench_run "$s" "$t" "$am" "$tables" "$table_size" "$seconds"
-			done
-		done
-	done
+	sysbench_scripts "$writes" "$threads" "$tables" "$table_size" "$seconds"
 	sysbench_sizes end "$tables"
 	pg_stop "$data"
 	rm -rf "$data"
@@ -80,6 +67,19 @@ load_sysbench() {
 		bench_psql -d "sb_$am" -c "VACUUM ANALYZE"
 	done
 	bench_psql -d sb_pax -At -c "SELECT relname, amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname LIKE 'sbtest%'"
+}
+
+# sysbench_scripts "SCRIPTS" "THREADS" TABLES ROWS SECONDS: each script at
+# each thread count, heap then pax.
+sysbench_scripts() {
+	local s t am
+	for s in $1; do
+		for t in $2; do
+			for am in heap pax; do
+				sysbench_run "$s" "$t" "$am" "$3" "$4" "$5"
+			done
+		done
+	done
 }
 
 # sysbench_run SCRIPT THREADS AM TABLES ROWS SECONDS

@@ -142,3 +142,17 @@ sort_table_load() {
 	bench_psql -d "$1" -c "SELECT * FROM bench_make_sort_table('$2', $3, $4, '${5:-random}')" \
 		-c "CREATE INDEX ON $2 (key)" -c "VACUUM (FREEZE, ANALYZE) $2"
 }
+
+# The 16-column rows of the pax experiments (ints, floats, dates, short
+# texts): wide16_columns gives the column list, wide16_select N a SELECT
+# of N such rows (id 1 to N).
+wide16_columns() {
+	echo "id int, c2 int, c3 float8, c4 date, c5 text, c6 int, c7 float8, c8 int, c9 date, c10 text, c11 int, c12 float8, c13 int, c14 text, c15 int, c16 float8"
+}
+
+wide16_select() {
+	echo "SELECT i, i, i * 0.5, date '2000-01-01' + i % 9000, 'val' || (i % 100000), i % 1000, i * 1.5,
+		i % 77, date '2010-01-01' + i % 3000, md5(i::text), i % 13, i * 2.5, i % 500,
+		'x' || (i % 777), i % 100, i * 0.1
+		FROM generate_series(1, $1) i"
+}

@@ -17,16 +17,22 @@ TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer",
           "orders", "lineitem"]
 
 
-def main():
-    sf, outdir = float(sys.argv[1]), sys.argv[2]
-    parquet = "--parquet" in sys.argv[3:]
+def connect_tpch():
+    """A DuckDB connection with the tpch extension (shipped by the PyPI package) loaded."""
     ext = glob.glob(os.path.join(os.path.dirname(duckdb_extension_tpch.__file__),
                                  "extensions", "*", "tpch.duckdb_extension"))
     if not ext:
-        sys.exit("dbgen: the duckdb-extension-tpch package ships no extension file")
-    os.makedirs(outdir, exist_ok=True)
+        sys.exit("tpch: the duckdb-extension-tpch package ships no extension file")
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{ext[0]}'")
+    return con
+
+
+def main():
+    sf, outdir = float(sys.argv[1]), sys.argv[2]
+    parquet = "--parquet" in sys.argv[3:]
+    os.makedirs(outdir, exist_ok=True)
+    con = connect_tpch()
     con.execute(f"CALL dbgen(sf={sf})")
     for t in TABLES:
         con.execute(f"COPY {t} TO '{outdir}/{t}.csv' (FORMAT csv, DELIMITER '|', HEADER false)")

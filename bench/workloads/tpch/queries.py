@@ -5,23 +5,16 @@ semicolon, so a caller can wrap one in a subquery.
 
 usage: queries.py DIR
 """
-import glob
 import os
 import sys
 
-import duckdb
-import duckdb_extension_tpch
+from dbgen import connect_tpch
 
 
 def main():
     outdir = sys.argv[1]
-    ext = glob.glob(os.path.join(os.path.dirname(duckdb_extension_tpch.__file__),
-                                 "extensions", "*", "tpch.duckdb_extension"))
-    if not ext:
-        sys.exit("queries: the duckdb-extension-tpch package ships no extension file")
     os.makedirs(outdir, exist_ok=True)
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-    con.execute(f"LOAD '{ext[0]}'")
+    con = connect_tpch()
     for nr, query in con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY 1").fetchall():
         with open(os.path.join(outdir, f"q{nr:02d}.sql"), "w") as f:
             f.write(query.strip().rstrip(";") + "\n")
