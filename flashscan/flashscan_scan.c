@@ -463,6 +463,7 @@ typedef struct PaxFetchCosts
 	Cost		per_row;		/* one row fetched alone, beyond heap's price */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
 	double		rows_per_group;
+	double		decode_after;	/* fetches in a row after which a fetch decodes the group */
 } PaxFetchCosts;
 
 static void
@@ -517,6 +518,10 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	costs->per_group = blocks * spc_seq +
 		rows_per_group * (cpu_tuple_cost + ncols * cpu_operator_cost);
 	costs->rows_per_group = rows_per_group;
+	/* as pax_fetch_row() decides */
+	costs->decode_after = Max(2.0, strides ?
+							  Min(rows_per_group, blocks * PAX_FETCH_DECODE_ROWS_PER_BLOCK) :
+							  rows_per_group / PAX_FETCH_DECODE_DIVISOR);
 }
 
 /*
@@ -526,8 +531,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
  * per_row beyond that), except that a group in which many rows match in a
  * row gets its needed columns decoded whole, once.  So: heap's price plus
  * per_row for each row while a touched group's expected matches stay
- * below the fetch's decode threshold (one per PAX_FETCH_DECODE_DIVISOR of
- * its rows, at least two); above it, the index part plus every touched
+ * below the fetch's decode threshold (decode_after); above it, the index part plus every touched
  * group decoded.  The processes of a parallel bitmap scan share out TID
  * blocks, so each sees about 1/(workers + 1) of each group's rows.
  */
@@ -550,7 +554,7 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
 	rows_per_group = costs->rows_per_group / procs;
 	touched = ngroups * (1.0 - pow(1.0 - sel, rows_per_group));
 	matches = (touched > 0) ? sel * rel->tuples / procs / touched : 0;
-	if (matches >= Max(2.0, costs->rows_per_group / PAX_FETCH_DECODE_DIVISOR))
+	if (matches >= costs->decode_after)
 		price = index_cost + touched * costs->per_group;
 	else
 		price = path->total_cost + sel * rel->tuples / procs * costs->per_row;

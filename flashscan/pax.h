@@ -85,10 +85,15 @@
 #define PAX_MAX_GROUP_ROWS		65536
 
 /*
- * A fetch (pax_fetch.c) decodes a group's needed columns whole once this
- * many fetches in a row (at least two) for every PAX_FETCH_DECODE_DIVISOR
- * of its rows have landed in it.
+ * A fetch (pax_fetch.c) decodes a group's needed columns whole once enough
+ * fetches in a row have landed in it (at least two): in format 5,
+ * PAX_FETCH_DECODE_ROWS_PER_BLOCK for each block their minipages take (a
+ * row read alone touches a block or two per column, a decode reads each
+ * block once and every row); in format 4, where a variable-width value is
+ * found by walking its minipage, one per PAX_FETCH_DECODE_DIVISOR rows of
+ * the group.
  */
+#define PAX_FETCH_DECODE_ROWS_PER_BLOCK	4
 #define PAX_FETCH_DECODE_DIVISOR	256
 
 /* Row numbers are reserved for a group in ranges of this size at most. */
@@ -482,6 +487,7 @@ extern uint32 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
 extern void pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
 						 uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull);
+extern uint32 pax_needed_blocks(PaxGroupEntry *g, const bool *needed, int natts);
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
 								   int natts);
 
@@ -646,6 +652,8 @@ typedef struct PaxFetch
 	PaxGroupEntry *cur;			/* group whose needed columns cols hold, decoded */
 	PaxGroupEntry *last;		/* group of the previous fetch */
 	uint32		run;			/* fetches in a row in last */
+	uint32		decode_after;	/* run that makes last worth decoding */
+	bool		strides;		/* the table may hold format 5 groups */
 	PaxColumnData *cols;
 	bool	   *needed;
 	MemoryContext cxt;

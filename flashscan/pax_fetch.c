@@ -46,6 +46,13 @@ pax_fetch_begin(Relation rel, const bool *needed)
 	if (needed != NULL)
 		memcpy(f->needed, needed, sizeof(bool) * desc->natts);
 	f->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
+	{
+		int			group_blocks,
+					format;
+
+		pax_relation_meta(rel, &group_blocks, &format);
+		f->strides = format >= 5;
+	}
 	MemoryContextSwitchTo(old);
 	return f;
 }
@@ -233,11 +240,15 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	 */
 	ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
 	f->run = (g == f->last) ? f->run + 1 : 1;
+	if (g != f->last && !PaxGroupIsDelta(g))
+		f->decode_after = f->strides ?
+			Min(g->nstored, pax_needed_blocks(g, f->needed, RelationGetDescr(f->base.rel)->natts) *
+				PAX_FETCH_DECODE_ROWS_PER_BLOCK) :
+			g->nstored / PAX_FETCH_DECODE_DIVISOR;
 	if (f->read_ahead && !PaxGroupIsDelta(g) && g != f->prefetched)
 		prefetch_ahead(f, g);
 	old = MemoryContextSwitchTo(f->cxt);
-	if (!PaxGroupIsDelta(g) && f->cur != g &&
-		f->run < Max(2, g->nstored / PAX_FETCH_DECODE_DIVISOR))
+	if (!PaxGroupIsDelta(g) && f->cur != g && f->run < Max(2, f->decode_after))
 	{
 		ExecClearTuple(slot);
 		pax_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,

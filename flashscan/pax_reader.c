@@ -51,6 +51,26 @@ minipage_blocks(PaxGroupEntry *g, PaxColumnExtent *ext, BlockNumber *first, uint
 				   ext->offset / PAX_BLOCK_PAYLOAD);
 }
 
+/* Blocks of a group's needed minipages (a block two share counts twice). */
+uint32
+pax_needed_blocks(PaxGroupEntry *g, const bool *needed, int natts)
+{
+	uint32		n = 0;
+	int			att;
+
+	for (att = 0; att < Min(natts, g->ncols); att++)
+	{
+		BlockNumber first;
+		uint32		nblocks;
+
+		if (!needed[att])
+			continue;
+		minipage_blocks(g, &g->cols[att], &first, &nblocks);
+		n += nblocks;
+	}
+	return n;
+}
+
 /*
  * Ask for the blocks of a group's needed minipages to be read ahead
  * (PrefetchBuffer: posix_fadvise for blocks not in shared_buffers), so the
