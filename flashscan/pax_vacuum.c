@@ -709,12 +709,12 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	 * to the end of the same page, if there is room (compact_directory()
 	 * makes some for the next VACUUM).
 	 */
-	in_place = PaxGroupEntrySize(natts) <= PaxGroupEntrySize(first->ncols);
+	in_place = PaxGroupEntrySize(entry->ncols) <= PaxGroupEntrySize(first->ncols);
 	if (ok && !in_place)
 	{
 		PageHeader dp = (PageHeader) BufferGetPage(dirbuf);
 
-		ok = dp->pd_upper - dp->pd_lower >= PaxGroupEntrySize(natts);
+		ok = dp->pd_upper - dp->pd_lower >= PaxGroupEntrySize(entry->ncols);
 	}
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -730,15 +730,15 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 			if (g->row_map != InvalidBlockNumber)
 				pax_free_blocks(meta, g->row_map, pax_row_map_blocks(g));
 			if (gi == s && in_place)
-				memcpy(cur, entry, PaxGroupEntrySize(natts));
+				memcpy(cur, entry, PaxGroupEntrySize(entry->ncols));
 			else
 				cur->flags |= PAX_GROUP_EMPTY;
 		}
 		if (!in_place)
 		{
 			memcpy((char *) dirpage + ((PageHeader) dirpage)->pd_lower, entry,
-				   PaxGroupEntrySize(natts));
-			((PageHeader) dirpage)->pd_lower += PaxGroupEntrySize(natts);
+				   PaxGroupEntrySize(entry->ncols));
+			((PageHeader) dirpage)->pd_lower += PaxGroupEntrySize(entry->ncols);
 			PaxDirPageGetOpaque(dirpage)->nentries++;
 		}
 		meta->dir_version++;

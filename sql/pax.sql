@@ -505,6 +505,19 @@ VACUUM n2;
 SELECT max(nrows) AS largest_group, sum(row_map_blocks) AS map_blocks FROM pax_groups('n2');
 SELECT count(*), sum(id) FROM n2;
 DROP TABLE n2;
+-- VACUUM after ADD COLUMN drops a rolled-back group whose directory entry
+-- has fewer columns than the table now has: the directory stays readable.
+CREATE TABLE ac (id int, t text) USING pax;
+INSERT INTO ac SELECT g, 'row ' || g FROM generate_series(1, 5000) g;
+BEGIN; INSERT INTO ac SELECT g, 'gone' FROM generate_series(10001, 13000) g; ROLLBACK;
+INSERT INTO ac SELECT g, 'more ' || g FROM generate_series(20001, 21000) g;
+ALTER TABLE ac ADD COLUMN extra int DEFAULT 5;
+VACUUM ac;
+SELECT count(*), sum(id), sum(extra) FROM ac;
+VACUUM ac;
+SELECT count(*), sum(id), sum(extra), count(*) FILTER (WHERE aborted) AS aborted_groups
+FROM ac, LATERAL (SELECT bool_or(aborted) AS aborted FROM pax_groups('ac')) g;
+DROP TABLE ac;
 -- REINDEX of the vacuumed table, and updates after it
 REINDEX TABLE dp;
 SELECT dml_both('UPDATE dx SET v = v || ''+'' WHERE id < 50');
