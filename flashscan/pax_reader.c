@@ -96,20 +96,9 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
 		(void) PrefetchBuffer(rel, MAIN_FORKNUM, g->first_block);
 		return 1;
 	}
-	for (att = 0; att < Min(natts, g->ncols); att++)
-	{
-		BlockNumber first;
-		uint32		nblocks;
-
-		if (!needed[att])
-			continue;
-		minipage_blocks(g, &g->cols[att], &first, &nblocks);
-		n += nblocks;
-	}
-	if (n >= g->nblocks)
+	if (pax_needed_blocks(g, needed, natts) >= g->nblocks)
 		return 0;
 
-	n = 0;
 	for (att = 0; att < Min(natts, g->ncols); att++)
 	{
 		BlockNumber first;
