@@ -60,6 +60,16 @@ _PG_init(void)
 							&pax_write_format, PAX_FORMAT_VERSION,
 							PAX_MIN_FORMAT_VERSION, PAX_FORMAT_VERSION,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	/*
+	 * A dead row costs a pax scan what a live one does until VACUUM
+	 * rewrites its group; a rewrite costs writing the live rows again.
+	 * Greenplum's append-optimized tables compact at 10% by default too.
+	 */
+	DefineCustomRealVariable("flashscan.vacuum_rewrite_fraction",
+							 "Share of a pax group's rows that must be dead for VACUUM to rewrite the group without them.",
+							 "Groups with fewer dead rows keep them, marked in a dead-row bitmap; 1 rewrites only groups with no live row.",
+							 &pax_vacuum_rewrite_fraction, 0.1, 0.0, 1.0,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	flashscan_scan_init();
 	flashjoin_plan_init();
 	MarkGUCPrefixReserved("flashscan");

@@ -425,6 +425,7 @@ typedef enum PaxModifyKind
 /* flashscan.c */
 extern int	pax_default_group_blocks;
 extern int	pax_write_format;
+extern double pax_vacuum_rewrite_fraction;
 
 /* pax_metapage.c, pax_blocks.c, pax_directory.c, pax_visibility.c, pax_reader.c */
 extern void pax_corrupted(Relation rel, BlockNumber blkno, const char *what) pg_attribute_noreturn();
@@ -438,6 +439,9 @@ extern uint32 pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int form
 extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks);
 extern BlockNumber pax_truncate_free_tail(Relation rel);
 extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
+extern void pax_settle_free_space(Relation rel);
+extern void pax_recover_free_space(Relation rel);
+extern void pax_relocate_directory(Relation rel);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);
 extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag);

@@ -170,6 +170,36 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format)
 }
 
 /*
+ * Extent i grew: join it with an extent it now touches (a run freed
+ * between two free ones bridges them), which keeps the newer stamp.
+ */
+static void
+coalesce_free_extents(PaxMetaPageData *meta, uint32 i)
+{
+	uint32		j = 0;
+
+	while (j < meta->nfree)
+	{
+		PaxFreeExtent *e = &meta->free[i];
+		PaxFreeExtent *o = &meta->free[j];
+
+		if (j != i && (o->start + o->nblocks == e->start || e->start + e->nblocks == o->start))
+		{
+			e->start = Min(e->start, o->start);
+			e->nblocks += o->nblocks;
+			e->freed_fxid = Max(e->freed_fxid, o->freed_fxid);
+			/* o goes; the last entry takes its place (and may be i) */
+			if (i == meta->nfree - 1)
+				i = j;
+			*o = meta->free[--meta->nfree];
+			j = 0;
+			continue;
+		}
+		j++;
+	}
+}
+
+/*
  * Add extents to the free list, stamped with the next transaction id (see
  * PaxFreeExtent), in the caller's generic WAL record on the metapage.
  * Adjacent extents merge; when the list is full the smallest extent is
@@ -192,6 +222,7 @@ pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks)
 			e->start = Min(e->start, start);
 			e->nblocks += nblocks;
 			e->freed_fxid = now;
+			coalesce_free_extents(meta, i);
 			return;
 		}
 	}
@@ -323,6 +354,67 @@ pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag)
 }
 
 /*
+ * Does a transaction other than ours hold a lock on the relation?  A scan
+ * holds its lock while it uses a directory copy, so with none, nobody
+ * outside this backend reads blocks a directory change just freed: a
+ * backend that opens the relation later reads the directory as it is now.
+ */
+static bool
+relation_open_elsewhere(Relation rel)
+{
+	LOCKTAG		tag;
+	int			n;
+
+	if (RelationUsesLocalBuffers(rel))
+		return false;
+	SET_LOCKTAG_RELATION(tag, rel->rd_lockInfo.lockRelId.dbId,
+						 rel->rd_lockInfo.lockRelId.relId);
+	(void) GetLockConflicts(&tag, AccessExclusiveLock, &n);
+	return n > 0;
+}
+
+/*
+ * VACUUM, after freeing blocks: make the free extents reusable at once
+ * when nobody else can still read them, so that one VACUUM of a quiet
+ * table writes the groups it rewrites into the space of those it rewrote
+ * before (and the truncation after it can cut the tail).  The snapshot
+ * rule of PaxFreeExtent waits for a transaction id newer than the free to
+ * complete, which on an idle server never happens within the VACUUM.
+ * Extents stay stamped when another transaction has the relation open, or
+ * when a snapshot older than the free still counts (a standby's, through
+ * hot_standby_feedback or a slot, is honoured as before).
+ */
+void
+pax_settle_free_space(Relation rel)
+{
+	Buffer		metabuf;
+	PaxMetaPageData *meta;
+	uint64		oldest;
+	uint32		i;
+	bool		any = false;
+
+	if (relation_open_elsewhere(rel))
+		return;
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
+	for (i = 0; i < meta->nfree; i++)
+		if (meta->free[i].freed_fxid != 0 && meta->free[i].freed_fxid <= oldest)
+			any = true;
+	if (any)
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		for (i = 0; i < meta->nfree; i++)
+			if (meta->free[i].freed_fxid <= oldest)
+				meta->free[i].freed_fxid = 0;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
  * Could n blocks be allocated from the free list entirely below block
  * `below` now?  VACUUM moves groups from the end of the file into such
  * space, so that the tail it leaves can be truncated.
@@ -403,6 +495,168 @@ free_tail_start(PaxMetaPageData *meta, BlockNumber end)
 	return end;
 }
 
+/* used[start .. start + n - 1] = true, within nblocks (used may be NULL). */
+static void
+mark_used(bool *used, BlockNumber nblocks, BlockNumber start, uint32 n)
+{
+	BlockNumber b;
+
+	for (b = start; used != NULL && b < nblocks && b - start < n; b++)
+		used[b] = true;
+}
+
+/*
+ * The blocks the relation uses: the metapage, the directory pages, and
+ * every group's blocks and row map (a delta page is a group).  Sets
+ * used[b] for each (used may be NULL) and returns the end of the used
+ * blocks (the highest + 1); *data_end is the same without the directory
+ * pages, *ndir the directory pages.  Metapage locked.
+ */
+static BlockNumber
+used_blocks(Relation rel, PaxMetaPageData *meta, BlockNumber nblocks, bool *used,
+			BlockNumber *data_end, int *ndir)
+{
+	BlockNumber blkno = meta->dir_first;
+	BlockNumber end = PAX_METAPAGE_BLKNO + 1;
+	BlockNumber dend = PAX_METAPAGE_BLKNO + 1;
+	int			npages = 0;
+
+	mark_used(used, nblocks, PAX_METAPAGE_BLKNO, 1);
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = pax_lock_directory_page(rel, blkno, BUFFER_LOCK_SHARE);
+		Page		page = BufferGetPage(buf);
+		char	   *p = PageGetContents(page);
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		mark_used(used, nblocks, blkno, 1);
+		end = Max(end, blkno + 1);
+		npages++;
+		for (i = 0; i < PaxDirPageGetOpaque(page)->nentries; i++)
+		{
+			PaxGroupEntry *g = pax_next_directory_entry(rel, blkno, page, &p);
+
+			if (g->flags & PAX_GROUP_EMPTY)
+				continue;
+			if (g->nblocks > 0)
+			{
+				mark_used(used, nblocks, g->first_block, g->nblocks);
+				dend = Max(dend, g->first_block + g->nblocks);
+			}
+			if (g->row_map != InvalidBlockNumber)
+			{
+				mark_used(used, nblocks, g->row_map, pax_row_map_blocks(g));
+				dend = Max(dend, g->row_map + pax_row_map_blocks(g));
+			}
+		}
+		blkno = PaxDirPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	if (meta->delta_block != InvalidBlockNumber)
+	{
+		mark_used(used, nblocks, meta->delta_block, 1);
+		dend = Max(dend, meta->delta_block + 1);
+	}
+	if (data_end)
+		*data_end = dend;
+	if (ndir)
+		*ndir = npages;
+	return Max(end, dend);
+}
+
+typedef struct BlockRun
+{
+	BlockNumber start;
+	uint32		n;
+} BlockRun;
+
+static int
+cmp_run_size_desc(const void *a, const void *b)
+{
+	uint32		na = ((const BlockRun *) a)->n;
+	uint32		nb = ((const BlockRun *) b)->n;
+
+	return (na > nb) ? -1 : (na < nb) ? 1 : 0;
+}
+
+/*
+ * Under the relation's AccessExclusiveLock, when no block can be in a
+ * writer's hands between the free list and its directory entry: make the
+ * free list again from the blocks nothing uses below the end of the used
+ * ones, the largest runs first, all reusable at once.  A list that
+ * overflowed (a VACUUM freeing more runs than it holds) or a crash between
+ * an allocation and its entry left blocks nobody uses and nobody can
+ * allocate; they come back here.  Returns the end of the used blocks: what
+ * lies past it is free, and off the list.  *lsn: the record's.
+ */
+static BlockNumber
+rebuild_free_list(Relation rel, XLogRecPtr *lsn)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	bool	   *used = palloc0(sizeof(bool) * Max(nblocks, 1));
+	BlockNumber end = Min(used_blocks(rel, meta, nblocks, used, NULL, NULL), nblocks);
+	BlockRun   *runs = palloc(sizeof(BlockRun) * (end / 2 + 1));
+	int			nruns = 0;
+	BlockNumber b = PAX_METAPAGE_BLKNO + 1;
+	GenericXLogState *state;
+	int			i;
+
+	while (b < end)
+	{
+		BlockNumber s;
+
+		if (used[b])
+		{
+			b++;
+			continue;
+		}
+		s = b;
+		while (b < end && !used[b])
+			b++;
+		runs[nruns].start = s;
+		runs[nruns].n = b - s;
+		nruns++;
+	}
+	qsort(runs, nruns, sizeof(BlockRun), cmp_run_size_desc);
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	meta->nfree = Min(nruns, PAX_MAX_FREE_EXTENTS);
+	for (i = 0; i < (int) meta->nfree; i++)
+	{
+		meta->free[i].start = runs[i].start;
+		meta->free[i].nblocks = runs[i].n;
+		meta->free[i].freed_fxid = 0;
+	}
+	*lsn = GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	pfree(runs);
+	pfree(used);
+	return end;
+}
+
+/*
+ * A free list that filled up dropped runs it could not hold (their blocks
+ * stay allocated, used by nothing): VACUUM's moves toward the front need
+ * them back.  Rebuild it under the relation's AccessExclusiveLock, taken
+ * only when free (as for the truncation), and only when the list is full.
+ */
+void
+pax_recover_free_space(Relation rel)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+	bool		full = PaxPageGetMeta(BufferGetPage(metabuf))->nfree >= PAX_MAX_FREE_EXTENTS;
+	XLogRecPtr	lsn;
+
+	UnlockReleaseBuffer(metabuf);
+	if (!full || !ConditionalLockRelation(rel, AccessExclusiveLock))
+		return;
+	(void) rebuild_free_list(rel, &lsn);
+	UnlockRelation(rel, AccessExclusiveLock);
+}
+
 /*
  * Does the file end in free blocks, or hold no rows at all?  (Looked at
  * without the relation's exclusive lock; pax_truncate_free_tail() looks
@@ -414,8 +668,14 @@ truncatable_tail(Relation rel)
 	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
-	bool		result = free_tail_start(meta, nblocks) < nblocks ||
-		(nblocks > PAX_METAPAGE_BLKNO + 1 && directory_is_empty(rel, meta));
+	BlockNumber data_end;
+	int			ndir;
+	bool		result;
+
+	(void) used_blocks(rel, meta, nblocks, NULL, &data_end, &ndir);
+	result = free_tail_start(meta, nblocks) < nblocks ||
+		(nblocks > PAX_METAPAGE_BLKNO + 1 && directory_is_empty(rel, meta)) ||
+		data_end + ndir < nblocks;
 
 	UnlockReleaseBuffer(metabuf);
 	return result;
@@ -441,6 +701,7 @@ pax_truncate_free_tail(Relation rel)
 	GenericXLogState *state;
 	BlockNumber nblocks;
 	BlockNumber end;
+	XLogRecPtr	lsn;
 
 	/*
 	 * Only when there is something to cut: the lock is WAL-logged, and a
@@ -453,7 +714,6 @@ pax_truncate_free_tail(Relation rel)
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	nblocks = RelationGetNumberOfBlocks(rel);
-	end = nblocks;
 	if (directory_is_empty(rel, meta))
 	{
 		/* no rows at all: back to a new relation's single metapage */
@@ -463,36 +723,32 @@ pax_truncate_free_tail(Relation rel)
 		meta->ngroups = 0;
 		meta->nfree = 0;
 		meta->dir_version++;
-		GenericXLogFinish(state);
-		end = PAX_METAPAGE_BLKNO + 1;
-	}
-	end = free_tail_start(meta, end);
-	if (end < nblocks)
-	{
-		uint32		i = 0;
-		XLogRecPtr	lsn;
-
-		state = GenericXLogStart(rel);
-		meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		while (i < meta->nfree)
-		{
-			if (meta->free[i].start >= end)
-				meta->free[i] = meta->free[--meta->nfree];
-			else
-				i++;
-		}
 		lsn = GenericXLogFinish(state);
-
-		/*
-		 * The shorter free list must be durable before the file shrinks:
-		 * RelationTruncate() flushes its WAL first only for forks that
-		 * point into the main fork (FSM, VM), and after a crash in between
-		 * the free list would hand out blocks past the end of the file.
-		 */
-		if (RelationNeedsWAL(rel))
-			XLogFlush(lsn);
+		end = PAX_METAPAGE_BLKNO + 1;
+		UnlockReleaseBuffer(metabuf);
 	}
-	UnlockReleaseBuffer(metabuf);
+	else
+	{
+		/*
+		 * Nobody else reads the relation now: every block no entry names
+		 * is free and reusable at once.  The directory moves into the
+		 * lowest of them when it lies higher; then the end of the used
+		 * blocks is where the file ends.
+		 */
+		UnlockReleaseBuffer(metabuf);
+		(void) rebuild_free_list(rel, &lsn);
+		pax_relocate_directory(rel);
+		end = rebuild_free_list(rel, &lsn);
+	}
+
+	/*
+	 * The shorter free list must be durable before the file shrinks:
+	 * RelationTruncate() flushes its WAL first only for forks that point
+	 * into the main fork (FSM, VM), and after a crash in between the free
+	 * list would hand out blocks past the end of the file.
+	 */
+	if (end < nblocks && RelationNeedsWAL(rel))
+		XLogFlush(lsn);
 	if (end < nblocks)
 		RelationTruncate(rel, end);
 	UnlockRelation(rel, AccessExclusiveLock);

@@ -161,6 +161,147 @@ pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry *entry,
 }
 
 /*
+ * Rewrite the directory chain, without the entries of emptied groups, into
+ * the lowest free blocks, when that brings it lower.  Directory pages are
+ * made at the end of the file as the table grows, and they never move
+ * otherwise, so they stop the truncation of a tail VACUUM emptied.  The
+ * caller holds the relation's AccessExclusiveLock: no backend reads the
+ * directory meanwhile (a cached copy is checked against dir_version, which
+ * changes here), and a standby has cancelled its queries on the relation
+ * before it replays us.  The new pages are logged before the metapage
+ * points to them: a crash in between leaves them unreferenced, never a
+ * chain half moved.
+ */
+void
+pax_relocate_directory(Relation rel)
+{
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	BlockNumber blkno = meta->dir_first;
+	BlockNumber highest = 0;
+	BlockNumber lowest_free = InvalidBlockNumber;
+	int			nold = 0,
+				nnew = 0,
+				i;
+	BlockNumber *old = palloc(sizeof(BlockNumber) * 16);
+	int			oldcap = 16;
+	char	   *entries;
+	Size		len = 0,
+				cap = BLCKSZ;
+	Size		room = BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(PaxDirPageOpaque));
+	Size		used;
+	Buffer	   *bufs;
+	GenericXLogState *state;
+
+	for (i = 0; i < (int) meta->nfree; i++)
+		if (lowest_free == InvalidBlockNumber || meta->free[i].start < lowest_free)
+			lowest_free = meta->free[i].start;
+	UnlockReleaseBuffer(metabuf);
+	if (lowest_free == InvalidBlockNumber)
+		return;
+
+	/* the live entries, in chain order, and how many pages they fill */
+	entries = palloc(cap);
+	used = room;
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = pax_lock_directory_page(rel, blkno, BUFFER_LOCK_SHARE);
+		Page		page = BufferGetPage(buf);
+		char	   *p = PageGetContents(page);
+
+		if (nold == oldcap)
+		{
+			oldcap *= 2;
+			old = repalloc(old, sizeof(BlockNumber) * oldcap);
+		}
+		old[nold++] = blkno;
+		highest = Max(highest, blkno);
+		for (i = 0; i < PaxDirPageGetOpaque(page)->nentries; i++)
+		{
+			PaxGroupEntry *g = pax_next_directory_entry(rel, blkno, page, &p);
+			Size		sz = PaxGroupEntrySize(g->ncols);
+
+			if (g->flags & PAX_GROUP_EMPTY)
+				continue;
+			if (used + sz > room)
+			{
+				nnew++;
+				used = 0;
+			}
+			used += sz;
+			if (len + sz > cap)
+			{
+				cap *= 2;
+				entries = repalloc(entries, cap);
+			}
+			memcpy(entries + len, g, sz);
+			len += sz;
+		}
+		blkno = PaxDirPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	/* nothing to gain: the chain lies below every free block already */
+	if (nold == 0 || nnew == 0 || highest < lowest_free)
+		return;
+
+	bufs = palloc(sizeof(Buffer) * nnew);
+	for (i = 0; i < nnew; i++)
+		(void) pax_allocate_blocks(rel, 1, &bufs[i], 0);
+
+	/* the new chain, page by page, each linked to the next */
+	{
+		Size		pos = 0;
+
+		for (i = 0; i < nnew; i++)
+		{
+			Page		page;
+			PaxDirPageOpaque *op;
+
+			LockBuffer(bufs[i], BUFFER_LOCK_EXCLUSIVE);
+			state = GenericXLogStart(rel);
+			page = GenericXLogRegisterBuffer(state, bufs[i], GENERIC_XLOG_FULL_IMAGE);
+			PageInit(page, BLCKSZ, sizeof(PaxDirPageOpaque));
+			op = PaxDirPageGetOpaque(page);
+			op->next = (i + 1 < nnew) ? BufferGetBlockNumber(bufs[i + 1]) : InvalidBlockNumber;
+			op->nentries = 0;
+			op->page_id = PAX_DIR_PAGE_ID;
+			while (pos < len)
+			{
+				PaxGroupEntry *g = (PaxGroupEntry *) (entries + pos);
+				Size		sz = PaxGroupEntrySize(g->ncols);
+
+				if (((PageHeader) page)->pd_upper - ((PageHeader) page)->pd_lower < sz)
+					break;
+				memcpy((char *) page + ((PageHeader) page)->pd_lower, g, sz);
+				((PageHeader) page)->pd_lower += sz;
+				op->nentries++;
+				pos += sz;
+			}
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(bufs[i]);
+		}
+		if (pos != len)
+			elog(ERROR, "pax directory of \"%s\" did not fit the pages counted for it",
+				 RelationGetRelationName(rel));
+	}
+
+	/* the metapage switches to it and frees the old pages, in one record */
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	meta->dir_first = BufferGetBlockNumber(bufs[0]);
+	meta->dir_last = BufferGetBlockNumber(bufs[nnew - 1]);
+	for (i = 0; i < nold; i++)
+		pax_free_blocks(meta, old[i], 1);
+	meta->dir_version++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	pfree(bufs);
+	pfree(entries);
+	pfree(old);
+}
+
+/*
  * Write a sealed group: its blocks (minipages of format version format),
  * its row map if states is not NULL (one state per row, tagged like the
  * group's blocks), then its entry.

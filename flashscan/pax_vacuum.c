@@ -48,6 +48,12 @@
 #include "pax.h"
 #include "pax_minipage.h"
 
+static BlockNumber write_dead_bitmap(Relation rel, PaxGroupEntry *g, const uint8 *bits,
+									 Size len);
+
+/* flashscan.vacuum_rewrite_fraction */
+double		pax_vacuum_rewrite_fraction = 0.1;
+
 /*
  * VACUUM's pass over the directory: mark groups of aborted writers, freeze
  * committed groups older than freeze_limit, and report what is left: the
@@ -774,8 +780,7 @@ compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bs
 	uint8	   *bits = palloc0(len);
 	XLogRecPtr *lsns = palloc(sizeof(XLogRecPtr) * nb);
 	Buffer	   *mapbufs = palloc(sizeof(Buffer) * nb);
-	Buffer		bitbuf,
-				metabuf,
+	Buffer		metabuf,
 				dirbuf;
 	BlockNumber bitmap;
 	GenericXLogState *state;
@@ -809,20 +814,7 @@ compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bs
 	if (!ok)
 		return false;
 
-	/* tagged and stamped like a map, so a reader can tell it from a reused block */
-	(void) pax_allocate_blocks(rel, 1, &bitbuf, pax_write_format);
-	bitmap = BufferGetBlockNumber(bitbuf);
-	{
-		char	   *payload = palloc0(PAX_BLOCK_PAYLOAD);
-		PaxMapStamp stamp;
-
-		memcpy(payload, bits, len);
-		stamp.map_first = bitmap;
-		stamp.index = PAX_MAP_STAMP_BITMAP;
-		memcpy(payload + PAX_MAP_STAMP_OFFSET, &stamp, sizeof(stamp));
-		pax_write_blocks(rel, &bitbuf, 1, payload, PAX_BLOCK_PAYLOAD, PAX_BLOCK_PAYLOAD, g->tag);
-		pfree(payload);
-	}
+	bitmap = write_dead_bitmap(rel, g, bits, len);
 
 	/* the swap; lock order as in rewrite_groups() */
 	for (b = 0; b < nb; b++)
@@ -856,6 +848,75 @@ compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bs
 	UnlockReleaseBuffer(metabuf);
 	for (b = 0; b < nb; b++)
 		UnlockReleaseBuffer(mapbufs[b]);
+	return ok;
+}
+
+/*
+ * A new block holding dead-row bitmap bits (len bytes) of group g, tagged
+ * and stamped like a map, so a reader can tell it from a reused block.
+ */
+static BlockNumber
+write_dead_bitmap(Relation rel, PaxGroupEntry *g, const uint8 *bits, Size len)
+{
+	Buffer		buf;
+	BlockNumber blkno;
+	char	   *payload = palloc0(PAX_BLOCK_PAYLOAD);
+	PaxMapStamp stamp;
+
+	(void) pax_allocate_blocks(rel, 1, &buf, pax_write_format);
+	blkno = BufferGetBlockNumber(buf);
+	memcpy(payload, bits, len);
+	stamp.map_first = blkno;
+	stamp.index = PAX_MAP_STAMP_BITMAP;
+	memcpy(payload + PAX_MAP_STAMP_OFFSET, &stamp, sizeof(stamp));
+	pax_write_blocks(rel, &buf, 1, payload, PAX_BLOCK_PAYLOAD, PAX_BLOCK_PAYLOAD, g->tag);
+	pfree(payload);
+	return blkno;
+}
+
+/*
+ * Move group gi's dead-row bitmap into the lowest reusable block: it
+ * never changes (a delete makes a map from it and drops it), so a copy
+ * and a switch of the entry do, as compact_row_map() switches a map.
+ * False if the entry changed meanwhile.
+ */
+static bool
+move_dead_bitmap(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bstrategy)
+{
+	PaxGroupEntry *g = dir->groups[gi];
+	Size		len = (g->nrows + 7) / 8;
+	uint8	   *bits = palloc(len);
+	BlockNumber bitmap;
+	Buffer		metabuf,
+				dirbuf;
+	PaxGroupEntry *cur;
+	GenericXLogState *state;
+	PaxMetaPageData *meta;
+	bool		ok;
+
+	pax_read_dead_bitmap(rel, g, bits, bstrategy, NULL, NULL);
+	bitmap = write_dead_bitmap(rel, g, bits, len);
+	pfree(bits);
+	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);
+	cur = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
+	ok = (cur->first_rownum == g->first_rownum && cur->tag == g->tag &&
+		  cur->row_map == g->row_map && cur->flags == g->flags);
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (ok)
+	{
+		cur = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
+								 dir->dir_offsets[gi]);
+		cur->row_map = bitmap;
+		pax_free_blocks(meta, g->row_map, 1);
+		meta->dir_version++;
+	}
+	else
+		pax_free_blocks(meta, bitmap, 1);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(metabuf);
 	return ok;
 }
 
@@ -997,6 +1058,93 @@ relocatable(Relation rel, PaxGroupEntry *g, BlockNumber half)
 	if (PaxGroupIsDelta(g) || g->nblocks == 0 || half == 0 || g->first_block < half)
 		return false;
 	return pax_reusable_space_below(rel, half, g->nblocks);
+}
+
+/*
+ * Is a group with `removable` dead rows worth rewriting without them?  At
+ * flashscan.vacuum_rewrite_fraction of its stored rows: below, a dead-row
+ * bitmap hides them from scans at a block's cost, but they still take
+ * their space and every scan reads their values.
+ */
+static bool
+worth_rewriting(PaxGroupEntry *g, uint32 removable)
+{
+	return removable > 0 && removable >= pax_vacuum_rewrite_fraction * g->nstored;
+}
+
+/* The highest block a group uses, its row map's included. */
+static BlockNumber
+group_top_block(PaxGroupEntry *g)
+{
+	BlockNumber top = g->nblocks > 0 ? g->first_block + g->nblocks - 1 : 0;
+
+	if (g->row_map != InvalidBlockNumber)
+		top = Max(top, g->row_map + pax_row_map_blocks(g) - 1);
+	return top;
+}
+
+static int
+cmp_top_block_desc(const void *a, const void *b, void *arg)
+{
+	PaxDirectory *dir = (PaxDirectory *) arg;
+	BlockNumber ta = group_top_block(dir->groups[*(const int *) a]);
+	BlockNumber tb = group_top_block(dir->groups[*(const int *) b]);
+
+	return (ta > tb) ? -1 : (ta < tb) ? 1 : 0;
+}
+
+/*
+ * After the rewrites: groups at the end of the file move into reusable
+ * space below them, highest first, until one cannot (a delta page, a
+ * group some snapshot may not see yet, no room below): the truncation
+ * after VACUUM then cuts what they left.  Directory pages do not count
+ * here; the truncation moves them (pax_relocate_directory()).  Returns the
+ * groups moved.
+ */
+static uint64
+relocate_tail(Relation rel, int natts, TransactionId oldest_xmin,
+			  BufferAccessStrategy bstrategy)
+{
+	PaxDirectory *dir;
+	int		   *order;
+	int			n = 0;
+	int			i;
+	uint64		moved = 0;
+
+	if (RelationGetNumberOfBlocks(rel) <= PAX_METAPAGE_BLKNO + 1)
+		return 0;
+	pax_recover_free_space(rel);
+	dir = pax_read_directory(rel, CurrentMemoryContext);
+	order = palloc(sizeof(int) * Max(dir->ngroups, 1));
+	for (i = 0; i < dir->ngroups; i++)
+		if (!(dir->groups[i]->flags & (PAX_GROUP_EMPTY | PAX_GROUP_ABORTED)))
+			order[n++] = i;
+	qsort_arg(order, n, sizeof(int), cmp_top_block_desc, dir);
+	for (i = 0; i < n; i++)
+	{
+		PaxGroupEntry *g = dir->groups[order[i]];
+
+		CHECK_FOR_INTERRUPTS();
+		if (PaxGroupIsDelta(g) || g->nblocks == 0)
+			break;
+		if (g->row_map != InvalidBlockNumber && g->row_map > g->first_block &&
+			PaxGroupHasDeadBitmap(g))
+		{
+			/* the group's bitmap is what lies highest: it moves alone */
+			if (!pax_reusable_space_below(rel, g->row_map, 1) ||
+				!move_dead_bitmap(rel, dir, order[i], bstrategy))
+				break;
+		}
+		else if (!pax_reusable_space_below(rel, Max(g->first_block, g->row_map == InvalidBlockNumber ? 0 : g->row_map),
+										   g->nblocks) ||
+				 !movable(rel, g, natts, oldest_xmin) ||
+				 !rewrite_groups(rel, dir, order[i], order[i] + 1, oldest_xmin, bstrategy))
+			break;
+		moved++;
+		pax_settle_free_space(rel);
+	}
+	pfree(order);
+	return moved;
 }
 
 /*
@@ -1164,17 +1312,23 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			}
 		}
 		/* (a settled map too large for a bitmap: a rewrite drops it) */
-		if (e - gi > 1 || removable[gi] * 2 >= g->nstored ||
+		if (e - gi > 1 || worth_rewriting(g, removable[gi]) ||
 			(settled && !compactable && g->nrows > PAX_DEAD_BITMAP_ROWS) ||
 			PaxGroupIsDelta(g) || relocatable(rel, g, half))
 		{
 			if (rewrite_groups(rel, dir, gi, e, oldest_xmin, bstrategy))
+			{
 				(*groups_rewritten) += e - gi;
+				pax_settle_free_space(rel);
+			}
 		}
 		else if (compactable && compact_row_map(rel, dir, gi, bstrategy))
 			maps_compacted++;
 		gi = e;
 	}
+
+	/* 4, the end of the file: what lies above free space moves down */
+	*groups_rewritten += relocate_tail(rel, natts, oldest_xmin, bstrategy);
 
 	/* 5 */
 	if (*groups_rewritten > 0 || maps_compacted > 0)

@@ -505,6 +505,50 @@ VACUUM n2;
 SELECT max(nrows) AS largest_group, sum(row_map_blocks) AS map_blocks FROM pax_groups('n2');
 SELECT count(*), sum(id) FROM n2;
 DROP TABLE n2;
+-- Single-row updates of 15% of the rows (small transactions: delta pages
+-- and their row maps), then one VACUUM: groups at least
+-- flashscan.vacuum_rewrite_fraction dead are rewritten into the space the
+-- earlier rewrites left, the directory pages made meanwhile move down, and
+-- the file comes back to about its loaded size, every row as in heap.
+SET flashscan.group_blocks = 128;
+CREATE TABLE cu (id int PRIMARY KEY, k int, c text) USING pax;
+SET flashscan.group_blocks = 4;
+CREATE TABLE cuh (id int PRIMARY KEY, k int, c text);
+INSERT INTO cu SELECT g, g % 100, repeat('c', 100) || g FROM generate_series(1, 30000) g;
+INSERT INTO cuh SELECT * FROM cu;
+VACUUM cu;
+SELECT pg_relation_size('cu') AS cu_loaded \gset
+DO $$ BEGIN FOR i IN 1..4500 LOOP UPDATE cu SET c = 'u' || c WHERE id = (i * 7919) % 30000 + 1; COMMIT; END LOOP; END $$;
+UPDATE cuh SET c = 'u' || c WHERE id IN (SELECT (i * 7919) % 30000 + 1 FROM generate_series(1, 4500) i);
+SELECT pg_relation_size('cu') > :cu_loaded * 1.2 AS grew;
+VACUUM cu;
+SELECT pg_relation_size('cu') <= :cu_loaded * 1.1 AS back_to_loaded_size,
+	   count(*) FILTER (WHERE row_map_blocks > 0) AS maps, count(*) FILTER (WHERE delta) AS deltas
+FROM pax_groups('cu');
+SELECT count(*) AS differ FROM ((TABLE cu EXCEPT ALL TABLE cuh) UNION ALL (TABLE cuh EXCEPT ALL TABLE cu)) x;
+SET enable_seqscan = off; SET flashscan.enable = off;
+SELECT count(*), sum(k), sum(length(c)) FROM cu WHERE id BETWEEN 1 AND 30000;
+RESET enable_seqscan; RESET flashscan.enable;
+SELECT bt_index_check('cu_pkey', true);
+-- the space is reused: the same updates again, VACUUM, and the file stays
+DO $$ BEGIN FOR i IN 1..4500 LOOP UPDATE cu SET k = k + 1 WHERE id = (i * 7919) % 30000 + 1; COMMIT; END LOOP; END $$;
+UPDATE cuh SET k = k + 1 WHERE id IN (SELECT (i * 7919) % 30000 + 1 FROM generate_series(1, 4500) i);
+VACUUM cu;
+SELECT pg_relation_size('cu') <= :cu_loaded * 1.1 AS still_loaded_size;
+SELECT count(*) AS differ FROM ((TABLE cu EXCEPT ALL TABLE cuh) UNION ALL (TABLE cuh EXCEPT ALL TABLE cu)) x;
+-- at a fraction of 1 only groups with no live row are rewritten: 15% dead
+-- rows stay, marked in bitmaps
+SET flashscan.vacuum_rewrite_fraction = 1;
+DELETE FROM cu WHERE id % 7 = 0; DELETE FROM cuh WHERE id % 7 = 0;
+VACUUM cu;
+SELECT count(*) FILTER (WHERE row_map_blocks = 1) > 0 AS bitmaps, sum(stored) > 30000 - 30000 / 7 AS dead_rows_kept
+FROM pax_groups('cu');
+RESET flashscan.vacuum_rewrite_fraction;
+VACUUM cu;
+SELECT sum(stored) = 30000 - 30000 / 7 AS dead_rows_gone FROM pax_groups('cu');
+SELECT count(*) AS differ FROM ((TABLE cu EXCEPT ALL TABLE cuh) UNION ALL (TABLE cuh EXCEPT ALL TABLE cu)) x;
+SET flashscan.vacuum_rewrite_fraction = 1.5;
+DROP TABLE cu, cuh;
 -- VACUUM after ADD COLUMN drops a rolled-back group whose directory entry
 -- has fewer columns than the table now has: the directory stays readable.
 CREATE TABLE ac (id int, t text) USING pax;
