@@ -33,6 +33,9 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
@@ -63,18 +66,37 @@ pax_extend_blocks(Relation rel, int n, Buffer *bufs)
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
+/* An xid not after the next one, as a full id. */
+static FullTransactionId
+full_xid_before_next(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+
+	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
+									(uint32) (XidFromFullTransactionId(next) - xid));
+}
+
 /*
- * The oldest transaction id any snapshot of this relation may still treat
- * as running, as a full id (relative to the next one).
+ * The oldest transaction id any snapshot that may read this relation's
+ * directory may still treat as running, as a full id.  The data horizon
+ * leaves out backends in VACUUM and in CREATE INDEX CONCURRENTLY, whose
+ * scans read pax tables through directory copies as any scan does: the
+ * oldest xid considered running counts them.  (A temporary relation is
+ * read by its own backend only.)
  */
 static FullTransactionId
 oldest_snapshot_fxid(Relation rel)
 {
-	FullTransactionId next = ReadNextFullTransactionId();
 	TransactionId oldest = GetOldestNonRemovableTransactionId(rel);
 
-	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
-									(uint32) (XidFromFullTransactionId(next) - oldest));
+	if (!RelationUsesLocalBuffers(rel))
+	{
+		TransactionId running = GetOldestTransactionIdConsideredRunning();
+
+		if (TransactionIdPrecedes(running, oldest))
+			oldest = running;
+	}
+	return full_xid_before_next(oldest);
 }
 
 /*
@@ -354,13 +376,14 @@ pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag)
 }
 
 /*
- * Does a transaction other than ours hold a lock on the relation?  A scan
- * holds its lock while it uses a directory copy, so with none, nobody
- * outside this backend reads blocks a directory change just freed: a
- * backend that opens the relation later reads the directory as it is now.
+ * Does a transaction other than ours hold a lock on the relation that
+ * conflicts with mode?  AccessExclusiveLock: any lock at all.  A scan holds
+ * its lock while it uses a directory copy, and a writer holds its lock from
+ * the moment it takes blocks off the free list until its directory entry
+ * names them.
  */
 static bool
-relation_open_elsewhere(Relation rel)
+relation_locked_elsewhere(Relation rel, LOCKMODE mode)
 {
 	LOCKTAG		tag;
 	int			n;
@@ -369,37 +392,85 @@ relation_open_elsewhere(Relation rel)
 		return false;
 	SET_LOCKTAG_RELATION(tag, rel->rd_lockInfo.lockRelId.dbId,
 						 rel->rd_lockInfo.lockRelId.relId);
-	(void) GetLockConflicts(&tag, AccessExclusiveLock, &n);
+	(void) GetLockConflicts(&tag, mode, &n);
 	return n > 0;
 }
 
 /*
- * VACUUM, after freeing blocks: make the free extents reusable at once
- * when nobody else can still read them, so that one VACUUM of a quiet
+ * May a standby's snapshot hold back the horizon (hot_standby_feedback
+ * through a walsender, or a replication slot's xmin)?  Then a snapshot as
+ * old as a free's stamp may be a standby query's that read the directory
+ * before the free, and only the strict rule of PaxFreeExtent protects it.
+ */
+static bool
+standby_may_hold_horizon(void)
+{
+	TransactionId xmin,
+				catalog_xmin;
+	int			i;
+
+	ProcArrayGetReplicationSlotXmin(&xmin, &catalog_xmin);
+	if (TransactionIdIsValid(xmin))
+		return true;
+	for (i = 0; WalSndCtl != NULL && i < max_wal_senders; i++)
+	{
+		WalSnd	   *walsnd = &WalSndCtl->walsnds[i];
+		pid_t		pid;
+
+		SpinLockAcquire(&walsnd->mutex);
+		pid = walsnd->pid;
+		SpinLockRelease(&walsnd->mutex);
+		if (pid != 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The stamp up to which free extents may be reused now, by the rule of
+ * PaxFreeExtent (stamps before the oldest snapshot), or, when no other
+ * transaction has the relation open and no standby can hold the horizon
+ * back, stamps up to the oldest snapshot too: a snapshot that old read the
+ * directory before the free only if it is still reading the relation, and
+ * then it holds a lock on it.  Metapage locked exclusively, so that no
+ * directory copy is taken meanwhile.
+ */
+static uint64
+reusable_stamp_limit(Relation rel)
+{
+	uint64		oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
+
+	/*
+	 * Nobody else has the relation open: only a standby's snapshot can have
+	 * read the directory before a free (this VACUUM's own copy is checked
+	 * against the directory before it reads a map: lock_entry_if_current()),
+	 * and the data horizon, which counts hot_standby_feedback and slots but
+	 * not our own snapshot, stands for it.
+	 */
+	if (!relation_locked_elsewhere(rel, AccessExclusiveLock) && !standby_may_hold_horizon())
+		return U64FromFullTransactionId(full_xid_before_next(GetOldestNonRemovableTransactionId(rel)));
+	return oldest - 1;
+}
+
+/*
+ * VACUUM, after freeing blocks: make the free extents reusable that may
+ * be reused now (reusable_stamp_limit()), so that one VACUUM of a quiet
  * table writes the groups it rewrites into the space of those it rewrote
- * before (and the truncation after it can cut the tail).  The snapshot
- * rule of PaxFreeExtent waits for a transaction id newer than the free to
- * complete, which on an idle server never happens within the VACUUM.
- * Extents stay stamped when another transaction has the relation open, or
- * when a snapshot older than the free still counts (a standby's, through
- * hot_standby_feedback or a slot, is honoured as before).
+ * before, and the truncation after it can cut the tail.  The snapshot
+ * rule alone waits for a transaction id newer than the free to complete,
+ * which on an idle server never happens within the VACUUM.
  */
 void
 pax_settle_free_space(Relation rel)
 {
-	Buffer		metabuf;
-	PaxMetaPageData *meta;
-	uint64		oldest;
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
+	uint64		limit = reusable_stamp_limit(rel);
 	uint32		i;
 	bool		any = false;
 
-	if (relation_open_elsewhere(rel))
-		return;
-	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
-	meta = PaxPageGetMeta(BufferGetPage(metabuf));
-	oldest = U64FromFullTransactionId(oldest_snapshot_fxid(rel));
 	for (i = 0; i < meta->nfree; i++)
-		if (meta->free[i].freed_fxid != 0 && meta->free[i].freed_fxid <= oldest)
+		if (meta->free[i].freed_fxid != 0 && meta->free[i].freed_fxid <= limit)
 			any = true;
 	if (any)
 	{
@@ -407,7 +478,7 @@ pax_settle_free_space(Relation rel)
 
 		meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		for (i = 0; i < meta->nfree; i++)
-			if (meta->free[i].freed_fxid <= oldest)
+			if (meta->free[i].freed_fxid <= limit)
 				meta->free[i].freed_fxid = 0;
 		GenericXLogFinish(state);
 	}
@@ -495,28 +566,30 @@ free_tail_start(PaxMetaPageData *meta, BlockNumber end)
 	return end;
 }
 
-/* used[start .. start + n - 1] = true, within nblocks (used may be NULL). */
+/* Set bits start .. start + n - 1 of used, within nblocks (used may be NULL). */
 static void
-mark_used(bool *used, BlockNumber nblocks, BlockNumber start, uint32 n)
+mark_used(uint8 *used, BlockNumber nblocks, BlockNumber start, uint32 n)
 {
 	BlockNumber b;
 
 	for (b = start; used != NULL && b < nblocks && b - start < n; b++)
-		used[b] = true;
+		used[b / 8] |= (uint8) (1 << (b % 8));
 }
 
+#define BLOCK_USED(used, b)	(((used)[(b) / 8] & (1 << ((b) % 8))) != 0)
+
 /*
- * The blocks the relation uses: the metapage, the directory pages, and
- * every group's blocks and row map (a delta page is a group).  Sets
- * used[b] for each (used may be NULL) and returns the end of the used
- * blocks (the highest + 1); *data_end is the same without the directory
- * pages, *ndir the directory pages.  Metapage locked.
+ * The blocks the relation uses: the metapage, the directory pages from
+ * dir_first on, and every group's blocks and row map (a delta page is a
+ * group; delta_block too).  Sets their bits in used (may be NULL) and
+ * returns the end of the used blocks (the highest + 1); *data_end is the
+ * same without the directory pages, *ndir the directory pages.
  */
 static BlockNumber
-used_blocks(Relation rel, PaxMetaPageData *meta, BlockNumber nblocks, bool *used,
-			BlockNumber *data_end, int *ndir)
+used_blocks(Relation rel, BlockNumber dir_first, BlockNumber delta_block, BlockNumber nblocks,
+			uint8 *used, BlockNumber *data_end, int *ndir)
 {
-	BlockNumber blkno = meta->dir_first;
+	BlockNumber blkno = dir_first;
 	BlockNumber end = PAX_METAPAGE_BLKNO + 1;
 	BlockNumber dend = PAX_METAPAGE_BLKNO + 1;
 	int			npages = 0;
@@ -553,10 +626,10 @@ used_blocks(Relation rel, PaxMetaPageData *meta, BlockNumber nblocks, bool *used
 		blkno = PaxDirPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
-	if (meta->delta_block != InvalidBlockNumber)
+	if (delta_block != InvalidBlockNumber)
 	{
-		mark_used(used, nblocks, meta->delta_block, 1);
-		dend = Max(dend, meta->delta_block + 1);
+		mark_used(used, nblocks, delta_block, 1);
+		dend = Max(dend, delta_block + 1);
 	}
 	if (data_end)
 		*data_end = dend;
@@ -565,74 +638,68 @@ used_blocks(Relation rel, PaxMetaPageData *meta, BlockNumber nblocks, bool *used
 	return Max(end, dend);
 }
 
-typedef struct BlockRun
-{
-	BlockNumber start;
-	uint32		n;
-} BlockRun;
-
-static int
-cmp_run_size_desc(const void *a, const void *b)
-{
-	uint32		na = ((const BlockRun *) a)->n;
-	uint32		nb = ((const BlockRun *) b)->n;
-
-	return (na > nb) ? -1 : (na < nb) ? 1 : 0;
-}
-
 /*
- * Under the relation's AccessExclusiveLock, when no block can be in a
- * writer's hands between the free list and its directory entry: make the
- * free list again from the blocks nothing uses below the end of the used
- * ones, the largest runs first, all reusable at once.  A list that
- * overflowed (a VACUUM freeing more runs than it holds) or a crash between
- * an allocation and its entry left blocks nobody uses and nobody can
- * allocate; they come back here.  Returns the end of the used blocks: what
- * lies past it is free, and off the list.  *lsn: the record's.
+ * Make the free list again from the blocks nothing uses below the end of
+ * the used ones, the largest runs first (as many as it holds), stamped
+ * with `stamp` (0: reusable at once).  A list that overflowed (a VACUUM
+ * freeing more runs than it holds) or a crash between an allocation and
+ * its entry left blocks nobody uses and nobody can allocate; they come
+ * back here.  The caller has made sure that no block is in a writer's
+ * hands between the free list and its directory entry: the metapage stays
+ * locked throughout, so none is taken meanwhile.  Returns the end of the
+ * used blocks: what lies past it is free, and off the list.  *lsn: the
+ * record's.
  */
 static BlockNumber
-rebuild_free_list(Relation rel, XLogRecPtr *lsn)
+rebuild_free_list(Relation rel, Buffer metabuf, uint64 stamp, XLogRecPtr *lsn)
 {
-	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
-	bool	   *used = palloc0(sizeof(bool) * Max(nblocks, 1));
-	BlockNumber end = Min(used_blocks(rel, meta, nblocks, used, NULL, NULL), nblocks);
-	BlockRun   *runs = palloc(sizeof(BlockRun) * (end / 2 + 1));
+	/* a bit a block: 128 MB for the largest relation PostgreSQL allows */
+	uint8	   *used = MemoryContextAllocHuge(CurrentMemoryContext, nblocks / 8 + 1);
+	BlockNumber end;
+	PaxFreeExtent runs[PAX_MAX_FREE_EXTENTS];
 	int			nruns = 0;
 	BlockNumber b = PAX_METAPAGE_BLKNO + 1;
 	GenericXLogState *state;
 	int			i;
 
+	memset(used, 0, nblocks / 8 + 1);
+	end = Min(used_blocks(rel, meta->dir_first, meta->delta_block, nblocks, used, NULL, NULL),
+			  nblocks);
 	while (b < end)
 	{
 		BlockNumber s;
+		int			smallest = 0;
 
-		if (used[b])
+		if (BLOCK_USED(used, b))
 		{
 			b++;
 			continue;
 		}
 		s = b;
-		while (b < end && !used[b])
+		while (b < end && !BLOCK_USED(used, b))
 			b++;
-		runs[nruns].start = s;
-		runs[nruns].n = b - s;
-		nruns++;
+		/* keep the largest runs: a new one replaces the smallest kept */
+		if (nruns < PAX_MAX_FREE_EXTENTS)
+			smallest = nruns++;
+		else
+		{
+			for (i = 1; i < nruns; i++)
+				if (runs[i].nblocks < runs[smallest].nblocks)
+					smallest = i;
+			if (runs[smallest].nblocks >= b - s)
+				continue;
+		}
+		runs[smallest].start = s;
+		runs[smallest].nblocks = b - s;
+		runs[smallest].freed_fxid = stamp;
 	}
-	qsort(runs, nruns, sizeof(BlockRun), cmp_run_size_desc);
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	meta->nfree = Min(nruns, PAX_MAX_FREE_EXTENTS);
-	for (i = 0; i < (int) meta->nfree; i++)
-	{
-		meta->free[i].start = runs[i].start;
-		meta->free[i].nblocks = runs[i].n;
-		meta->free[i].freed_fxid = 0;
-	}
+	meta->nfree = nruns;
+	memcpy(meta->free, runs, sizeof(PaxFreeExtent) * nruns);
 	*lsn = GenericXLogFinish(state);
-	UnlockReleaseBuffer(metabuf);
-	pfree(runs);
 	pfree(used);
 	return end;
 }
@@ -640,21 +707,22 @@ rebuild_free_list(Relation rel, XLogRecPtr *lsn)
 /*
  * A free list that filled up dropped runs it could not hold (their blocks
  * stay allocated, used by nothing): VACUUM's moves toward the front need
- * them back.  Rebuild it under the relation's AccessExclusiveLock, taken
- * only when free (as for the truncation), and only when the list is full.
+ * them back.  When the list is full and no other transaction holds a lock
+ * on the relation that a writer or row locker holds (anything above
+ * AccessShareLock: those are the only ones that allocate), rebuild it,
+ * stamped as if freed now (readers may still hold directory copies).
  */
 void
 pax_recover_free_space(Relation rel)
 {
-	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
-	bool		full = PaxPageGetMeta(BufferGetPage(metabuf))->nfree >= PAX_MAX_FREE_EXTENTS;
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	XLogRecPtr	lsn;
 
+	if (PaxPageGetMeta(BufferGetPage(metabuf))->nfree >= PAX_MAX_FREE_EXTENTS &&
+		!relation_locked_elsewhere(rel, ExclusiveLock))
+		(void) rebuild_free_list(rel, metabuf,
+								 U64FromFullTransactionId(ReadNextFullTransactionId()), &lsn);
 	UnlockReleaseBuffer(metabuf);
-	if (!full || !ConditionalLockRelation(rel, AccessExclusiveLock))
-		return;
-	(void) rebuild_free_list(rel, &lsn);
-	UnlockRelation(rel, AccessExclusiveLock);
 }
 
 /*
@@ -668,17 +736,25 @@ truncatable_tail(Relation rel)
 	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	BlockNumber dir_first = meta->dir_first;
+	BlockNumber delta_block = meta->delta_block;
 	BlockNumber data_end;
 	int			ndir;
 	bool		result;
 
-	(void) used_blocks(rel, meta, nblocks, NULL, &data_end, &ndir);
 	result = free_tail_start(meta, nblocks) < nblocks ||
-		(nblocks > PAX_METAPAGE_BLKNO + 1 && directory_is_empty(rel, meta)) ||
-		data_end + ndir < nblocks;
-
+		(nblocks > PAX_METAPAGE_BLKNO + 1 && directory_is_empty(rel, meta));
 	UnlockReleaseBuffer(metabuf);
-	return result;
+	if (result)
+		return true;
+
+	/*
+	 * Or would it, once the directory pages moved down?  (The walk, without
+	 * the metapage's lock, which writers need, sees a directory that may be
+	 * changing: a guess, checked under the exclusive lock.)
+	 */
+	(void) used_blocks(rel, dir_first, delta_block, nblocks, NULL, &data_end, &ndir);
+	return data_end + ndir < nblocks;
 }
 
 /*
@@ -735,10 +811,12 @@ pax_truncate_free_tail(Relation rel)
 		 * lowest of them when it lies higher; then the end of the used
 		 * blocks is where the file ends.
 		 */
+		(void) rebuild_free_list(rel, metabuf, 0, &lsn);
 		UnlockReleaseBuffer(metabuf);
-		(void) rebuild_free_list(rel, &lsn);
 		pax_relocate_directory(rel);
-		end = rebuild_free_list(rel, &lsn);
+		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+		end = rebuild_free_list(rel, metabuf, 0, &lsn);
+		UnlockReleaseBuffer(metabuf);
 	}
 
 	/*

@@ -465,6 +465,27 @@ vacuum_delta(Relation rel, PaxGroupEntry *g, DeadRanges *dead, double *live,
 	pfree(hdrs);
 }
 
+/*
+ * Share-lock the directory page of VACUUM's entry gi if the entry is
+ * still as VACUUM's copy has it, else InvalidBuffer.  While it is held,
+ * the row map or bitmap the entry names stays: a delete frees a bitmap
+ * (add_row_map()) under that page's exclusive lock, and the block could
+ * otherwise be reused by the time we read it.
+ */
+static Buffer
+lock_entry_if_current(Relation rel, PaxDirectory *dir, int gi)
+{
+	PaxGroupEntry *g = dir->groups[gi];
+	Buffer		buf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_SHARE);
+	PaxGroupEntry *cur = (PaxGroupEntry *) ((char *) BufferGetPage(buf) + dir->dir_offsets[gi]);
+
+	if (cur->first_rownum == g->first_rownum && cur->tag == g->tag &&
+		cur->row_map == g->row_map && cur->flags == g->flags)
+		return buf;
+	UnlockReleaseBuffer(buf);
+	return InvalidBuffer;
+}
+
 /* A row map block we copied states from, and its LSN then. */
 typedef struct CopiedBlock
 {
@@ -526,10 +547,22 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 		PaxGroupEntry *g = dir->groups[gi];
 		bool	   *keep = palloc(sizeof(bool) * g->nrows);
 		PaxRowState *gstates = palloc0(sizeof(PaxRowState) * g->nrows);
+		Buffer		guard = InvalidBuffer;
 		uint32		i;
 
 		if (g->flags & PAX_GROUP_ABORTED)
 			continue;			/* nothing survives */
+		if (g->row_map != InvalidBlockNumber)
+		{
+			guard = lock_entry_if_current(rel, dir, gi);
+			if (!BufferIsValid(guard))
+			{
+				/* a delete or a lock changed its map: try at the next VACUUM */
+				MemoryContextSwitchTo(old);
+				MemoryContextDelete(cxt);
+				return false;
+			}
+		}
 		if (PaxGroupHasDeadBitmap(g))
 		{
 			uint8	   *bits = palloc((g->nrows + 7) / 8);
@@ -565,6 +598,11 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 				ncopied++;
 				UnlockReleaseBuffer(buf);
 			}
+		}
+		if (BufferIsValid(guard))
+		{
+			UnlockReleaseBuffer(guard);
+			guard = InvalidBuffer;
 		}
 
 		/*
@@ -887,14 +925,19 @@ move_dead_bitmap(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy b
 	Size		len = (g->nrows + 7) / 8;
 	uint8	   *bits = palloc(len);
 	BlockNumber bitmap;
-	Buffer		metabuf,
+	Buffer		guard,
+				metabuf,
 				dirbuf;
 	PaxGroupEntry *cur;
 	GenericXLogState *state;
 	PaxMetaPageData *meta;
 	bool		ok;
 
+	guard = lock_entry_if_current(rel, dir, gi);
+	if (!BufferIsValid(guard))
+		return false;
 	pax_read_dead_bitmap(rel, g, bits, bstrategy, NULL, NULL);
+	UnlockReleaseBuffer(guard);
 	bitmap = write_dead_bitmap(rel, g, bits, len);
 	pfree(bits);
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
@@ -1205,7 +1248,16 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 			 * tuples for autovacuum): stored still, so not live either;
 			 * they count towards the half-dead rewrite below.
 			 */
+			Buffer		guard = lock_entry_if_current(rel, dir, gi);
+
+			/* (a delete that made a map of it meanwhile: counted next time) */
+			if (!BufferIsValid(guard))
+			{
+				pfree(bits);
+				continue;
+			}
 			pax_read_dead_bitmap(rel, g, bits, bstrategy, NULL, NULL);
+			UnlockReleaseBuffer(guard);
 			ndead = (uint32) pg_popcount((const char *) bits, (g->nrows + 7) / 8);
 			pfree(bits);
 			removable[gi] += ndead;

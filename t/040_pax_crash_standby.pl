@@ -228,6 +228,82 @@ eval { $rr->quit };
 is($standby->safe_psql('postgres', 'SELECT count(*) FROM rr'), '90000',
 	'standby: a new snapshot sees the delete');
 
+# VACUUM in a loop while single-row updates turn groups' dead-row bitmaps
+# back into row maps (each such update frees a bitmap another writer may
+# reuse): VACUUM never reads a block through its own stale directory copy,
+# so none of them fails, and every update is there.
+$primary->safe_psql('postgres', q{
+	SET flashscan.group_blocks = 4;
+	CREATE TABLE vu (id int PRIMARY KEY, v int, pad text) USING pax WITH (autovacuum_enabled = false);
+	INSERT INTO vu SELECT g, 0, md5(g::text) FROM generate_series(1, 60000) g;
+	DELETE FROM vu WHERE id % 1000 = 0;
+	VACUUM vu;
+});
+my $vu = $primary->background_psql('postgres', on_error_stop => 0);
+$vu->query_until(qr/updating/, "\\echo updating\n"
+	  . "DO \$\$ BEGIN FOR i IN 1..30000 LOOP UPDATE vu SET v = v + 1 WHERE id = (i * 7919) % 60000 + 1 AND id % 1000 <> 0; COMMIT; END LOOP; END \$\$;\n"
+	  . "\\echo updated\n");
+my ($vacuums, $vacuum_errors) = (0, '');
+while (1)
+{
+	my ($ret, $out, $err) = $primary->psql('postgres', 'VACUUM vu');
+	$vacuums++;
+	$vacuum_errors .= $err if $ret != 0;
+	last if $primary->safe_psql('postgres',
+		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'DO $$ BEGIN FOR i IN 1..30000%' AND state = 'active'}) eq 't';
+}
+$vu->quit;
+is($vacuum_errors, '', "VACUUM beside updates of groups with bitmaps: no error in $vacuums runs");
+is($primary->safe_psql('postgres', q{SELECT count(*), sum(v) FROM vu}), '59940|29970',
+	'every update is there');
+is($primary->safe_psql('postgres', q{SELECT bt_index_check('vu_pkey', true)::text}), '',
+	'index matches the table');
+
+# With hot_standby_feedback a standby query's snapshot holds back the blocks
+# a VACUUM on the primary frees, as it holds back heap's dead rows: rows
+# written on the primary afterwards do not take them, and a standby cursor
+# that was reading the old groups reads on (no cancellation, no error).
+$standby->append_conf('postgresql.conf',
+	"hot_standby_feedback = on\nmax_standby_streaming_delay = -1\n");
+$standby->reload;
+$primary->safe_psql('postgres', q{
+	CREATE TABLE fb (id int, pad text) USING pax WITH (autovacuum_enabled = false);
+	INSERT INTO fb SELECT g, repeat('f', 200) FROM generate_series(1, 20000) g;
+	DELETE FROM fb WHERE id % 4 <> 0;
+	CREATE FUNCTION fb_rest(c refcursor) RETURNS text LANGUAGE plpgsql AS $$
+	DECLARE r record; n int := 0; bad int := 0;
+	BEGIN
+		LOOP
+			FETCH c INTO r;
+			EXIT WHEN NOT FOUND;
+			n := n + 1;
+			IF r.pad IS DISTINCT FROM repeat('f', 200) OR r.id % 4 <> 0 THEN bad := bad + 1; END IF;
+		END LOOP;
+		RETURN format('%s rows, %s wrong', n, bad);
+	END $$;
+});
+$primary->wait_for_catchup($standby);
+my $fb = $standby->background_psql('postgres', on_error_stop => 0);
+$fb->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$fb->query_safe('SET LOCAL flashscan.enable = off');
+$fb->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id, pad FROM fb');
+$fb->query_safe('MOVE 100 FROM c');
+$primary->poll_query_until('postgres',
+	'SELECT bool_or(backend_xmin IS NOT NULL) FROM pg_stat_replication')
+  or die 'no feedback from the standby';
+$primary->safe_psql('postgres', 'VACUUM (TRUNCATE false) fb');
+$primary->safe_psql('postgres',
+	q{INSERT INTO fb SELECT -g, repeat('n', 200) FROM generate_series(1, 20000) g});
+$primary->wait_for_catchup($standby);
+my ($fb_rest, $fb_err) = ('', '');
+eval { $fb_rest = $fb->query(q{SELECT fb_rest('c')}); $fb_err = $fb->{stderr} // ''; 1 }
+  or $fb_err = "session ended: $@";
+is("$fb_rest$fb_err", '4900 rows, 0 wrong',
+	'hot_standby_feedback: a standby cursor reads on across a VACUUM and new rows on the primary');
+eval { $fb->quit };
+$standby->append_conf('postgresql.conf', "hot_standby_feedback = off\n");
+$standby->reload;
+
 SSDKitTest::crash_restart($primary);
 is($primary->safe_psql('postgres', q{SELECT count(*), sum(a) FROM shrink}),
 	'10100|550010050', 'after a crash the truncated pax table keeps every row');
