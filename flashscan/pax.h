@@ -440,7 +440,7 @@ extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nbl
 extern BlockNumber pax_truncate_free_tail(Relation rel);
 extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
 extern void pax_settle_free_space(Relation rel);
-extern void pax_recover_free_space(Relation rel);
+extern bool pax_recover_free_space(Relation rel);
 extern void pax_relocate_directory(Relation rel);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);

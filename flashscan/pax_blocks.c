@@ -77,26 +77,16 @@ full_xid_before_next(TransactionId xid)
 }
 
 /*
- * The oldest transaction id any snapshot that may read this relation's
- * directory may still treat as running, as a full id.  The data horizon
- * leaves out backends in VACUUM and in CREATE INDEX CONCURRENTLY, whose
- * scans read pax tables through directory copies as any scan does: the
- * oldest xid considered running counts them.  (A temporary relation is
- * read by its own backend only.)
+ * The oldest transaction id any snapshot of this relation may still treat
+ * as running, as a full id.  (The data horizon leaves out VACUUM
+ * backends: a VACUUM of this relation reads a map or bitmap through its
+ * directory copy only while the entry naming it is locked,
+ * lock_entry_if_current(), and other relations' VACUUMs do not read it.)
  */
 static FullTransactionId
 oldest_snapshot_fxid(Relation rel)
 {
-	TransactionId oldest = GetOldestNonRemovableTransactionId(rel);
-
-	if (!RelationUsesLocalBuffers(rel))
-	{
-		TransactionId running = GetOldestTransactionIdConsideredRunning();
-
-		if (TransactionIdPrecedes(running, oldest))
-			oldest = running;
-	}
-	return full_xid_before_next(oldest);
+	return full_xid_before_next(GetOldestNonRemovableTransactionId(rel));
 }
 
 /*
@@ -392,23 +382,26 @@ relation_locked_elsewhere(Relation rel, LOCKMODE mode)
 		return false;
 	SET_LOCKTAG_RELATION(tag, rel->rd_lockInfo.lockRelId.dbId,
 						 rel->rd_lockInfo.lockRelId.relId);
-	(void) GetLockConflicts(&tag, mode, &n);
+	pfree(GetLockConflicts(&tag, mode, &n));
 	return n > 0;
 }
 
 /*
  * May a standby's snapshot hold back the horizon (hot_standby_feedback
- * through a walsender, or a replication slot's xmin)?  Then a snapshot as
- * old as a free's stamp may be a standby query's that read the directory
- * before the free, and only the strict rule of PaxFreeExtent protects it.
+ * through a walsender, whose xmin it sets, or a replication slot's xmin)?
+ * Then a snapshot as old as a free's stamp may be a standby query's that
+ * read the directory before the free, and only the strict rule of
+ * PaxFreeExtent protects it.  A standby never reads a temporary table.
  */
 static bool
-standby_may_hold_horizon(void)
+standby_may_hold_horizon(Relation rel)
 {
 	TransactionId xmin,
 				catalog_xmin;
 	int			i;
 
+	if (RelationUsesLocalBuffers(rel))
+		return false;
 	ProcArrayGetReplicationSlotXmin(&xmin, &catalog_xmin);
 	if (TransactionIdIsValid(xmin))
 		return true;
@@ -416,11 +409,16 @@ standby_may_hold_horizon(void)
 	{
 		WalSnd	   *walsnd = &WalSndCtl->walsnds[i];
 		pid_t		pid;
+		PGPROC	   *proc;
 
 		SpinLockAcquire(&walsnd->mutex);
 		pid = walsnd->pid;
 		SpinLockRelease(&walsnd->mutex);
-		if (pid != 0)
+		if (pid == 0)
+			continue;
+		/* (a walsender that just started or ended: assume feedback) */
+		proc = BackendPidGetProc(pid);
+		if (proc == NULL || TransactionIdIsValid(((volatile PGPROC *) proc)->xmin))
 			return true;
 	}
 	return false;
@@ -447,7 +445,7 @@ reusable_stamp_limit(Relation rel)
 	 * and the data horizon, which counts hot_standby_feedback and slots but
 	 * not our own snapshot, stands for it.
 	 */
-	if (!relation_locked_elsewhere(rel, AccessExclusiveLock) && !standby_may_hold_horizon())
+	if (!relation_locked_elsewhere(rel, AccessExclusiveLock) && !standby_may_hold_horizon(rel))
 		return U64FromFullTransactionId(full_xid_before_next(GetOldestNonRemovableTransactionId(rel)));
 	return oldest - 1;
 }
@@ -639,35 +637,67 @@ used_blocks(Relation rel, BlockNumber dir_first, BlockNumber delta_block, BlockN
 }
 
 /*
- * Make the free list again from the blocks nothing uses below the end of
- * the used ones, the largest runs first (as many as it holds), stamped
- * with `stamp` (0: reusable at once).  A list that overflowed (a VACUUM
- * freeing more runs than it holds) or a crash between an allocation and
- * its entry left blocks nobody uses and nobody can allocate; they come
- * back here.  The caller has made sure that no block is in a writer's
- * hands between the free list and its directory entry: the metapage stays
- * locked throughout, so none is taken meanwhile.  Returns the end of the
- * used blocks: what lies past it is free, and off the list.  *lsn: the
- * record's.
+ * The stamp a rebuilt run [start, end) gets: that of the old extents it
+ * lies in (the newest), or `stamp` if any of its blocks was on no extent
+ * (blocks a full list dropped or a crash lost: freed as of now).
+ */
+static uint64
+rebuilt_run_stamp(const PaxFreeExtent *old, int nold, BlockNumber start, BlockNumber end,
+				  uint64 stamp)
+{
+	uint64		newest = 0;
+	BlockNumber covered = 0;
+	int			i;
+
+	for (i = 0; i < nold; i++)
+	{
+		BlockNumber s = Max(start, old[i].start);
+		BlockNumber e = Min(end, old[i].start + old[i].nblocks);
+
+		if (s < e)
+		{
+			covered += e - s;
+			newest = Max(newest, old[i].freed_fxid);
+		}
+	}
+	return covered == end - start ? newest : Max(newest, stamp);
+}
+
+/*
+ * Make the free list again from the blocks nothing uses, the largest runs
+ * first (as many as it holds): below the end of the used blocks (the
+ * truncation cuts the rest), or to the end of the file (to_end).  A list
+ * that overflowed (a VACUUM freeing more runs than it holds) or a crash
+ * between an allocation and its entry left blocks nobody uses and nobody
+ * can allocate; they come back here, stamped `stamp` (0: reusable at
+ * once); blocks the list held keep their stamps.  The caller has made sure
+ * that no block is in a writer's hands between the free list and its
+ * directory entry; the metapage stays locked throughout, so none is taken
+ * meanwhile.  Returns the end of the used blocks.  *lsn: the record's.
  */
 static BlockNumber
-rebuild_free_list(Relation rel, Buffer metabuf, uint64 stamp, XLogRecPtr *lsn)
+rebuild_free_list(Relation rel, Buffer metabuf, uint64 stamp, bool to_end, XLogRecPtr *lsn)
 {
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
-	/* a bit a block: 128 MB for the largest relation PostgreSQL allows */
+	/* a bit a block: 512 MB for the largest relation PostgreSQL allows */
 	uint8	   *used = MemoryContextAllocHuge(CurrentMemoryContext, nblocks / 8 + 1);
-	BlockNumber end;
+	BlockNumber end,
+				scan_end;
 	PaxFreeExtent runs[PAX_MAX_FREE_EXTENTS];
+	PaxFreeExtent old[PAX_MAX_FREE_EXTENTS];
+	int			nold = meta->nfree;
 	int			nruns = 0;
 	BlockNumber b = PAX_METAPAGE_BLKNO + 1;
 	GenericXLogState *state;
 	int			i;
 
+	memcpy(old, meta->free, sizeof(PaxFreeExtent) * nold);
 	memset(used, 0, nblocks / 8 + 1);
 	end = Min(used_blocks(rel, meta->dir_first, meta->delta_block, nblocks, used, NULL, NULL),
 			  nblocks);
-	while (b < end)
+	scan_end = to_end ? nblocks : end;
+	while (b < scan_end)
 	{
 		BlockNumber s;
 		int			smallest = 0;
@@ -678,7 +708,7 @@ rebuild_free_list(Relation rel, Buffer metabuf, uint64 stamp, XLogRecPtr *lsn)
 			continue;
 		}
 		s = b;
-		while (b < end && !BLOCK_USED(used, b))
+		while (b < scan_end && !BLOCK_USED(used, b))
 			b++;
 		/* keep the largest runs: a new one replaces the smallest kept */
 		if (nruns < PAX_MAX_FREE_EXTENTS)
@@ -693,7 +723,7 @@ rebuild_free_list(Relation rel, Buffer metabuf, uint64 stamp, XLogRecPtr *lsn)
 		}
 		runs[smallest].start = s;
 		runs[smallest].nblocks = b - s;
-		runs[smallest].freed_fxid = stamp;
+		runs[smallest].freed_fxid = stamp == 0 ? 0 : rebuilt_run_stamp(old, nold, s, b, stamp);
 	}
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -710,19 +740,26 @@ rebuild_free_list(Relation rel, Buffer metabuf, uint64 stamp, XLogRecPtr *lsn)
  * them back.  When the list is full and no other transaction holds a lock
  * on the relation that a writer or row locker holds (anything above
  * AccessShareLock: those are the only ones that allocate), rebuild it,
- * stamped as if freed now (readers may still hold directory copies).
+ * blocks it held keeping their stamps, those it lost stamped as freed now
+ * (readers may still hold directory copies naming them).  True if rebuilt.
  */
-void
+bool
 pax_recover_free_space(Relation rel)
 {
 	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	XLogRecPtr	lsn;
+	bool		rebuilt = false;
 
 	if (PaxPageGetMeta(BufferGetPage(metabuf))->nfree >= PAX_MAX_FREE_EXTENTS &&
 		!relation_locked_elsewhere(rel, ExclusiveLock))
+	{
 		(void) rebuild_free_list(rel, metabuf,
-								 U64FromFullTransactionId(ReadNextFullTransactionId()), &lsn);
+								 U64FromFullTransactionId(ReadNextFullTransactionId()),
+								 true, &lsn);
+		rebuilt = true;
+	}
 	UnlockReleaseBuffer(metabuf);
+	return rebuilt;
 }
 
 /*
@@ -811,11 +848,11 @@ pax_truncate_free_tail(Relation rel)
 		 * lowest of them when it lies higher; then the end of the used
 		 * blocks is where the file ends.
 		 */
-		(void) rebuild_free_list(rel, metabuf, 0, &lsn);
+		(void) rebuild_free_list(rel, metabuf, 0, false, &lsn);
 		UnlockReleaseBuffer(metabuf);
 		pax_relocate_directory(rel);
 		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
-		end = rebuild_free_list(rel, metabuf, 0, &lsn);
+		end = rebuild_free_list(rel, metabuf, 0, false, &lsn);
 		UnlockReleaseBuffer(metabuf);
 	}
 

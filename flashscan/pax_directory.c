@@ -190,7 +190,8 @@ pax_relocate_directory(Relation rel)
 				cap = BLCKSZ;
 	Size		room = BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(PaxDirPageOpaque));
 	Size		used;
-	Buffer	   *bufs;
+	BlockNumber first,
+				last = InvalidBlockNumber;
 	GenericXLogState *state;
 
 	for (i = 0; i < (int) meta->nfree; i++)
@@ -244,25 +245,31 @@ pax_relocate_directory(Relation rel)
 	if (nold == 0 || nnew == 0 || highest < lowest_free)
 		return;
 
-	bufs = palloc(sizeof(Buffer) * nnew);
-	for (i = 0; i < nnew; i++)
-		(void) pax_allocate_blocks(rel, 1, &bufs[i], 0);
-
-	/* the new chain, page by page, each linked to the next */
+	/*
+	 * The new chain, page by page, each linked to the next: a page is
+	 * allocated before the one that points to it is written, so that at
+	 * most two are pinned (a long directory in a small buffer pool).
+	 */
 	{
 		Size		pos = 0;
+		Buffer		cur,
+					next = InvalidBuffer;
 
+		(void) pax_allocate_blocks(rel, 1, &cur, 0);
+		first = BufferGetBlockNumber(cur);
 		for (i = 0; i < nnew; i++)
 		{
 			Page		page;
 			PaxDirPageOpaque *op;
 
-			LockBuffer(bufs[i], BUFFER_LOCK_EXCLUSIVE);
+			if (i + 1 < nnew)
+				(void) pax_allocate_blocks(rel, 1, &next, 0);
+			LockBuffer(cur, BUFFER_LOCK_EXCLUSIVE);
 			state = GenericXLogStart(rel);
-			page = GenericXLogRegisterBuffer(state, bufs[i], GENERIC_XLOG_FULL_IMAGE);
+			page = GenericXLogRegisterBuffer(state, cur, GENERIC_XLOG_FULL_IMAGE);
 			PageInit(page, BLCKSZ, sizeof(PaxDirPageOpaque));
 			op = PaxDirPageGetOpaque(page);
-			op->next = (i + 1 < nnew) ? BufferGetBlockNumber(bufs[i + 1]) : InvalidBlockNumber;
+			op->next = (i + 1 < nnew) ? BufferGetBlockNumber(next) : InvalidBlockNumber;
 			op->nentries = 0;
 			op->page_id = PAX_DIR_PAGE_ID;
 			while (pos < len)
@@ -278,7 +285,9 @@ pax_relocate_directory(Relation rel)
 				pos += sz;
 			}
 			GenericXLogFinish(state);
-			UnlockReleaseBuffer(bufs[i]);
+			last = BufferGetBlockNumber(cur);
+			UnlockReleaseBuffer(cur);
+			cur = next;
 		}
 		if (pos != len)
 			elog(ERROR, "pax directory of \"%s\" did not fit the pages counted for it",
@@ -289,14 +298,13 @@ pax_relocate_directory(Relation rel)
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	meta->dir_first = BufferGetBlockNumber(bufs[0]);
-	meta->dir_last = BufferGetBlockNumber(bufs[nnew - 1]);
+	meta->dir_first = first;
+	meta->dir_last = last;
 	for (i = 0; i < nold; i++)
 		pax_free_blocks(meta, old[i], 1);
 	meta->dir_version++;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
-	pfree(bufs);
 	pfree(entries);
 	pfree(old);
 }

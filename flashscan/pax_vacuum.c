@@ -679,6 +679,9 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	 * would fail.
 	 */
 	entry->horizon = RelationUsesLocalBuffers(rel) ? InvalidTransactionId : oldest_xmin;
+	/* a group only moved (every stored row kept) removed nothing */
+	if (e - s == 1 && !PaxGroupIsDelta(first) && nstored == first->nstored)
+		entry->horizon = first->horizon;
 	if (e - s == 1 && !PaxGroupIsDelta(first))
 	{
 		entry->flags = first->flags & ~PAX_GROUP_DEAD_BITMAP;	/* no row map or a new one */
@@ -1156,7 +1159,8 @@ relocate_tail(Relation rel, int natts, TransactionId oldest_xmin,
 
 	if (RelationGetNumberOfBlocks(rel) <= PAX_METAPAGE_BLKNO + 1)
 		return 0;
-	pax_recover_free_space(rel);
+	if (pax_recover_free_space(rel))
+		pax_settle_free_space(rel);
 	dir = pax_read_directory(rel, CurrentMemoryContext);
 	order = palloc(sizeof(int) * Max(dir->ngroups, 1));
 	for (i = 0; i < dir->ngroups; i++)
