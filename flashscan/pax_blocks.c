@@ -867,5 +867,5 @@ pax_truncate_free_tail(Relation rel)
 	if (end < nblocks)
 		RelationTruncate(rel, end);
 	UnlockRelation(rel, AccessExclusiveLock);
-	return nblocks - end;
+	return end < nblocks ? nblocks - end : 0;
 }

@@ -246,6 +246,23 @@ pax_relocate_directory(Relation rel)
 		return;
 
 	/*
+	 * Only into listed blocks below the chain's highest page: were the
+	 * list short of them, the rest would extend the file it is to shrink.
+	 */
+	{
+		BlockNumber below = 0;
+
+		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
+		meta = PaxPageGetMeta(BufferGetPage(metabuf));
+		for (i = 0; i < (int) meta->nfree; i++)
+			if (meta->free[i].start < highest)
+				below += Min(meta->free[i].nblocks, highest - meta->free[i].start);
+		UnlockReleaseBuffer(metabuf);
+		if (below < (BlockNumber) nnew)
+			return;
+	}
+
+	/*
 	 * The new chain, page by page, each linked to the next: a page is
 	 * allocated before the one that points to it is written, so that at
 	 * most two are pinned (a long directory in a small buffer pool).

@@ -55,6 +55,21 @@ static BlockNumber write_dead_bitmap(Relation rel, PaxGroupEntry *g, const uint8
 double		pax_vacuum_rewrite_fraction = 0.1;
 
 /*
+ * A group's horizon cancels standby queries whose snapshots precede it.
+ * Compared with xids 2^31 later it would seem newer than they are and
+ * cancel every query: a billion xids past it (anti-wraparound VACUUMs come
+ * far more often), when no standby query can still be that old, it goes.
+ * (A frozen tuple's cutoff cancels heap's standby queries as old.)
+ */
+static bool
+stale_horizon(TransactionId horizon, TransactionId oldest_xmin)
+{
+	return TransactionIdIsNormal(horizon) && TransactionIdIsNormal(oldest_xmin) &&
+		TransactionIdPrecedes(horizon, oldest_xmin) &&
+		(uint32) (oldest_xmin - horizon) > (1U << 30);
+}
+
+/*
  * VACUUM's pass over the directory: mark groups of aborted writers, freeze
  * committed groups older than freeze_limit, and report what is left: the
  * oldest unfrozen xmin (the relation's new relfrozenxid), live rows (in
@@ -103,7 +118,7 @@ pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
 				else if (TransactionIdPrecedes(g->xmin, freeze_limit))
 					flags |= PAX_GROUP_FROZEN;
 			}
-			if (flags != g->flags)
+			if (flags != g->flags || stale_horizon(g->horizon, oldest_xmin))
 			{
 				PaxGroupEntry *wg;
 
@@ -114,6 +129,8 @@ pax_vacuum_directory(Relation rel, TransactionId oldest_xmin,
 				}
 				wg = (PaxGroupEntry *) ((char *) page + ((char *) g - (char *) BufferGetPage(buf)));
 				wg->flags = flags;
+				if (stale_horizon(wg->horizon, oldest_xmin))
+					wg->horizon = InvalidTransactionId;
 			}
 			if (flags & PAX_GROUP_EMPTY)
 				continue;
@@ -528,6 +545,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	Buffer		metabuf,
 				dirbuf;
 	bool		ok = true;
+	bool		moved_only;
 	bool		in_place;
 	GenericXLogState *state;
 	PaxMetaPageData *meta;
@@ -679,9 +697,8 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 	 * would fail.
 	 */
 	entry->horizon = RelationUsesLocalBuffers(rel) ? InvalidTransactionId : oldest_xmin;
-	/* a group only moved (every stored row kept) removed nothing */
-	if (e - s == 1 && !PaxGroupIsDelta(first) && nstored == first->nstored)
-		entry->horizon = first->horizon;
+	/* a group only moved (every stored row kept) keeps its horizon (below) */
+	moved_only = e - s == 1 && !PaxGroupIsDelta(first) && nstored == first->nstored;
 	if (e - s == 1 && !PaxGroupIsDelta(first))
 	{
 		entry->flags = first->flags & ~PAX_GROUP_DEAD_BITMAP;	/* no row map or a new one */
@@ -777,7 +794,11 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 			if (g->row_map != InvalidBlockNumber)
 				pax_free_blocks(meta, g->row_map, pax_row_map_blocks(g));
 			if (gi == s && in_place)
+			{
+				if (moved_only)
+					entry->horizon = cur->horizon;
 				memcpy(cur, entry, PaxGroupEntrySize(entry->ncols));
+			}
 			else
 				cur->flags |= PAX_GROUP_EMPTY;
 		}
