@@ -827,6 +827,47 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 }
 
 /*
+ * Point group gi's entry at newmap instead of its row map or bitmap of
+ * old_blocks blocks (to_bitmap: newmap is a dead-row bitmap made from a
+ * map), in one record with the metapage, whose free list gets the old
+ * blocks; if ok is false or the entry changed since VACUUM's copy, newmap
+ * goes to the free list instead.  Lock order as in rewrite_groups().
+ */
+static bool
+switch_row_map(Relation rel, PaxDirectory *dir, int gi, bool ok, BlockNumber newmap,
+			   uint32 old_blocks, bool to_bitmap)
+{
+	PaxGroupEntry *g = dir->groups[gi];
+	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);
+	PaxGroupEntry *cur = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
+	GenericXLogState *state;
+	PaxMetaPageData *meta;
+
+	if (cur->first_rownum != g->first_rownum || cur->tag != g->tag ||
+		cur->row_map != g->row_map || cur->flags != g->flags)
+		ok = false;
+	state = GenericXLogStart(rel);
+	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (ok)
+	{
+		cur = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
+								 dir->dir_offsets[gi]);
+		cur->row_map = newmap;
+		if (to_bitmap)
+			cur->flags |= PAX_GROUP_DEAD_BITMAP;
+		pax_free_blocks(meta, g->row_map, old_blocks);
+		meta->dir_version++;
+	}
+	else
+		pax_free_blocks(meta, newmap, 1);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(metabuf);
+	return ok;
+}
+
+/*
  * Pass 4, for a group that is not rewritten: replace its row map, in which
  * vacuum_row_map() left only free states and rows dead for everyone, by a
  * dead-row bitmap of one block (pax.h).  The states are read again and the
@@ -842,12 +883,7 @@ compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bs
 	uint8	   *bits = palloc0(len);
 	XLogRecPtr *lsns = palloc(sizeof(XLogRecPtr) * nb);
 	Buffer	   *mapbufs = palloc(sizeof(Buffer) * nb);
-	Buffer		metabuf,
-				dirbuf;
 	BlockNumber bitmap;
-	GenericXLogState *state;
-	PaxMetaPageData *meta;
-	PaxGroupEntry *cur;
 	bool		ok = true;
 	uint32		b,
 				i;
@@ -886,28 +922,7 @@ compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bs
 		if (PageGetLSN(BufferGetPage(mapbufs[b])) != lsns[b])
 			ok = false;
 	}
-	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
-	dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);
-	cur = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
-	if (cur->first_rownum != g->first_rownum || cur->tag != g->tag ||
-		cur->row_map != g->row_map || cur->flags != g->flags)
-		ok = false;
-	state = GenericXLogStart(rel);
-	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	if (ok)
-	{
-		cur = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
-								 dir->dir_offsets[gi]);
-		cur->row_map = bitmap;
-		cur->flags |= PAX_GROUP_DEAD_BITMAP;
-		pax_free_blocks(meta, g->row_map, nb);
-		meta->dir_version++;
-	}
-	else
-		pax_free_blocks(meta, bitmap, 1);
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(dirbuf);
-	UnlockReleaseBuffer(metabuf);
+	ok = switch_row_map(rel, dir, gi, ok, bitmap, nb, true);
 	for (b = 0; b < nb; b++)
 		UnlockReleaseBuffer(mapbufs[b]);
 	return ok;
@@ -949,13 +964,7 @@ move_dead_bitmap(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy b
 	Size		len = (g->nrows + 7) / 8;
 	uint8	   *bits = palloc(len);
 	BlockNumber bitmap;
-	Buffer		guard,
-				metabuf,
-				dirbuf;
-	PaxGroupEntry *cur;
-	GenericXLogState *state;
-	PaxMetaPageData *meta;
-	bool		ok;
+	Buffer		guard;
 
 	guard = lock_entry_if_current(rel, dir, gi);
 	if (!BufferIsValid(guard))
@@ -964,27 +973,7 @@ move_dead_bitmap(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy b
 	UnlockReleaseBuffer(guard);
 	bitmap = write_dead_bitmap(rel, g, bits, len);
 	pfree(bits);
-	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
-	dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);
-	cur = (PaxGroupEntry *) ((char *) BufferGetPage(dirbuf) + dir->dir_offsets[gi]);
-	ok = (cur->first_rownum == g->first_rownum && cur->tag == g->tag &&
-		  cur->row_map == g->row_map && cur->flags == g->flags);
-	state = GenericXLogStart(rel);
-	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	if (ok)
-	{
-		cur = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
-								 dir->dir_offsets[gi]);
-		cur->row_map = bitmap;
-		pax_free_blocks(meta, g->row_map, 1);
-		meta->dir_version++;
-	}
-	else
-		pax_free_blocks(meta, bitmap, 1);
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(dirbuf);
-	UnlockReleaseBuffer(metabuf);
-	return ok;
+	return switch_row_map(rel, dir, gi, true, bitmap, 1, false);
 }
 
 /* Pass 5: drop the entries of empty groups from the directory pages. */
