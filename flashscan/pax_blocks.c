@@ -66,27 +66,22 @@ pax_extend_blocks(Relation rel, int n, Buffer *bufs)
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
-/* An xid not after the next one, as a full id. */
-static FullTransactionId
-full_xid_before_next(TransactionId xid)
-{
-	FullTransactionId next = ReadNextFullTransactionId();
-
-	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
-									(uint32) (XidFromFullTransactionId(next) - xid));
-}
-
 /*
  * The oldest transaction id any snapshot of this relation may still treat
- * as running, as a full id.  (The data horizon leaves out VACUUM
- * backends: a VACUUM of this relation reads a map or bitmap through its
- * directory copy only while the entry naming it is locked,
- * lock_entry_if_current(), and other relations' VACUUMs do not read it.)
+ * as running, as a full id (relative to the next one).  (The data horizon
+ * leaves out VACUUM backends: a VACUUM of this relation reads a map or
+ * bitmap through its directory copy only while the entry naming it is
+ * locked, lock_entry_if_current(), and other relations' VACUUMs do not
+ * read it.)
  */
 static FullTransactionId
 oldest_snapshot_fxid(Relation rel)
 {
-	return full_xid_before_next(GetOldestNonRemovableTransactionId(rel));
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest = GetOldestNonRemovableTransactionId(rel);
+
+	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
+									(uint32) (XidFromFullTransactionId(next) - oldest));
 }
 
 /*
@@ -446,7 +441,7 @@ reusable_stamp_limit(Relation rel)
 	 * not our own snapshot, stands for it.
 	 */
 	if (!relation_locked_elsewhere(rel, AccessExclusiveLock) && !standby_may_hold_horizon(rel))
-		return U64FromFullTransactionId(full_xid_before_next(GetOldestNonRemovableTransactionId(rel)));
+		return oldest;
 	return oldest - 1;
 }
 
