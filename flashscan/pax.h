@@ -547,6 +547,9 @@ extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot
 							   uint64 *blocks_read);
 extern bool pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum,
 							Snapshot snapshot, bool *all_dead);
+extern bool pax_row_removable(Relation rel, PaxGroupEntry *g, uint64 rownum,
+							  TransactionId *latest_removed, bool known_dead);
+extern TransactionId pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate);
 /*
  * Whether an update changes the row's key columns (those of unique indexes
  * a foreign key may reference): asked by the UPDATE when the row has FOR

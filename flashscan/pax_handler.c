@@ -443,13 +443,6 @@ pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapsh
 	return visible;
 }
 
-static TransactionId
-pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
-{
-	/* rows are never deleted: no index entry is known to be deletable */
-	return InvalidTransactionId;
-}
-
 /* ------------------------------------------------------------------------
  * Writes
  * ------------------------------------------------------------------------

@@ -634,6 +634,87 @@ pax_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
 }
 
 /*
+ * Is a row whose state is st gone for every snapshot there is or will be
+ * (VACUUM removed it, or its delete or update committed before the
+ * horizon no running transaction, standby or slot holds back)?  If so and
+ * latest_removed is not NULL, it advances to the deleter's xid: the index
+ * entries an index removes for it must cancel standby queries that still
+ * see the row, as heap's pruning does.
+ */
+static bool
+row_state_removable(Relation rel, const PaxRowState *st, TransactionId *latest_removed,
+					bool known_dead)
+{
+	SnapshotData nonvacuumable;
+	TransactionId xmax;
+
+	if (st->flags & PAX_ROW_DEAD)
+		return true;			/* VACUUM logged its own horizon */
+	InitNonVacuumableSnapshot(nonvacuumable, GlobalVisTestFor(rel));
+	if (!known_dead && !pax_row_state_deleted(st, &nonvacuumable))
+		return false;
+	xmax = pax_row_updater(st);
+	if (latest_removed && TransactionIdIsNormal(xmax) &&
+		TransactionIdFollows(xmax, *latest_removed))
+		*latest_removed = xmax;
+	return true;
+}
+
+/*
+ * May an index entry naming row rownum of group g go (tableam's
+ * index_delete_tuples)?  Only when no snapshot can see the row, ever:
+ * its group's insertion aborted, VACUUM removed it, its delta row's
+ * insertion aborted, or its delete committed before every snapshot
+ * (row_state_removable()).  A delta row not appended yet may still be:
+ * it stays.  Row numbers are never reused, so the entry can never come to
+ * name another row.  known_dead: the index marked the entry dead after
+ * an earlier answer (the horizon may have moved back since, a standby's
+ * feedback arriving); only *latest_removed is wanted.
+ */
+bool
+pax_row_removable(Relation rel, PaxGroupEntry *g, uint64 rownum,
+				  TransactionId *latest_removed, bool known_dead)
+{
+	SnapshotData nonvacuumable;
+	PaxRowState st;
+	uint32		i = (uint32) (rownum - g->first_rownum);
+
+	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
+		return true;
+	InitNonVacuumableSnapshot(nonvacuumable, GlobalVisTestFor(rel));
+	if (PaxGroupIsDelta(g))
+	{
+		PaxDeltaRowHeader hdr;
+
+		if (!pax_delta_row_header(rel, g, rownum, &hdr))
+			return false;
+		if (!pax_xmin_visible(hdr.xmin, hdr.cmin, &nonvacuumable))
+			return true;
+	}
+	else
+	{
+		if (!(g->flags & PAX_GROUP_FROZEN) &&
+			!pax_xmin_visible(g->xmin, g->cmin, &nonvacuumable))
+			return true;
+		if (PaxGroupIsSparse(g))
+		{
+			Buffer		pinned = InvalidBuffer;
+			bool		present;
+
+			present = (pax_read_presence(rel, g, &pinned, NULL)[i / 8] & (1 << (i % 8))) != 0;
+			if (BufferIsValid(pinned))
+				ReleaseBuffer(pinned);
+			if (!present)
+				return true;
+		}
+	}
+	if (g->row_map == InvalidBlockNumber)
+		return false;
+	read_row_state(rel, g, rownum, &st);
+	return row_state_removable(rel, &st, latest_removed, known_dead);
+}
+
+/*
  * Is one row of a group whose insertion is visible to the snapshot visible
  * itself?  *all_dead (if not NULL) is set when no snapshot can see it any
  * more, so that index scans may mark their entry dead.
@@ -654,10 +735,19 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 	if (g->row_map == InvalidBlockNumber)
 		return true;
 	read_row_state(rel, g, rownum, &st);
-	if (all_dead && (st.flags & PAX_ROW_DEAD))
-		*all_dead = true;
 	if (pax_row_state_deleted(&st, snapshot))
+	{
+		/*
+		 * Heap's "surely dead": a delete every snapshot sees lets the index
+		 * scan mark its entry dead (kill_prior_tuple), so that later scans,
+		 * bitmap scans included, skip it and the index may drop it before
+		 * splitting a page.  Without this an updated row's old versions
+		 * were visited by every scan of its key until VACUUM.
+		 */
+		if (all_dead)
+			*all_dead = row_state_removable(rel, &st, NULL, false);
 		return false;
+	}
 	/* an ON CONFLICT insertion still checking: a unique check waits for its token */
 	if (snapshot->snapshot_type == SNAPSHOT_DIRTY && TransactionIdIsValid(snapshot->xmin) &&
 		!TransactionIdIsValid(st.xmax) && (st.flags & PAX_ROW_SPECULATIVE))

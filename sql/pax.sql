@@ -840,4 +840,69 @@ SET LOCAL flashscan.enable = off;
 SELECT count(*) FROM wb6;
 COMMIT;
 DROP TABLE wb6;
+-- An UPDATE gives the new version an entry in every index, also where it
+-- changed no indexed column.  The entries of versions no snapshot can see
+-- go before an index page splits (the index asks the table: bottom-up
+-- deletion), and an index scan marks the ones it meets dead, as for heap's
+-- non-HOT updates.  3,000 updates of 10 rows leave each index a few pages
+-- (30,010 entries would be about 10).
+CREATE EXTENSION pageinspect;
+CREATE TABLE churn (id int PRIMARY KEY, k int, c text) USING pax
+  WITH (autovacuum_enabled = false);
+CREATE INDEX churn_k ON churn (k);
+INSERT INTO churn SELECT g, g, 'x' FROM generate_series(1, 10) g;
+\set ECHO none
+SELECT format('UPDATE churn SET c = %L WHERE id = %s', 'v' || i, i % 10 + 1)
+FROM generate_series(1, 3000) i \gexec
+\set ECHO all
+SELECT pg_relation_size('churn_pkey') / 8192 <= 4 AS pkey_small,
+       pg_relation_size('churn_k') / 8192 <= 4 AS k_small;
+SET enable_seqscan = off;
+SELECT id, k, c FROM churn WHERE id BETWEEN 1 AND 10 ORDER BY id;
+SELECT count(*) FROM churn WHERE k > 0;
+RESET enable_seqscan;
+SELECT bt_index_check('churn_pkey', true), bt_index_check('churn_k', true);
+-- 50 updates of one row fit in the index page: an index scan marks the 50
+-- old versions' entries dead (retried while another session's snapshot may
+-- still see them)
+CREATE TABLE churn2 (id int PRIMARY KEY, c text) USING pax
+  WITH (autovacuum_enabled = false);
+INSERT INTO churn2 SELECT g, 'x' FROM generate_series(1, 10) g;
+\set ECHO none
+SELECT format('UPDATE churn2 SET c = %L WHERE id = 1', 'v' || i)
+FROM generate_series(1, 50) i \gexec
+\set ECHO all
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+DO $$
+BEGIN
+  FOR i IN 1..100 LOOP
+    PERFORM c FROM churn2 WHERE id = 1;
+    EXIT WHEN (SELECT count(*) FROM bt_page_items('churn2_pkey', 1) WHERE dead) = 50;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END $$;
+SELECT c FROM churn2 WHERE id = 1;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT count(*) FILTER (WHERE dead) AS dead, count(*) AS entries
+FROM bt_page_items('churn2_pkey', 1);
+-- a DELETE's row, once no snapshot sees it, goes the same way
+DELETE FROM churn2 WHERE id = 2;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+DO $$
+BEGIN
+  FOR i IN 1..100 LOOP
+    PERFORM c FROM churn2 WHERE id = 2;
+    EXIT WHEN (SELECT count(*) FROM bt_page_items('churn2_pkey', 1) WHERE dead) = 51;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END $$;
+SELECT count(*) FROM churn2 WHERE id = 2;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT count(*) FILTER (WHERE dead) AS dead FROM bt_page_items('churn2_pkey', 1);
+DROP TABLE churn, churn2;
+DROP EXTENSION pageinspect;
 DROP EXTENSION flashscan;
