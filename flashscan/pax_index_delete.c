@@ -162,16 +162,16 @@ pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 			removable = unit->gi >= 0 &&
 				pax_row_removable(rel, dir->groups[unit->gi], rownum, &latest_removed,
 								  st->knowndeletable);
-			if (st->knowndeletable)
-				continue;		/* an entry the index found dead: its horizon counted */
-			if (removable)
+			if (!st->knowndeletable && removable)
 			{
 				st->knowndeletable = true;
 				if (delstate->bottomup)
 					freed += st->freespace;
 			}
+			/* (an entry the index found dead had its horizon counted above) */
+			if (st->knowndeletable)
+				final_n = i + 1;
 		}
-		final_n = unit->start + unit->n;
 		if (!delstate->bottomup)
 			continue;
 		/* heap's rules for giving up: enough freed, or a unit freed nothing */
@@ -182,7 +182,10 @@ pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 	}
 	pax_directory_release(dir);
 	pfree(units);
-	/* the entries we did not look at: the index AM may rely on this count */
+	/*
+	 * Only up to the last deletable entry: with none, btree relies on a
+	 * count of 0 and writes no deletion record.
+	 */
 	delstate->ndeltids = final_n;
 	return latest_removed;
 }

@@ -642,8 +642,8 @@ pax_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
  * see the row, as heap's pruning does.
  */
 static bool
-row_state_removable(Relation rel, const PaxRowState *st, TransactionId *latest_removed,
-					bool known_dead)
+row_state_removable(Relation rel, const PaxRowState *st, TransactionId inserter,
+					TransactionId *latest_removed, bool known_dead)
 {
 	SnapshotData nonvacuumable;
 	TransactionId xmax;
@@ -654,7 +654,8 @@ row_state_removable(Relation rel, const PaxRowState *st, TransactionId *latest_r
 	if (!known_dead && !pax_row_state_deleted(st, &nonvacuumable))
 		return false;
 	xmax = pax_row_updater(st);
-	if (latest_removed && TransactionIdIsNormal(xmax) &&
+	/* a row its own inserter deleted was never seen by anyone else */
+	if (latest_removed && TransactionIdIsNormal(xmax) && xmax != inserter &&
 		TransactionIdFollows(xmax, *latest_removed))
 		*latest_removed = xmax;
 	return true;
@@ -678,6 +679,7 @@ pax_row_removable(Relation rel, PaxGroupEntry *g, uint64 rownum,
 	SnapshotData nonvacuumable;
 	PaxRowState st;
 	uint32		i = (uint32) (rownum - g->first_rownum);
+	TransactionId inserter = g->xmin;
 
 	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
 		return true;
@@ -690,6 +692,7 @@ pax_row_removable(Relation rel, PaxGroupEntry *g, uint64 rownum,
 			return false;
 		if (!pax_xmin_visible(hdr.xmin, hdr.cmin, &nonvacuumable))
 			return true;
+		inserter = hdr.xmin;
 	}
 	else
 	{
@@ -711,7 +714,7 @@ pax_row_removable(Relation rel, PaxGroupEntry *g, uint64 rownum,
 	if (g->row_map == InvalidBlockNumber)
 		return false;
 	read_row_state(rel, g, rownum, &st);
-	return row_state_removable(rel, &st, latest_removed, known_dead);
+	return row_state_removable(rel, &st, inserter, latest_removed, known_dead);
 }
 
 /*
@@ -745,7 +748,7 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 		 * were visited by every scan of its key until VACUUM.
 		 */
 		if (all_dead)
-			*all_dead = row_state_removable(rel, &st, NULL, false);
+			*all_dead = row_state_removable(rel, &st, InvalidTransactionId, NULL, false);
 		return false;
 	}
 	/* an ON CONFLICT insertion still checking: a unique check waits for its token */
