@@ -95,6 +95,12 @@
  */
 #define PAX_FETCH_DECODE_ROWS_PER_BLOCK	4
 #define PAX_FETCH_DECODE_DIVISOR	256
+/*
+ * A delta page (rows stored whole, a few dozen a page) is decoded on the
+ * fetch that lands on it this many times in a row; earlier fetches read
+ * their row alone (pax_delta_read_row()).
+ */
+#define PAX_FETCH_DELTA_DECODE_RUN	8
 
 /* Row numbers are reserved for a group in ranges of this size at most. */
 #define PAX_ROWNUM_RESERVE		1024
@@ -516,6 +522,9 @@ extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *
 extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
 									 BufferAccessStrategy strategy, uint64 *blocks_read);
 extern uint32 pax_delta_nrows(Relation rel, PaxGroupEntry *g);
+extern void pax_delta_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+							   const bool *needed, uint32 ri, PaxColumnData *cols,
+							   Datum *values, bool *isnull);
 extern bool pax_delta_row_header(Relation rel, PaxGroupEntry *g, uint64 rownum,
 								 PaxDeltaRowHeader *hdr);
 extern uint32 pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,

@@ -370,6 +370,70 @@ pax_delta_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 }
 
 /*
+ * Read the needed columns of one row of a delta group (row ri, which the
+ * page holds) into values/isnull.  By-reference values point into a copy
+ * of the row kept in cols[] (the first needed column's buffer), valid until
+ * cols is used again.  A fetch that lands on one or two rows of a delta
+ * page (a bitmap scan of a range whose rows were updated at different
+ * times, each new version on the delta page of its moment) reads just
+ * them instead of decoding every row of the page.
+ */
+void
+pax_delta_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
+				   uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull)
+{
+	Buffer		buf = lock_delta_page(rel, g, NULL, NULL);
+	Page		page = BufferGetPage(buf);
+	MinimalTuple mtup;
+	HeapTupleData htup;
+	PaxColumnData *holder = NULL;
+	int			att;
+
+	if (ri >= PageGetMaxOffsetNumber(page))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("pax table \"%s\": delta page %u does not hold row " UINT64_FORMAT,
+						RelationGetRelationName(rel), g->first_block, g->first_rownum + ri)));
+	mtup = (MinimalTuple) ((char *) PageGetItem(page, PageGetItemId(page, ri + 1)) +
+						   DELTA_HEADER_SIZE);
+	for (att = 0; att < desc->natts && holder == NULL; att++)
+		if (needed[att])
+			holder = &cols[att];
+	if (holder == NULL)
+	{
+		UnlockReleaseBuffer(buf);
+		for (att = 0; att < desc->natts; att++)
+		{
+			values[att] = (Datum) 0;
+			isnull[att] = true;
+		}
+		return;
+	}
+	if (holder->bufsize < mtup->t_len)
+	{
+		if (holder->buf)
+			pfree(holder->buf);
+		holder->bufsize = Max(mtup->t_len, BLCKSZ);
+		holder->buf = palloc(holder->bufsize);
+	}
+	memcpy(holder->buf, mtup, mtup->t_len);
+	UnlockReleaseBuffer(buf);
+
+	mtup = (MinimalTuple) holder->buf;
+	htup.t_len = mtup->t_len + MINIMAL_TUPLE_OFFSET;
+	htup.t_data = (HeapTupleHeader) ((char *) mtup - MINIMAL_TUPLE_OFFSET);
+	ItemPointerSetInvalid(&htup.t_self);
+	htup.t_tableOid = InvalidOid;
+	heap_deform_tuple(&htup, desc, values, isnull);
+	for (att = 0; att < desc->natts; att++)
+		if (!needed[att] || TupleDescAttr(desc, att)->attisdropped)
+		{
+			values[att] = (Datum) 0;
+			isnull[att] = true;
+		}
+}
+
+/*
  * Seal a delta page for VACUUM to rewrite it, if every row on it was
  * inserted by a transaction that committed before oldest_xmin or aborted
  * (and it has any): no row is appended after this, and the metapage no

@@ -256,6 +256,14 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 		pax_store_virtual_row(slot, g, ri, f->base.rel);
 		f->cur = NULL;			/* cols no longer hold a decoded group */
 	}
+	else if (PaxGroupIsDelta(g) && f->cur != g && f->run < PAX_FETCH_DELTA_DECODE_RUN)
+	{
+		ExecClearTuple(slot);
+		pax_delta_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
+						   slot->tts_values, slot->tts_isnull);
+		pax_store_virtual_row(slot, g, ri, f->base.rel);
+		f->cur = NULL;
+	}
 	else
 	{
 		if (f->cur != g ||

@@ -612,6 +612,21 @@ INSERT INTO single VALUES (5, 'duplicate');
 ALTER TABLE single ADD COLUMN extra int DEFAULT 7;
 INSERT INTO single VALUES (2001, 'after add column', 8);
 SELECT extra, count(*) FROM single GROUP BY extra ORDER BY extra;
+-- a few rows of a delta page fetched through an index are read alone (not
+-- the whole page): long text, a dropped column, a column added later
+CREATE TABLE single2 (id int, d text, t text) USING pax;
+CREATE INDEX single2_id ON single2 (id);
+DO $$ BEGIN FOR i IN 1..30 LOOP INSERT INTO single2 VALUES (i, 'drop me', repeat('v' || i, i * 40)); COMMIT; END LOOP; END $$;
+ALTER TABLE single2 DROP COLUMN d;
+ALTER TABLE single2 ADD COLUMN extra text DEFAULT 'added later';
+SELECT bool_and(delta) AS all_delta FROM pax_groups('single2');
+SET enable_seqscan = off; SET flashscan.enable = off;
+SELECT id, length(t), t = repeat('v' || id, id * 40) AS same, extra
+FROM single2 WHERE id IN (3, 17, 29) ORDER BY id;
+SELECT s.id, s.t = repeat('v' || s.id, s.id * 40) AS same, s.extra
+FROM generate_series(2, 30, 7) g, LATERAL (SELECT * FROM single2 WHERE id = g) s ORDER BY 1;
+RESET enable_seqscan; RESET flashscan.enable;
+DROP TABLE single2;
 ANALYZE single;
 SELECT reltuples FROM pg_class WHERE relname = 'single';
 SELECT count(*) AS delta_pages_before FROM pax_groups('single') WHERE delta;
