@@ -495,8 +495,9 @@ extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry 
 extern uint32 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
-extern void pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
-						 uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull);
+extern void pax_read_row_run(Relation rel, PaxGroupEntry *g, TupleDesc desc,
+							 const bool *needed, uint32 k, uint32 n, PaxColumnData *cols);
+extern uint32 pax_stored_index(Relation rel, PaxGroupEntry *g, uint32 ri);
 extern uint32 pax_needed_blocks(PaxGroupEntry *g, const bool *needed, int natts);
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
 								   int natts);
@@ -654,6 +655,9 @@ extern void pax_exec_init(void);
 /* pax_slot.c: filling a pax slot */
 extern void pax_store_virtual_row(TupleTableSlot *slot, PaxGroupEntry *g, uint32 ri,
 								  Relation rel);
+extern void pax_store_row_at(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
+							 const bool *needed, uint32 idx, PaxGroupEntry *g, uint32 ri,
+							 Relation rel);
 extern void pax_store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
 						  const bool *needed, PaxGroupEntry *g, uint32 ri, Relation rel);
 extern bool *pax_all_columns(TupleDesc desc);
@@ -682,6 +686,11 @@ typedef struct PaxFetch
 								 * prefetch a group's needed minipages and the
 								 * next group's on first touch */
 	PaxGroupEntry *prefetched;	/* last group prefetched that way */
+	PaxGroupEntry *window;		/* group whose stored rows [window_first, +
+								 * window_rows) cols hold (read_window()) */
+	uint32		window_first;
+	uint32		window_rows;
+	uint32		window_size;
 } PaxFetch;
 
 extern IndexFetchTableData *pax_index_fetch_begin(Relation rel);

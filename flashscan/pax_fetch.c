@@ -25,6 +25,7 @@
 #include "utils/snapmgr.h"
 
 #include "pax.h"
+#include "pax_minipage.h"
 
 /*
  * A fetch of the needed columns (NULL: every column not dropped) of rows of
@@ -66,7 +67,7 @@ pax_fetch_set_columns(PaxFetch *f, const bool *needed)
 
 	for (att = 0; att < desc->natts; att++)
 		f->needed[att] = needed[att] && !TupleDescAttr(desc, att)->attisdropped;
-	f->cur = f->last = NULL;	/* decoded with the other columns */
+	f->cur = f->last = f->window = NULL;	/* decoded with the other columns */
 	f->prefetched = NULL;
 }
 
@@ -135,7 +136,7 @@ find_group(PaxFetch *f, ItemPointer tid)
 		MemoryContextRegisterResetCallback(f->cxt, &f->dir_release);
 	}
 	if (dir != f->dir)
-		f->cur = f->last = f->prefetched = NULL;	/* pointed into the old copy */
+		f->cur = f->last = f->prefetched = f->window = NULL;	/* pointed into the old copy */
 	f->dir = dir;
 	f->dir_cached = true;
 	return pax_find_group(f->dir, rownum);
@@ -204,6 +205,34 @@ prefetch_ahead(PaxFetch *f, PaxGroupEntry *g)
 	f->prefetched = g;
 }
 
+/*
+ * Decode the window of stored rows of group g that holds stored row k
+ * (pax_stored_index()) into f->cols: a stride's rows (what reading row k
+ * alone would walk anyway), twice the last window's when the fetch
+ * continues right after it (an index range, a bitmap page of neighbours),
+ * up to PAX_MINIPAGE_MAX_READ_ROWS.  A range of 100 rows thus reads each
+ * needed minipage's blocks about once instead of once a row.
+ */
+static void
+read_window(PaxFetch *f, PaxGroupEntry *g, uint32 k, TupleDesc desc)
+{
+	uint32		size = PAX_STRIDE_ROWS;
+	uint32		first = k - k % PAX_STRIDE_ROWS;
+
+	if (f->window == g && k == f->window_first + f->window_rows)
+	{
+		size = Min(f->window_size * 2, PAX_MINIPAGE_MAX_READ_ROWS);
+		first = k;
+	}
+	f->window = NULL;			/* cols are rewritten */
+	f->window_rows = Min(size, g->nstored - first);
+	pax_read_row_run(f->base.rel, g, desc, f->needed, first, f->window_rows, f->cols);
+	f->window = g;
+	f->window_first = first;
+	f->window_size = size;
+	f->cur = NULL;
+}
+
 bool
 pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 		  TupleTableSlot *slot, bool *all_dead)
@@ -250,11 +279,12 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	old = MemoryContextSwitchTo(f->cxt);
 	if (!PaxGroupIsDelta(g) && f->cur != g && f->run < Max(2, f->decode_after))
 	{
-		ExecClearTuple(slot);
-		pax_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
-					 slot->tts_values, slot->tts_isnull);
-		pax_store_virtual_row(slot, g, ri, f->base.rel);
-		f->cur = NULL;			/* cols no longer hold a decoded group */
+		uint32		k = pax_stored_index(f->base.rel, g, ri);
+
+		if (f->window != g || k < f->window_first || k >= f->window_first + f->window_rows)
+			read_window(f, g, k, slot->tts_tupleDescriptor);
+		pax_store_row_at(slot, slot->tts_tupleDescriptor, f->cols, f->needed,
+						 k - f->window_first, g, ri, f->base.rel);
 	}
 	else if (PaxGroupIsDelta(g) && f->cur != g && f->run < PAX_FETCH_DELTA_DECODE_RUN)
 	{
@@ -262,7 +292,7 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 		pax_delta_read_row(f->base.rel, g, slot->tts_tupleDescriptor, f->needed, ri, f->cols,
 						   slot->tts_values, slot->tts_isnull);
 		pax_store_virtual_row(slot, g, ri, f->base.rel);
-		f->cur = NULL;
+		f->cur = f->window = NULL;
 	}
 	else
 	{
@@ -280,6 +310,7 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 			f->cur_rows = pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor,
 										   f->needed, f->cols, NULL, &f->blocks_read);
 			f->cur = g;
+			f->window = NULL;
 			f->groups_decoded++;
 		}
 		pax_store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g, ri, f->base.rel);

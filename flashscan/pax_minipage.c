@@ -242,14 +242,14 @@ read_header(Form_pg_attribute att, uint32 nrows, const PaxMinipageHeader *hdr, S
  * Walk the variable-width values of rows [from, to) that start at buf + pos
  * and end before buf + end; buf must be MAXALIGNed at a MAXALIGNed minipage
  * offset, so that alignment padding is where heap_fill_tuple put it.  Null
- * bit i of bits is row bitbase + i (bits NULL: no nulls).  Every row's value
- * goes to values[r] / isnull[r], or, when only >= 0, just row only's to
- * values[0] / isnull[0].  By-reference values point into buf.
+ * bit i of bits is row bitbase + i (bits NULL: no nulls).  Rows from
+ * store_from on go to values[r - store_from] / isnull[r - store_from]; the
+ * ones before are only walked over.  By-reference values point into buf.
  */
 static void
 walk_values(Form_pg_attribute att, const char *buf, Size pos, Size end,
 			const bits8 *bits, uint32 bitbase, uint32 from, uint32 to,
-			Datum *values, bool *isnull, int64 only, Relation rel)
+			Datum *values, bool *isnull, uint32 store_from, Relation rel)
 {
 	uint32		r;
 
@@ -281,16 +281,10 @@ walk_values(Form_pg_attribute att, const char *buf, Size pos, Size end,
 			value = PointerGetDatum(p);
 			pos += len;
 		}
-		if (only < 0)
+		if (r >= store_from)
 		{
-			values[r] = value;
-			isnull[r] = null;
-		}
-		else if (r == (uint32) only)
-		{
-			values[0] = value;
-			isnull[0] = null;
-			return;
+			values[r - store_from] = value;
+			isnull[r - store_from] = null;
 		}
 	}
 }
@@ -315,7 +309,7 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 	bits = l.hasnulls ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL;
 	if (att->attlen < 0)
 	{
-		walk_values(att, buf, l.doff, nbytes, bits, 0, 0, nrows, values, isnull, -1, rel);
+		walk_values(att, buf, l.doff, nbytes, bits, 0, 0, nrows, values, isnull, 0, rel);
 		return;
 	}
 	for (i = 0; i < nrows; i++)
@@ -327,44 +321,67 @@ pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 }
 
 /*
- * Decode row k of a minipage of nbytes, reading only the parts that takes
+ * Decode rows [k, k + n) of a minipage of nbytes (n <= PAX_MINIPAGE_MAX_READ_ROWS)
+ * into values[0 .. n) / isnull[0 .. n), reading only the parts they take
  * through read(arg, offset, length), which returns a MAXALIGNed copy of
  * those bytes of the minipage, valid until its next call: the header, the
- * row's null bit, then a fixed-width value, or a variable-width value's
- * stride index entry and its stride's values (format 4: the whole
- * minipage).  A by-reference value points into the last copy.
+ * rows' null bits, then a slice of fixed-width values, or the stride index
+ * entries of the strides holding the rows and those strides' values
+ * (format 4: the whole minipage).  By-reference values point into the
+ * last copy.  A single row (n = 1) costs what it always did; a run of rows
+ * (an index range, a bitmap page) costs about what one does.
  */
 void
-pax_minipage_read_row(Form_pg_attribute att, uint32 nrows, Size nbytes,
-					  PaxMinipageReadFn read, void *arg, uint32 k,
-					  Datum *value, bool *isnull, Relation rel)
+pax_minipage_read_rows(Form_pg_attribute att, uint32 nrows, Size nbytes,
+					   PaxMinipageReadFn read, void *arg, uint32 k, uint32 n,
+					   Datum *values, bool *isnull, Relation rel)
 {
 	PaxMinipageHeader hdr;
 	MinipageLayout l;
-	bits8		nullbits[PAX_STRIDE_ROWS / 8 + 1];
+	bits8		nullbits[PAX_MINIPAGE_MAX_READ_ROWS / 8 + PAX_STRIDE_ROWS / 8 + 2];
 	const bits8 *bits = NULL;
-	uint32		span[2];
-	uint32		s,
-				first;
+	uint32		span[PAX_MINIPAGE_MAX_READ_ROWS / PAX_STRIDE_ROWS + 3];
+	uint32		last = k + n - 1;
+	uint32		s0,
+				s1,
+				nspan,
+				first,
+				i;
 	Size		start,
 				from,
 				end;
 
-	*value = (Datum) 0;
-	*isnull = true;
-	if (nbytes < sizeof(PaxMinipageHeader) || k >= nrows)
-		minipage_corrupted(att, rel, psprintf("It is %zu bytes long; row %u of %u was asked for.",
-											  nbytes, k, nrows));
+	for (i = 0; i < n; i++)
+	{
+		values[i] = (Datum) 0;
+		isnull[i] = true;
+	}
+	if (nbytes < sizeof(PaxMinipageHeader) || n == 0 || n > PAX_MINIPAGE_MAX_READ_ROWS ||
+		k >= nrows || last >= nrows)
+		minipage_corrupted(att, rel, psprintf("It is %zu bytes long; rows %u to %u of %u were asked for.",
+											  nbytes, k, k + n - 1, nrows));
 	memcpy(&hdr, read(arg, 0, sizeof(PaxMinipageHeader)), sizeof(PaxMinipageHeader));
 	read_header(att, nrows, &hdr, nbytes, rel, &l);
-	if (l.hasnulls &&
-		((*(const uint8 *) read(arg, sizeof(PaxMinipageHeader) + k / 8, 1) >> (k % 8)) & 1))
-		return;					/* NULL */
+	/* where the null bits to read start: the first row walked, a byte start */
+	first = (att->attlen < 0 && l.strides) ? (k / PAX_STRIDE_ROWS) * PAX_STRIDE_ROWS :
+		(att->attlen < 0 ? 0 : k - k % 8);
+	if (l.hasnulls && (att->attlen > 0 || l.strides))
+	{
+		memcpy(nullbits, read(arg, sizeof(PaxMinipageHeader) + first / 8, last / 8 - first / 8 + 1),
+			   last / 8 - first / 8 + 1);
+		bits = nullbits;
+	}
 	if (att->attlen > 0)
 	{
-		*value = fetch_att(read(arg, l.voff + (Size) att->attlen * k, att->attlen),
-						   att->attbyval, att->attlen);
-		*isnull = false;
+		const char *v = read(arg, l.voff + (Size) att->attlen * k, (Size) att->attlen * n);
+
+		for (i = 0; i < n; i++)
+		{
+			isnull[i] = bits != NULL &&
+				(bits[(k + i - first) / 8] & (1 << ((k + i - first) % 8)));
+			if (!isnull[i])
+				values[i] = fetch_att(v + (Size) att->attlen * i, att->attbyval, att->attlen);
+		}
 		return;
 	}
 	if (!l.strides)
@@ -374,36 +391,26 @@ pax_minipage_read_row(Form_pg_attribute att, uint32 nrows, Size nbytes,
 
 		walk_values(att, buf, l.doff, nbytes,
 					l.hasnulls ? (const bits8 *) (buf + sizeof(PaxMinipageHeader)) : NULL,
-					0, 0, k + 1, value, isnull, k, rel);
+					0, 0, last + 1, values, isnull, k, rel);
 		return;
 	}
 
-	/* the row's stride: where its values start and end */
-	s = k / PAX_STRIDE_ROWS;
-	first = s * PAX_STRIDE_ROWS;
-	if (s + 1 < l.nstrides)
-		memcpy(span, read(arg, l.voff + sizeof(uint32) * s, 2 * sizeof(uint32)),
-			   2 * sizeof(uint32));
-	else
-	{
-		memcpy(span, read(arg, l.voff + sizeof(uint32) * s, sizeof(uint32)), sizeof(uint32));
-		span[1] = (uint32) (nbytes - l.doff);
-	}
-	if (span[0] > span[1] || l.doff + span[1] > nbytes)
-		minipage_corrupted(att, rel, psprintf("Its stride index entry %u (%u to %u) leaves its %zu bytes.",
-											  s, span[0], span[1], nbytes));
-	if (l.hasnulls && k > first)
-	{
-		/* first is a multiple of 8: its bits start a byte */
-		memcpy(nullbits, read(arg, sizeof(PaxMinipageHeader) + first / 8, k / 8 - first / 8 + 1),
-			   k / 8 - first / 8 + 1);
-		bits = nullbits;
-	}
+	/* the rows' strides: where their values start and end */
+	s0 = k / PAX_STRIDE_ROWS;
+	s1 = last / PAX_STRIDE_ROWS;
+	nspan = Min(s1 + 2, l.nstrides) - s0;
+	memcpy(span, read(arg, l.voff + sizeof(uint32) * s0, sizeof(uint32) * nspan),
+		   sizeof(uint32) * nspan);
+	if (s1 + 1 >= l.nstrides)
+		span[nspan++] = (uint32) (nbytes - l.doff);
+	if (span[0] > span[nspan - 1] || l.doff + span[nspan - 1] > nbytes)
+		minipage_corrupted(att, rel, psprintf("Its stride index entries %u to %u (%u to %u) leave its %zu bytes.",
+											  s0, s1, span[0], span[nspan - 1], nbytes));
 	start = l.doff + span[0];
 	from = TYPEALIGN_DOWN(MAXIMUM_ALIGNOF, start);
-	end = l.doff + span[1];
+	end = l.doff + span[nspan - 1];
 	walk_values(att, read(arg, from, end - from), start - from, end - from, bits, first,
-				first, k + 1, value, isnull, k, rel);
+				first, last + 1, values, isnull, k, rel);
 }
 
 /*

@@ -28,9 +28,12 @@ extern Size pax_minipage_size(Form_pg_attribute att, uint32 nrows, bool hasnulls
 							  Size data_bytes, int format);
 extern void pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char *buf,
 								Size nbytes, Datum *values, bool *isnull, Relation rel);
-extern void pax_minipage_read_row(Form_pg_attribute att, uint32 nrows, Size nbytes,
-								  PaxMinipageReadFn read, void *arg, uint32 k,
-								  Datum *value, bool *isnull, Relation rel);
+/* Most rows pax_minipage_read_rows() decodes at once. */
+#define PAX_MINIPAGE_MAX_READ_ROWS	256
+
+extern void pax_minipage_read_rows(Form_pg_attribute att, uint32 nrows, Size nbytes,
+								   PaxMinipageReadFn read, void *arg, uint32 k, uint32 n,
+								   Datum *values, bool *isnull, Relation rel);
 extern uint32 pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents);
 extern char *pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values,
 							  bool **isnull, const bool *hasnulls, const Size *data_bytes,

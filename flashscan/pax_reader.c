@@ -261,7 +261,7 @@ pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 }
 
 /*
- * Where pax_read_row() reads a minipage's parts from.  The block pinned
+ * Where read_stored_rows() reads a minipage's parts from.  The block pinned
  * stays share-locked while consecutive parts lie in it (a row's header,
  * null bits and value, or index entry and stride, usually share a block):
  * one lock and one tag check per block instead of per part.  Group blocks
@@ -340,52 +340,85 @@ read_minipage_part(void *arg, Size offset, Size nbytes)
 }
 
 /*
- * Decode one row of a group, at position ri of its span (which must be
- * stored), into values/isnull for the needed columns, reading only what
- * that takes (pax_minipage_read_row()): a fixed-width column's header, null
- * bit and value; a variable-width column's header, null bits and the values
- * of the row's stride.  An index fetch of a single row thus reads a few
- * blocks, not every needed column of a group of thousands of rows.
- * By-reference values point into cols[att].buf (valid until the next read).
+ * Where row ri of group g's span (which must be stored) has its values in
+ * g's minipages: for a sparse group, its place among the rows the group
+ * stores, from the presence bitmap.
+ */
+uint32
+pax_stored_index(Relation rel, PaxGroupEntry *g, uint32 ri)
+{
+	Buffer		pinned = InvalidBuffer;
+	const uint8 *present;
+	uint32		k;
+
+	if (!PaxGroupIsSparse(g))
+		return ri;
+	present = pax_read_presence(rel, g, &pinned, NULL);
+	k = (uint32) pg_popcount((const char *) present, ri / 8) +
+		pg_popcount32(present[ri / 8] & ((1u << (ri % 8)) - 1));
+	if (BufferIsValid(pinned))
+		ReleaseBuffer(pinned);
+	return k;
+}
+
+/*
+ * Decode the stored rows [k, k + n) of a group (not a delta page; for a
+ * sparse group, k counts stored rows: pax_stored_index()) into
+ * cols[att].values[0 .. n) and isnull[0 .. n) for the needed columns,
+ * reading only what that takes (pax_minipage_read_rows()): a fixed-width
+ * column's header, null bits and values; a variable-width column's header,
+ * null bits and the values of the rows' strides.  One row (an index fetch)
+ * thus reads a few blocks, not every needed column of a group of thousands
+ * of rows, and a run of rows (a range) about as many.  By-reference values
+ * point into cols[att].buf (valid until the next read into cols); the
+ * arrays are grown in the current memory context.
  */
 void
-pax_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
-			 uint32 ri, PaxColumnData *cols, Datum *values, bool *isnull)
+pax_read_row_run(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
+				 uint32 k, uint32 n, PaxColumnData *cols)
 {
 	MinipageSource src;
-	uint32		k = ri;
 	int			att;
+	uint32		i;
 
 	Assert(!PaxGroupIsDelta(g));
 	src.rel = rel;
 	src.g = g;
 	src.pinned = InvalidBuffer;
 	src.locked = false;
-	if (PaxGroupIsSparse(g))
-	{
-		/* the row's place among the stored ones */
-		const uint8 *present = pax_read_presence(rel, g, &src.pinned, NULL);
-
-		k = (uint32) pg_popcount((const char *) present, ri / 8) +
-			pg_popcount32(present[ri / 8] & ((1u << (ri % 8)) - 1));
-	}
 	for (att = 0; att < desc->natts; att++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, att);
 
-		values[att] = (Datum) 0;
-		isnull[att] = true;
-		if (!needed[att] || a->attisdropped)
+		if (!needed[att])
 			continue;
-		if (att >= g->ncols)
+		if (cols[att].capacity < n)
 		{
-			values[att] = getmissingattr(desc, att + 1, &isnull[att]);
+			if (cols[att].values)
+			{
+				pfree(cols[att].values);
+				pfree(cols[att].isnull);
+			}
+			cols[att].capacity = Max(n, 1024);
+			cols[att].values = palloc(sizeof(Datum) * cols[att].capacity);
+			cols[att].isnull = palloc(sizeof(bool) * cols[att].capacity);
+		}
+		if (a->attisdropped || att >= g->ncols)
+		{
+			/* dropped: NULL; added after the group was written: its default */
+			for (i = 0; i < n; i++)
+			{
+				cols[att].values[i] = (Datum) 0;
+				cols[att].isnull[i] = true;
+				if (!a->attisdropped)
+					cols[att].values[i] = getmissingattr(desc, att + 1, &cols[att].isnull[i]);
+			}
 			continue;
 		}
 		src.ext = &g->cols[att];
 		src.col = &cols[att];
-		pax_minipage_read_row(a, g->nstored, g->cols[att].nbytes, read_minipage_part, &src, k,
-							  &values[att], &isnull[att], rel);
+		pax_minipage_read_rows(a, g->nstored, g->cols[att].nbytes, read_minipage_part, &src,
+							   k, n, cols[att].values, cols[att].isnull, rel);
 	}
 	unlock_source(&src);
 	if (BufferIsValid(src.pinned))

@@ -171,6 +171,14 @@ void
 pax_store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
 		  const bool *needed, PaxGroupEntry *g, uint32 ri, Relation rel)
 {
+	pax_store_row_at(slot, desc, cols, needed, ri, g, ri, rel);
+}
+
+/* Fill a virtual slot with row ri of group g, decoded at index idx of cols. */
+void
+pax_store_row_at(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
+				 const bool *needed, uint32 idx, PaxGroupEntry *g, uint32 ri, Relation rel)
+{
 	int			att;
 
 	ExecClearTuple(slot);
@@ -178,8 +186,8 @@ pax_store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *cols,
 	{
 		if (needed[att])
 		{
-			slot->tts_values[att] = cols[att].values[ri];
-			slot->tts_isnull[att] = cols[att].isnull[ri];
+			slot->tts_values[att] = cols[att].values[idx];
+			slot->tts_isnull[att] = cols[att].isnull[idx];
 		}
 		else
 		{

@@ -855,6 +855,69 @@ SET LOCAL flashscan.enable = off;
 SELECT count(*) FROM wb6;
 COMMIT;
 DROP TABLE wb6;
+-- Index and bitmap fetches of a run of rows (a range) read a window of rows
+-- at a time: a stride's, doubling while the run goes on.  Every column
+-- shape, nulls, sparse groups (after VACUUM), format 4, dropped and added
+-- columns, windows across strides and group ends: rows as heap's.
+CREATE TABLE runs_h (id int, i int, t text, n name, u uuid, iv interval, c char(5));
+INSERT INTO runs_h SELECT g, CASE WHEN g % 7 = 0 THEN NULL ELSE g END,
+  CASE WHEN g % 5 = 0 THEN NULL ELSE repeat('x', g % 50) || g END, 'n' || g,
+  md5(g::text)::uuid, make_interval(secs => g),
+  CASE WHEN g % 3 = 0 THEN NULL ELSE 'c' || (g % 1000) END
+FROM generate_series(1, 20000) g;
+CREATE TABLE runs_p USING pax AS SELECT * FROM runs_h;
+SET flashscan.write_format = 4;
+CREATE TABLE runs_p4 USING pax AS SELECT * FROM runs_h;
+RESET flashscan.write_format;
+CREATE INDEX ON runs_h (id);
+CREATE INDEX ON runs_p (id);
+CREATE INDEX ON runs_p4 (id);
+CREATE FUNCTION runs_digest(tab regclass, lo int, hi int) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE d text;
+BEGIN
+  EXECUTE format('SELECT md5(string_agg(r::text, '','' ORDER BY r.id)) FROM %s r WHERE id BETWEEN %s AND %s',
+                 tab, lo, hi) INTO d;
+  RETURN d;
+END $$;
+-- groups that store every row
+SET flashscan.enable = off;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT lo, hi, runs_digest('runs_p', lo, hi) = runs_digest('runs_h', lo, hi) AS pax5,
+       runs_digest('runs_p4', lo, hi) = runs_digest('runs_h', lo, hi) AS pax4
+FROM (VALUES (1, 1), (15, 18), (1, 100), (250, 1300), (9990, 20000)) v(lo, hi);
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET flashscan.enable;
+DELETE FROM runs_h WHERE id % 9 = 0;
+DELETE FROM runs_p WHERE id % 9 = 0;
+DELETE FROM runs_p4 WHERE id % 9 = 0;
+VACUUM runs_p;
+VACUUM runs_p4;
+ALTER TABLE runs_h DROP COLUMN c, ADD COLUMN extra text DEFAULT 'added';
+ALTER TABLE runs_p DROP COLUMN c, ADD COLUMN extra text DEFAULT 'added';
+ALTER TABLE runs_p4 DROP COLUMN c, ADD COLUMN extra text DEFAULT 'added';
+SELECT bool_and(sparse) AS all_sparse FROM pax_groups('runs_p');
+SET flashscan.enable = off;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM runs_p WHERE id BETWEEN 1 AND 3;
+SELECT lo, hi, runs_digest('runs_p', lo, hi) = runs_digest('runs_h', lo, hi) AS pax5,
+       runs_digest('runs_p4', lo, hi) = runs_digest('runs_h', lo, hi) AS pax4
+FROM (VALUES (1, 1), (15, 18), (1, 100), (250, 1300), (9990, 20000)) v(lo, hi);
+SET enable_bitmapscan = on;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM runs_p WHERE id BETWEEN 1 AND 3;
+SELECT lo, hi, runs_digest('runs_p', lo, hi) = runs_digest('runs_h', lo, hi) AS pax5,
+       runs_digest('runs_p4', lo, hi) = runs_digest('runs_h', lo, hi) AS pax4
+FROM (VALUES (1, 1), (15, 18), (1, 100), (250, 1300), (9990, 20000)) v(lo, hi);
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET enable_indexscan;
+RESET flashscan.enable;
+DROP FUNCTION runs_digest;
+DROP TABLE runs_h, runs_p, runs_p4;
 -- An UPDATE gives the new version an entry in every index, also where it
 -- changed no indexed column.  The entries of versions no snapshot can see
 -- go before an index page splits (the index asks the table: bottom-up
