@@ -384,6 +384,7 @@ pax_delta_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *n
 {
 	Buffer		buf = lock_delta_page(rel, g, NULL, NULL);
 	Page		page = BufferGetPage(buf);
+	ItemId		lp;
 	MinimalTuple mtup;
 	HeapTupleData htup;
 	PaxColumnData *holder = NULL;
@@ -394,8 +395,14 @@ pax_delta_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *n
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("pax table \"%s\": delta page %u does not hold row " UINT64_FORMAT,
 						RelationGetRelationName(rel), g->first_block, g->first_rownum + ri)));
-	mtup = (MinimalTuple) ((char *) PageGetItem(page, PageGetItemId(page, ri + 1)) +
-						   DELTA_HEADER_SIZE);
+	lp = PageGetItemId(page, ri + 1);
+	mtup = (MinimalTuple) ((char *) PageGetItem(page, lp) + DELTA_HEADER_SIZE);
+	if (!ItemIdIsNormal(lp) || ItemIdGetLength(lp) < DELTA_HEADER_SIZE + sizeof(uint32) ||
+		DELTA_HEADER_SIZE + mtup->t_len > ItemIdGetLength(lp))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("pax table \"%s\": row " UINT64_FORMAT " of delta page %u is damaged",
+						RelationGetRelationName(rel), g->first_rownum + ri, g->first_block)));
 	for (att = 0; att < desc->natts && holder == NULL; att++)
 		if (needed[att])
 			holder = &cols[att];

@@ -4,11 +4,11 @@
  *	  Fetching pax rows by TID: index scans, bitmap and sample scans, DML's
  *	  re-reads of a row, CLUSTER's copy, and FlashJoin's fetch kernel.
  *
- * A fetch keeps a copy of the table's group directory and the decoded
- * needed columns of the last group it decoded: a fetch in another group
- * than the last one reads just its row's values; a second fetch in a row
- * in the same group decodes the group's needed columns once for the
- * fetches that follow (a range scan, a bitmap scan, a fetch in TID order).
+ * A fetch keeps a copy of the table's group directory and decoded rows of
+ * the needed columns: the window of rows around the last one fetched (a
+ * stride's, growing while fetches go on in order), or the whole group once
+ * enough fetches in a row have landed in it (a range scan, a bitmap scan,
+ * a fetch in TID order); a delta page's row alone, or the page.
  *
  *-------------------------------------------------------------------------
  */
@@ -224,13 +224,12 @@ read_window(PaxFetch *f, PaxGroupEntry *g, uint32 k, TupleDesc desc)
 		size = Min(f->window_size * 2, PAX_MINIPAGE_MAX_READ_ROWS);
 		first = k;
 	}
-	f->window = NULL;			/* cols are rewritten */
+	f->window = f->cur = NULL;	/* cols are rewritten */
 	f->window_rows = Min(size, g->nstored - first);
 	pax_read_row_run(f->base.rel, g, desc, f->needed, first, f->window_rows, f->cols);
 	f->window = g;
 	f->window_first = first;
 	f->window_size = size;
-	f->cur = NULL;
 }
 
 bool
@@ -254,11 +253,11 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	if (!pax_row_visible(f->base.rel, g, pax_tid_to_rownum(tid), snapshot, all_dead))
 		return false;
 	/*
-	 * A fetch reads just its row until fetches in a row have landed in the
-	 * same group often enough (a range or bitmap-ordered scan, a sorted
-	 * fetch) that decoding the group's needed columns once is cheaper: a
-	 * single row costs a few partial minipage reads per column (a
-	 * variable-width value walks at most its stride, in format 4 its whole
+	 * A fetch reads its row's window (read_window()) until fetches in a row
+	 * have landed in the same group often enough (a range or bitmap-ordered
+	 * scan, a sorted fetch) that decoding the group's needed columns once is
+	 * cheaper: a window costs a few partial minipage reads per column (a
+	 * variable-width value walks its stride, in format 4 its whole
 	 * minipage), so a few fetches (an index probe's handful of adjacent
 	 * rows) cost less than a decode of the whole group.  A delta page may
 	 * have gained rows since it was decoded: it is decoded again for a row
@@ -307,10 +306,10 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 			if (!PaxGroupIsDelta(g) && g != f->prefetched)
 				(void) pax_prefetch_columns(f->base.rel, g, f->needed,
 											RelationGetDescr(f->base.rel)->natts);
+			f->cur = f->window = NULL;	/* cols are rewritten */
 			f->cur_rows = pax_read_columns(f->base.rel, g, slot->tts_tupleDescriptor,
 										   f->needed, f->cols, NULL, &f->blocks_read);
 			f->cur = g;
-			f->window = NULL;
 			f->groups_decoded++;
 		}
 		pax_store_row(slot, slot->tts_tupleDescriptor, f->cols, f->needed, g, ri, f->base.rel);

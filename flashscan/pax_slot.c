@@ -26,7 +26,19 @@ typedef struct PaxTupleTableSlot
 {
 	VirtualTupleTableSlot base;
 	Relation	rel;			/* NULL: no pax row stored */
-	PaxGroupEntry *group;		/* NULL: a row this backend just inserted */
+	PaxGroupEntry *group;		/* NULL: a row this backend just inserted;
+								 * else origin's */
+	/*
+	 * A copy of the row's directory entry (without its columns: system
+	 * columns need none), not a pointer into the directory copy the row was
+	 * read through, which a fetch that ends (a DML re-read, EvalPlanQual)
+	 * may free while the slot still holds the row.
+	 */
+	union
+	{
+		char		space[PaxGroupEntrySize(0)];
+		uint64		align;
+	}			origin;
 	uint64		rownum;
 	TransactionId xmin;			/* ... whose inserter is this */
 	CommandId	cmin;
@@ -152,7 +164,9 @@ pax_slot_set_origin(TupleTableSlot *slot, Relation rel, PaxGroupEntry *g, uint64
 	if (slot->tts_ops != &pax_slot_ops)
 		return;
 	ps->rel = rel;
-	ps->group = g;
+	ps->group = (PaxGroupEntry *) ps->origin.space;
+	memcpy(ps->group, g, offsetof(PaxGroupEntry, cols));
+	ps->group->ncols = 0;
 	ps->rownum = rownum;
 }
 
