@@ -950,37 +950,25 @@ INSERT INTO churn2 SELECT g, 'x' FROM generate_series(1, 10) g;
 SELECT format('UPDATE churn2 SET c = %L WHERE id = 1', 'v' || i)
 FROM generate_series(1, 50) i \gexec
 \set ECHO all
-SET enable_seqscan = off;
-SET enable_bitmapscan = off;
-DO $$
+-- (an index scan of id, repeated until the index page has dead entries)
+CREATE FUNCTION churn2_scan(key int, dead int) RETURNS bigint
+LANGUAGE plpgsql SET enable_seqscan = off SET enable_bitmapscan = off AS $$
 BEGIN
   FOR i IN 1..100 LOOP
-    PERFORM c FROM churn2 WHERE id = 1;
-    EXIT WHEN (SELECT count(*) FROM bt_page_items('churn2_pkey', 1) WHERE dead) = 50;
+    PERFORM c FROM churn2 WHERE id = key;
+    EXIT WHEN (SELECT count(*) FROM bt_page_items('churn2_pkey', 1) WHERE bt_page_items.dead) = churn2_scan.dead;
     PERFORM pg_sleep(0.05);
   END LOOP;
+  RETURN (SELECT count(*) FROM churn2 WHERE id = key);
 END $$;
-SELECT c FROM churn2 WHERE id = 1;
-RESET enable_seqscan;
-RESET enable_bitmapscan;
+SELECT churn2_scan(1, 50) AS rows_of_1;
 SELECT count(*) FILTER (WHERE dead) AS dead, count(*) AS entries
 FROM bt_page_items('churn2_pkey', 1);
 -- a DELETE's row, once no snapshot sees it, goes the same way
 DELETE FROM churn2 WHERE id = 2;
-SET enable_seqscan = off;
-SET enable_bitmapscan = off;
-DO $$
-BEGIN
-  FOR i IN 1..100 LOOP
-    PERFORM c FROM churn2 WHERE id = 2;
-    EXIT WHEN (SELECT count(*) FROM bt_page_items('churn2_pkey', 1) WHERE dead) = 51;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-END $$;
-SELECT count(*) FROM churn2 WHERE id = 2;
-RESET enable_seqscan;
-RESET enable_bitmapscan;
+SELECT churn2_scan(2, 51) AS rows_of_2;
 SELECT count(*) FILTER (WHERE dead) AS dead FROM bt_page_items('churn2_pkey', 1);
+DROP FUNCTION churn2_scan;
 DROP TABLE churn, churn2;
 DROP EXTENSION pageinspect;
 DROP EXTENSION flashscan;
