@@ -557,8 +557,9 @@ extern uint32 pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot
 							   uint64 *blocks_read);
 extern bool pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum,
 							Snapshot snapshot, bool *all_dead);
-extern bool pax_row_removable(Relation rel, PaxGroupEntry *g, uint64 rownum,
-							  TransactionId *latest_removed, bool known_dead);
+extern void pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
+							   const bool *known_dead, bool *removable,
+							   TransactionId *latest_removed);
 extern TransactionId pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate);
 /*
  * Whether an update changes the row's key columns (those of unique indexes

@@ -16,9 +16,10 @@
  * updates.
  *
  * The unit of work is one block of a group's row map (the states of
- * PAX_ROW_STATES_PER_BLOCK consecutive rows), heap's table block: a
- * bottom-up pass reads the most promising few and stops when it frees
- * what the index asked for, or when a block freed nothing more.
+ * PAX_ROW_STATES_PER_BLOCK consecutive rows), heap's table block, read
+ * once for all its entries (pax_rows_removable()): a bottom-up pass reads
+ * the most promising few and stops when it frees what the index asked
+ * for, or when a block freed nothing more.
  *
  *-------------------------------------------------------------------------
  */
@@ -138,6 +139,9 @@ pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 	int			target = delstate->bottomupfreespace;
 	int			freed = 0;
 	int			final_n = 0;
+	uint64	   *rownums;
+	bool	   *known_dead;
+	bool	   *removable;
 	int			u;
 
 	qsort(delstate->deltids, delstate->ndeltids, sizeof(TM_IndexDelete), compare_tids);
@@ -145,24 +149,32 @@ pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 	if (delstate->bottomup)
 		nunits = keep_promising_units(delstate, units, nunits);
 
+	rownums = palloc(sizeof(uint64) * Max(delstate->ndeltids, 1));
+	known_dead = palloc(sizeof(bool) * Max(delstate->ndeltids, 1));
+	removable = palloc(sizeof(bool) * Max(delstate->ndeltids, 1));
 	for (u = 0; u < nunits; u++)
 	{
 		DeleteUnit *unit = &units[u];
 		int			freed_before = freed;
 		int			i;
 
-		for (i = unit->start; i < unit->start + unit->n; i++)
+		for (i = 0; i < unit->n; i++)
 		{
-			TM_IndexDelete *d = &delstate->deltids[i];
-			TM_IndexStatus *st = &delstate->status[d->id];
-			uint64		rownum = pax_tid_to_rownum(&d->tid);
-			bool		removable;
+			TM_IndexDelete *d = &delstate->deltids[unit->start + i];
 
-			/* a row still in some backend's write buffer has no group yet */
-			removable = unit->gi >= 0 &&
-				pax_row_removable(rel, dir->groups[unit->gi], rownum, &latest_removed,
-								  st->knowndeletable);
-			if (!st->knowndeletable && removable)
+			rownums[i] = pax_tid_to_rownum(&d->tid);
+			known_dead[i] = delstate->status[d->id].knowndeletable;
+			removable[i] = false;
+		}
+		/* a row still in some backend's write buffer has no group yet */
+		if (unit->gi >= 0)
+			pax_rows_removable(rel, dir->groups[unit->gi], unit->n, rownums, known_dead,
+							   removable, &latest_removed);
+		for (i = 0; i < unit->n; i++)
+		{
+			TM_IndexStatus *st = &delstate->status[delstate->deltids[unit->start + i].id];
+
+			if (!st->knowndeletable && removable[i])
 			{
 				st->knowndeletable = true;
 				if (delstate->bottomup)
@@ -170,7 +182,7 @@ pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 			}
 			/* (an entry the index found dead had its horizon counted above) */
 			if (st->knowndeletable)
-				final_n = i + 1;
+				final_n = unit->start + i + 1;
 		}
 		if (!delstate->bottomup)
 			continue;
@@ -180,6 +192,9 @@ pax_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 		if (u > 0)
 			target /= 2;
 	}
+	pfree(rownums);
+	pfree(known_dead);
+	pfree(removable);
 	pax_directory_release(dir);
 	pfree(units);
 	/*

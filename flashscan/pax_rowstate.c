@@ -662,59 +662,111 @@ row_state_removable(Relation rel, const PaxRowState *st, TransactionId inserter,
 }
 
 /*
- * May an index entry naming row rownum of group g go (tableam's
- * index_delete_tuples)?  Only when no snapshot can see the row, ever:
- * its group's insertion aborted, VACUUM removed it, its delta row's
- * insertion aborted, or its delete committed before every snapshot
- * (row_state_removable()).  A delta row not appended yet may still be:
- * it stays.  Row numbers are never reused, so the entry can never come to
- * name another row.  known_dead: the index marked the entry dead after
- * an earlier answer (the horizon may have moved back since, a standby's
- * feedback arriving); only *latest_removed is wanted.
+ * May the index entries naming rows rownums[0 .. n) of group g go
+ * (tableam's index_delete_tuples)?  removable[j] says.  Only when no
+ * snapshot can see the row, ever: its group's insertion aborted, VACUUM
+ * removed it, its delta row's insertion aborted, or its delete committed
+ * before every snapshot (row_state_removable()).  A delta row not appended
+ * yet may still be: it stays.  Row numbers are never reused, so an entry
+ * can never come to name another row.  known_dead[j]: the index marked the
+ * entry dead after an earlier answer (the horizon may have moved back
+ * since, a standby's feedback arriving); only *latest_removed is wanted.
+ * The group's delta headers, presence bitmap, dead-row bitmap and each row
+ * map block are read once for all the rows: the index holds its leaf page
+ * locked meanwhile.
  */
-bool
-pax_row_removable(Relation rel, PaxGroupEntry *g, uint64 rownum,
-				  TransactionId *latest_removed, bool known_dead)
+void
+pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
+				   const bool *known_dead, bool *removable, TransactionId *latest_removed)
 {
 	SnapshotData nonvacuumable;
-	PaxRowState st;
-	uint32		i = (uint32) (rownum - g->first_rownum);
-	TransactionId inserter = g->xmin;
+	PaxDeltaRowHeader *hdrs = NULL;
+	uint32		nhdrs = 0;
+	const uint8 *present = NULL;
+	Buffer		pinned = InvalidBuffer;
+	uint8	   *dead = NULL;
+	Buffer		mapbuf = InvalidBuffer;
+	bool		group_gone = (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY)) != 0;
+	int			j;
 
-	if (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY))
-		return true;
 	InitNonVacuumableSnapshot(nonvacuumable, GlobalVisTestFor(rel));
-	if (PaxGroupIsDelta(g))
+	if (!group_gone && !PaxGroupIsDelta(g) && !(g->flags & PAX_GROUP_FROZEN) &&
+		!pax_xmin_visible(g->xmin, g->cmin, &nonvacuumable))
+		group_gone = true;
+	if (!group_gone && PaxGroupIsDelta(g))
 	{
-		PaxDeltaRowHeader hdr;
-
-		if (!pax_delta_row_header(rel, g, rownum, &hdr))
-			return false;
-		if (!pax_xmin_visible(hdr.xmin, hdr.cmin, &nonvacuumable))
-			return true;
-		inserter = hdr.xmin;
+		hdrs = palloc(sizeof(PaxDeltaRowHeader) * Max(g->nrows, 1));
+		nhdrs = pax_delta_read_headers(rel, g, hdrs, NULL, NULL);
 	}
-	else
+	else if (!group_gone && PaxGroupIsSparse(g))
+		present = pax_read_presence(rel, g, &pinned, NULL);
+	if (!group_gone && PaxGroupHasDeadBitmap(g))
 	{
-		if (!(g->flags & PAX_GROUP_FROZEN) &&
-			!pax_xmin_visible(g->xmin, g->cmin, &nonvacuumable))
-			return true;
-		if (PaxGroupIsSparse(g))
+		dead = palloc((g->nrows + 7) / 8);
+		pax_read_dead_bitmap(rel, g, dead, NULL, NULL, NULL);
+	}
+
+	for (j = 0; j < n; j++)
+	{
+		uint32		i = (uint32) (rownums[j] - g->first_rownum);
+		TransactionId inserter = g->xmin;
+		PaxRowState st;
+
+		removable[j] = group_gone;
+		if (group_gone)
+			continue;
+		if (hdrs != NULL)
 		{
-			Buffer		pinned = InvalidBuffer;
-			bool		present;
-
-			present = (pax_read_presence(rel, g, &pinned, NULL)[i / 8] & (1 << (i % 8))) != 0;
-			if (BufferIsValid(pinned))
-				ReleaseBuffer(pinned);
-			if (!present)
-				return true;
+			if (i >= nhdrs)
+				continue;
+			if (!pax_xmin_visible(hdrs[i].xmin, hdrs[i].cmin, &nonvacuumable))
+			{
+				removable[j] = true;
+				continue;
+			}
+			inserter = hdrs[i].xmin;
 		}
+		else if (present != NULL && !(present[i / 8] & (1 << (i % 8))))
+		{
+			removable[j] = true;
+			continue;
+		}
+		if (g->row_map == InvalidBlockNumber)
+			continue;
+		if (dead != NULL)
+		{
+			if (dead[i / 8] & (1 << (i % 8)))
+				pax_dead_row_state(&st);
+			else
+				memset(&st, 0, sizeof(st));
+		}
+		else
+		{
+			BlockNumber blkno = g->row_map + i / PAX_ROW_STATES_PER_BLOCK;
+
+			if (!BufferIsValid(mapbuf) || BufferGetBlockNumber(mapbuf) != blkno)
+			{
+				if (BufferIsValid(mapbuf))
+					ReleaseBuffer(mapbuf);
+				mapbuf = ReadBuffer(rel, blkno);
+			}
+			LockBuffer(mapbuf, BUFFER_LOCK_SHARE);
+			pax_check_block_tag(rel, BufferGetPage(mapbuf), blkno, g->tag);
+			pax_check_map_stamp(rel, BufferGetPage(mapbuf), blkno, g->row_map,
+								i / PAX_ROW_STATES_PER_BLOCK);
+			st = ((PaxRowState *) PageGetContents(BufferGetPage(mapbuf)))[i % PAX_ROW_STATES_PER_BLOCK];
+			LockBuffer(mapbuf, BUFFER_LOCK_UNLOCK);
+		}
+		removable[j] = row_state_removable(rel, &st, inserter, latest_removed, known_dead[j]);
 	}
-	if (g->row_map == InvalidBlockNumber)
-		return false;
-	read_row_state(rel, g, rownum, &st);
-	return row_state_removable(rel, &st, inserter, latest_removed, known_dead);
+	if (BufferIsValid(mapbuf))
+		ReleaseBuffer(mapbuf);
+	if (BufferIsValid(pinned))
+		ReleaseBuffer(pinned);
+	if (hdrs)
+		pfree(hdrs);
+	if (dead)
+		pfree(dead);
 }
 
 /*
