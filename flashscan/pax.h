@@ -379,6 +379,8 @@ typedef struct PaxDirectory
 	int			ngroups;
 	int			natts;			/* the relation's attribute count when read */
 	uint64		version;		/* the metapage's dir_version when read */
+	int			format;			/* and its format version (format 5 and
+								 * later: stride indexes) */
 	PaxGroupEntry **groups;
 	BlockNumber *dir_blocks;	/* where groups[i]'s entry is: page ... */
 	uint16	   *dir_offsets;	/* ... and offset in it */
@@ -674,7 +676,6 @@ typedef struct PaxFetch
 	PaxGroupEntry *last;		/* group of the previous fetch */
 	uint32		run;			/* fetches in a row in last */
 	uint32		decode_after;	/* run that makes last worth decoding */
-	bool		strides;		/* the table may hold format 5 groups */
 	PaxColumnData *cols;
 	bool	   *needed;
 	MemoryContext cxt;

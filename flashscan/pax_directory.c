@@ -389,6 +389,7 @@ pax_read_directory(Relation rel, MemoryContext cxt)
 	buf = pax_lock_metapage(rel, BUFFER_LOCK_SHARE);
 	blkno = PaxPageGetMeta(BufferGetPage(buf))->dir_first;
 	dir->version = PaxPageGetMeta(BufferGetPage(buf))->dir_version;
+	dir->format = PaxPageGetMeta(BufferGetPage(buf))->version;
 	UnlockReleaseBuffer(buf);
 
 	while (blkno != InvalidBlockNumber)

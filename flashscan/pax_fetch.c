@@ -47,13 +47,6 @@ pax_fetch_begin(Relation rel, const bool *needed)
 	if (needed != NULL)
 		memcpy(f->needed, needed, sizeof(bool) * desc->natts);
 	f->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
-	{
-		int			group_blocks,
-					format;
-
-		pax_relation_meta(rel, &group_blocks, &format);
-		f->strides = format >= 5;
-	}
 	MemoryContextSwitchTo(old);
 	return f;
 }
@@ -269,7 +262,7 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	ri = (uint32) (pax_tid_to_rownum(tid) - g->first_rownum);
 	f->run = (g == f->last) ? f->run + 1 : 1;
 	if (g != f->last && !PaxGroupIsDelta(g))
-		f->decode_after = f->strides ?
+		f->decode_after = f->dir->format >= 5 ?
 			Min(g->nstored, pax_needed_blocks(g, f->needed, RelationGetDescr(f->base.rel)->natts) *
 				PAX_FETCH_DECODE_ROWS_PER_BLOCK) :
 			g->nstored / PAX_FETCH_DECODE_DIVISOR;
