@@ -642,16 +642,14 @@ pax_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
  * see the row, as heap's pruning does.
  */
 static bool
-row_state_removable(Relation rel, const PaxRowState *st, TransactionId inserter,
+row_state_removable(Snapshot nonvacuumable, const PaxRowState *st, TransactionId inserter,
 					TransactionId *latest_removed, bool known_dead)
 {
-	SnapshotData nonvacuumable;
 	TransactionId xmax;
 
 	if (st->flags & PAX_ROW_DEAD)
 		return true;			/* VACUUM logged its own horizon */
-	InitNonVacuumableSnapshot(nonvacuumable, GlobalVisTestFor(rel));
-	if (!known_dead && !pax_row_state_deleted(st, &nonvacuumable))
+	if (!known_dead && !pax_row_state_deleted(st, nonvacuumable))
 		return false;
 	xmax = pax_row_updater(st);
 	/* a row its own inserter deleted was never seen by anyone else */
@@ -757,7 +755,8 @@ pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
 			st = ((PaxRowState *) PageGetContents(BufferGetPage(mapbuf)))[i % PAX_ROW_STATES_PER_BLOCK];
 			LockBuffer(mapbuf, BUFFER_LOCK_UNLOCK);
 		}
-		removable[j] = row_state_removable(rel, &st, inserter, latest_removed, known_dead[j]);
+		removable[j] = row_state_removable(&nonvacuumable, &st, inserter, latest_removed,
+										   known_dead[j]);
 	}
 	if (BufferIsValid(mapbuf))
 		ReleaseBuffer(mapbuf);
@@ -800,7 +799,13 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 		 * were visited by every scan of its key until VACUUM.
 		 */
 		if (all_dead)
-			*all_dead = row_state_removable(rel, &st, InvalidTransactionId, NULL, false);
+		{
+			SnapshotData nonvacuumable;
+
+			InitNonVacuumableSnapshot(nonvacuumable, GlobalVisTestFor(rel));
+			*all_dead = row_state_removable(&nonvacuumable, &st, InvalidTransactionId, NULL,
+											false);
+		}
 		return false;
 	}
 	/* an ON CONFLICT insertion still checking: a unique check waits for its token */
