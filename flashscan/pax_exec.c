@@ -30,7 +30,9 @@
  * A Bitmap Heap Scan's scan descriptor exists after ExecutorStart and is
  * told at once; Seq Scan and Index Scan open theirs on their first call (or
  * in a parallel worker's DSM setup), so those nodes' ExecProcNodeReal is
- * wrapped until the descriptor exists and has been told, then restored.
+ * wrapped: the wrapper opens a serial scan's descriptor itself, as that
+ * first call would, and tells it before any row is read (a point query's
+ * one row among them), then restores the node's own function.
  *
  * EvalPlanQual, row locks, UPDATE and DELETE fetch the rows they need by
  * TID on their own, whole.
@@ -42,6 +44,8 @@
 #include "access/genam.h"
 #include "access/relscan.h"
 #include "access/sysattr.h"
+#include "access/tableam.h"
+#include "catalog/pg_am_d.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -124,7 +128,16 @@ scan_columns(PlanState *ps, Relation rel, Bitmapset *reads)
 	attrs = vars_of((Node *) plan->qual, scanrelid, attrs);
 	if (IsA(plan, IndexScan))
 	{
-		attrs = vars_of((Node *) ((IndexScan *) plan)->indexqualorig, scanrelid, attrs);
+		Relation	index = ((IndexScanState *) ps)->iss_RelationDesc;
+
+		/*
+		 * The original index quals are evaluated on the row only where the
+		 * index AM asks for a recheck (xs_recheck: hash, GiST, SP-GiST);
+		 * btree's matches are exact, so a point query on a primary key
+		 * reads its output columns alone, not the key's minipage too.
+		 */
+		if (index == NULL || index->rd_rel->relam != BTREE_AM_OID)
+			attrs = vars_of((Node *) ((IndexScan *) plan)->indexqualorig, scanrelid, attrs);
 		attrs = vars_of((Node *) ((IndexScan *) plan)->indexorderbyorig, scanrelid, attrs);
 	}
 	else if (IsA(plan, BitmapHeapScan))
@@ -173,6 +186,85 @@ tell_scan(PlanState *ps, const bool *needed)
 	}
 }
 
+/*
+ * Open a serial Seq Scan's, Index Scan's or Index-Only Scan's descriptor
+ * as its node's first call would (SeqNext, IndexNext, IndexOnlyNext of
+ * PostgreSQL 15), so that it is told its columns before it reads a row: a
+ * point query returns its one row from that first call, and would
+ * otherwise read every column of it.  A parallel-aware node's descriptor
+ * comes from its DSM setup, before its first call; one left without
+ * (serial execution of a parallel plan) opens its own on that call.
+ */
+static void
+open_scan(PlanState *ps)
+{
+	EState	   *estate = ps->state;
+
+	if (ps->plan->parallel_aware)
+		return;
+	switch (nodeTag(ps))
+	{
+		case T_SeqScanState:
+			{
+				ScanState  *ss = (ScanState *) ps;
+
+				if (ss->ss_currentScanDesc == NULL)
+					ss->ss_currentScanDesc = table_beginscan(ss->ss_currentRelation,
+															 estate->es_snapshot, 0, NULL);
+				break;
+			}
+		case T_IndexScanState:
+			{
+				IndexScanState *is = (IndexScanState *) ps;
+
+				if (is->iss_ScanDesc != NULL)
+					break;
+				is->iss_ScanDesc = index_beginscan(is->ss.ss_currentRelation,
+												   is->iss_RelationDesc,
+												   estate->es_snapshot,
+												   is->iss_NumScanKeys,
+												   is->iss_NumOrderByKeys);
+				/* runtime keys not computed yet: ExecReScan passes them */
+				if (is->iss_NumRuntimeKeys == 0 || is->iss_RuntimeKeysReady)
+					index_rescan(is->iss_ScanDesc, is->iss_ScanKeys, is->iss_NumScanKeys,
+								 is->iss_OrderByKeys, is->iss_NumOrderByKeys);
+				break;
+			}
+		case T_IndexOnlyScanState:
+			{
+				IndexOnlyScanState *ios = (IndexOnlyScanState *) ps;
+
+				if (ios->ioss_ScanDesc != NULL)
+					break;
+				ios->ioss_ScanDesc = index_beginscan(ios->ss.ss_currentRelation,
+													 ios->ioss_RelationDesc,
+													 estate->es_snapshot,
+													 ios->ioss_NumScanKeys,
+													 ios->ioss_NumOrderByKeys);
+				ios->ioss_ScanDesc->xs_want_itup = true;
+				ios->ioss_VMBuffer = InvalidBuffer;
+				if (ios->ioss_NumRuntimeKeys == 0 || ios->ioss_RuntimeKeysReady)
+					index_rescan(ios->ioss_ScanDesc, ios->ioss_ScanKeys, ios->ioss_NumScanKeys,
+								 ios->ioss_OrderByKeys, ios->ioss_NumOrderByKeys);
+				break;
+			}
+		default:
+			break;
+	}
+}
+
+static TupleTableSlot *exec_until_told(PlanState *ps);
+
+/* The node's descriptor was told: its own ExecProcNodeReal from now on. */
+static void
+stop_waiting(PlanState *ps, ExecProcNodeMtd real)
+{
+	ps->ExecProcNodeReal = real;
+	if (ps->ExecProcNode == exec_until_told)
+		ps->ExecProcNode = real;
+	hash_search(pending, &ps, HASH_REMOVE, NULL);
+}
+
 /* ExecProcNodeReal of a node until its scan descriptor is told. */
 static TupleTableSlot *
 exec_until_told(PlanState *ps)
@@ -184,14 +276,15 @@ exec_until_told(PlanState *ps)
 	if (p == NULL)
 		elog(ERROR, "pax: executor node %p lost its column set", (void *) ps);
 	real = p->real;
-	slot = real(ps);
+	open_scan(ps);
 	if (tell_scan(ps, p->needed))
 	{
-		ps->ExecProcNodeReal = real;
-		if (ps->ExecProcNode == exec_until_told)
-			ps->ExecProcNode = real;
-		hash_search(pending, &ps, HASH_REMOVE, NULL);
+		stop_waiting(ps, real);
+		return real(ps);
 	}
+	slot = real(ps);
+	if (tell_scan(ps, p->needed))
+		stop_waiting(ps, real);
 	return slot;
 }
 

@@ -60,6 +60,26 @@ SELECT same('SELECT a FROM cp WHERE id BETWEEN 100 AND 5000');
 SELECT same('SELECT id, e FROM cp WHERE id < 300 ORDER BY id DESC');
 SELECT same('SELECT cp::text FROM cp WHERE id IN (5, 50, 500, 5000)');
 SELECT same('SELECT x.id, y.b FROM generate_series(1, 50) x(id), LATERAL (SELECT b FROM cp WHERE cp.id = x.id * 7) y');
+-- a point query's one row too (it comes from the scan's first call), and
+-- without the key's column: btree's matches need no recheck on the row
+SELECT touched('SELECT a FROM cp WHERE id = 777') < touched('SELECT b, c, e FROM cp WHERE id = 777')
+	AS point_reads_fewer;
+CREATE INDEX cp_c ON cp (c);
+SELECT touched($$SELECT a FROM cp WHERE c = repeat('c', 60) || '777'$$) <
+	   touched($$SELECT a, c FROM cp WHERE c = repeat('c', 60) || '777'$$) AS point_skips_key;
+DROP INDEX cp_c;
+SELECT same('SELECT a FROM cp WHERE id = 777');
+SELECT same('SELECT a, e FROM cp WHERE id = (SELECT 15555)');
+SELECT same('SELECT b FROM cp WHERE id = ANY (ARRAY(SELECT g * 3 FROM generate_series(1, 9) g))');
+-- a hash index rechecks its quals on the row: the key's column is read
+CREATE INDEX cp_id_hash ON cp USING hash (id);
+CREATE INDEX ch_id_hash ON ch USING hash (id);
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT a FROM cp WHERE id = 777;
+SELECT same('SELECT a FROM cp WHERE id = 777');
+SELECT same('SELECT x.id, y.a FROM generate_series(1, 50) x(id), LATERAL (SELECT a FROM cp WHERE cp.id = x.id * 7) y');
+RESET enable_bitmapscan;
+DROP INDEX cp_id_hash, ch_id_hash;
 -- a Limit WITH TIES over an index scan compares the ORDER BY column, which
 -- the join above does not read
 CREATE TABLE tie (id int, grp int) USING pax;
