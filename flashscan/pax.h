@@ -497,8 +497,11 @@ extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry 
 extern uint32 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
+typedef struct PaxPrefixCache PaxPrefixCache;
+extern PaxPrefixCache *pax_prefix_cache_create(void);
 extern void pax_read_row_run(Relation rel, PaxGroupEntry *g, TupleDesc desc,
-							 const bool *needed, uint32 k, uint32 n, PaxColumnData *cols);
+							 const bool *needed, uint32 k, uint32 n, PaxColumnData *cols,
+							 PaxPrefixCache *cache);
 extern uint32 pax_stored_index(Relation rel, PaxGroupEntry *g, uint32 ri);
 extern uint32 pax_needed_blocks(PaxGroupEntry *g, const bool *needed, int natts);
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
@@ -693,6 +696,7 @@ typedef struct PaxFetch
 	uint32		window_first;
 	uint32		window_rows;
 	uint32		window_size;
+	PaxPrefixCache *prefixes;	/* minipage prefixes windows were read with */
 } PaxFetch;
 
 extern IndexFetchTableData *pax_index_fetch_begin(Relation rel);

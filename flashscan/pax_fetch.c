@@ -219,7 +219,10 @@ read_window(PaxFetch *f, PaxGroupEntry *g, uint32 k, TupleDesc desc)
 	}
 	f->window = f->cur = NULL;	/* cols are rewritten */
 	f->window_rows = Min(size, g->nstored - first);
-	pax_read_row_run(f->base.rel, g, desc, f->needed, first, f->window_rows, f->cols);
+	if (f->prefixes == NULL)
+		f->prefixes = pax_prefix_cache_create();	/* in f->cxt: read_window's caller is there */
+	pax_read_row_run(f->base.rel, g, desc, f->needed, first, f->window_rows, f->cols,
+					 f->prefixes);
 	f->window = g;
 	f->window_first = first;
 	f->window_size = size;

@@ -49,6 +49,9 @@ typedef struct PaxMinipageHeader
 
 #define PAX_MINIPAGE_STRIDES	0x80000000u
 
+StaticAssertDecl(sizeof(PaxMinipageHeader) == PAX_MINIPAGE_HEADER_BYTES,
+				 "pax_minipage.h names the header's size");
+
 /* flashscan.write_format: the format new minipages and tables are written in. */
 int			pax_write_format = PAX_FORMAT_VERSION;
 
@@ -411,6 +414,31 @@ pax_minipage_read_rows(Form_pg_attribute att, uint32 nrows, Size nbytes,
 	end = l.doff + span[nspan - 1];
 	walk_values(att, read(arg, from, end - from), start - from, end - from, bits, first,
 				first, last + 1, values, isnull, k, rel);
+}
+
+/*
+ * How many leading bytes of a minipage say where its rows' values lie: the
+ * header, the null bits and a fixed-width column's padding up to its
+ * values, or a variable-width column's stride index up to its data.  A
+ * fetch that keeps them (pax_reader.c's prefix cache) reads one block per
+ * column for a row instead of two.  0 for a format-4 variable-width
+ * minipage, which is walked from its start.  header: its first
+ * sizeof(PaxMinipageHeader) bytes.
+ */
+Size
+pax_minipage_prefix_bytes(Form_pg_attribute att, uint32 nrows, Size nbytes,
+						  const char *header, Relation rel)
+{
+	PaxMinipageHeader hdr;
+	MinipageLayout l;
+
+	if (nbytes < sizeof(PaxMinipageHeader))
+		minipage_corrupted(att, rel, psprintf("It is %zu bytes long.", nbytes));
+	memcpy(&hdr, header, sizeof(PaxMinipageHeader));
+	read_header(att, nrows, &hdr, nbytes, rel, &l);
+	if (att->attlen > 0)
+		return l.voff;
+	return l.strides ? l.doff : 0;
 }
 
 /*

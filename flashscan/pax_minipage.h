@@ -20,6 +20,9 @@
  */
 #define PAX_STRIDE_ROWS			16
 
+/* The header that starts every minipage: rows, and nulls with a flag. */
+#define PAX_MINIPAGE_HEADER_BYTES	8
+
 /* Returns a MAXALIGNed copy of bytes [offset, offset + nbytes) of a minipage. */
 typedef const char *(*PaxMinipageReadFn) (void *arg, Size offset, Size nbytes);
 
@@ -34,6 +37,8 @@ extern void pax_decode_minipage(Form_pg_attribute att, uint32 nrows, const char 
 extern void pax_minipage_read_rows(Form_pg_attribute att, uint32 nrows, Size nbytes,
 								   PaxMinipageReadFn read, void *arg, uint32 k, uint32 n,
 								   Datum *values, bool *isnull, Relation rel);
+extern Size pax_minipage_prefix_bytes(Form_pg_attribute att, uint32 nrows, Size nbytes,
+									  const char *header, Relation rel);
 extern uint32 pax_layout_group(int ncols, const Size *sizes, PaxColumnExtent *extents);
 extern char *pax_encode_group(TupleDesc desc, int natts, uint32 nstored, Datum **values,
 							  bool **isnull, const bool *hasnulls, const Size *data_bytes,

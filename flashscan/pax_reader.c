@@ -276,7 +276,75 @@ typedef struct MinipageSource
 	Buffer		pinned;
 	bool		locked;			/* pinned is share-locked by us */
 	PaxColumnData *col;
+	const char *prefix;			/* the minipage's first prefix_len bytes, kept */
+	Size		prefix_len;
 } MinipageSource;
+
+/*
+ * A fetch's copies of minipage prefixes (pax_minipage_prefix_bytes(): the
+ * header, null bits and stride index that say where a row's value lies).
+ * Without them, a row fetched from a group reads two blocks a column (the
+ * prefix's, then the value's), where heap reads one page for the whole
+ * row; an index probe that lands in a group the fetch has met before reads
+ * the value's block alone.  The key is the group's first block and tag: a
+ * group's minipages never change while that pair names it (a rewrite
+ * makes a new group with a new tag; delta pages are not read here).
+ */
+typedef struct PrefixKey
+{
+	BlockNumber first_block;
+	uint32		tag;
+	int32		att;
+} PrefixKey;
+
+typedef struct PrefixEntry
+{
+	PrefixKey	key;
+	Size		len;
+	char	   *data;
+} PrefixEntry;
+
+struct PaxPrefixCache
+{
+	MemoryContext cxt;			/* the table and the copies */
+	HTAB	   *hash;
+	Size		bytes;			/* held by the copies */
+};
+
+/*
+ * What the copies of one fetch may hold: about 2,000 variable-width
+ * minipages' prefixes of 64k-row groups, a few hundred thousand of
+ * fixed-width columns without nulls.  Over it the cache starts again.
+ */
+#define PAX_PREFIX_CACHE_BYTES	(4 * 1024 * 1024)
+/* A longer prefix (the null bits of a group of a million rows) is not kept. */
+#define PAX_PREFIX_MAX_BYTES	(64 * 1024)
+
+static void
+prefix_cache_reset(PaxPrefixCache *cache)
+{
+	HASHCTL		ctl;
+
+	MemoryContextReset(cache->cxt);
+	ctl.keysize = sizeof(PrefixKey);
+	ctl.entrysize = sizeof(PrefixEntry);
+	ctl.hcxt = cache->cxt;
+	cache->hash = hash_create("pax minipage prefixes", 256, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	cache->bytes = 0;
+}
+
+/* An empty prefix cache in the current memory context. */
+PaxPrefixCache *
+pax_prefix_cache_create(void)
+{
+	PaxPrefixCache *cache = palloc0(sizeof(PaxPrefixCache));
+
+	cache->cxt = AllocSetContextCreate(CurrentMemoryContext, "pax minipage prefixes",
+									   ALLOCSET_DEFAULT_SIZES);
+	prefix_cache_reset(cache);
+	return cache;
+}
 
 static void
 unlock_source(MinipageSource *src)
@@ -296,6 +364,19 @@ read_minipage_part(void *arg, Size offset, Size nbytes)
 
 	if (offset + nbytes > src->ext->nbytes)
 		pax_corrupted(src->rel, src->g->first_block, "pax group (a minipage part lies past its end)");
+	if (src->prefix != NULL && offset + nbytes <= src->prefix_len)
+	{
+		/* a copy, as the other parts: MAXALIGNed, ours to keep until the next read */
+		if (src->col->bufsize < MAXALIGN(Max(nbytes, 1)))
+		{
+			if (src->col->buf)
+				pfree(src->col->buf);
+			src->col->bufsize = MAXALIGN(Max(nbytes, 1));
+			src->col->buf = palloc(src->col->bufsize);
+		}
+		memcpy(src->col->buf, src->prefix + offset, nbytes);
+		return src->col->buf;
+	}
 	if (nbytes > 0 && off / PAX_BLOCK_PAYLOAD == (off + nbytes - 1) / PAX_BLOCK_PAYLOAD &&
 		off + nbytes <= (Size) src->g->nblocks * PAX_BLOCK_PAYLOAD)
 	{
@@ -362,6 +443,44 @@ pax_stored_index(Relation rel, PaxGroupEntry *g, uint32 ri)
 }
 
 /*
+ * Point src (at column att of its group) at the column's minipage prefix:
+ * the cache's copy, or one read now and kept.
+ */
+static void
+use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int att)
+{
+	PrefixKey	key;
+	PrefixEntry *e;
+	bool		found;
+	Size		len;
+	char	   *copy;
+
+	memset(&key, 0, sizeof(key));
+	key.first_block = src->g->first_block;
+	key.tag = src->g->tag;
+	key.att = att;
+	e = hash_search(cache->hash, &key, HASH_FIND, NULL);
+	if (e == NULL)
+	{
+		len = pax_minipage_prefix_bytes(a, src->g->nstored, src->ext->nbytes,
+										read_minipage_part(src, 0, PAX_MINIPAGE_HEADER_BYTES),
+										src->rel);
+		if (len == 0 || len > PAX_PREFIX_MAX_BYTES)
+			return;
+		if (cache->bytes + len > PAX_PREFIX_CACHE_BYTES)
+			prefix_cache_reset(cache);
+		copy = MemoryContextAlloc(cache->cxt, len);
+		memcpy(copy, read_minipage_part(src, 0, len), len);
+		e = hash_search(cache->hash, &key, HASH_ENTER, &found);
+		e->len = len;
+		e->data = copy;
+		cache->bytes += len;
+	}
+	src->prefix = e->data;
+	src->prefix_len = e->len;
+}
+
+/*
  * Decode the stored rows [k, k + n) of a group (not a delta page; for a
  * sparse group, k counts stored rows: pax_stored_index()) into
  * cols[att].values[0 .. n) and isnull[0 .. n) for the needed columns,
@@ -371,11 +490,12 @@ pax_stored_index(Relation rel, PaxGroupEntry *g, uint32 ri)
  * thus reads a few blocks, not every needed column of a group of thousands
  * of rows, and a run of rows (a range) about as many.  By-reference values
  * point into cols[att].buf (valid until the next read into cols); the
- * arrays are grown in the current memory context.
+ * arrays are grown in the current memory context.  With a prefix cache
+ * (NULL: none), the columns' prefixes come from it or are kept in it.
  */
 void
 pax_read_row_run(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *needed,
-				 uint32 k, uint32 n, PaxColumnData *cols)
+				 uint32 k, uint32 n, PaxColumnData *cols, PaxPrefixCache *cache)
 {
 	MinipageSource src;
 	int			att;
@@ -417,6 +537,10 @@ pax_read_row_run(Relation rel, PaxGroupEntry *g, TupleDesc desc, const bool *nee
 		}
 		src.ext = &g->cols[att];
 		src.col = &cols[att];
+		src.prefix = NULL;
+		src.prefix_len = 0;
+		if (cache != NULL)
+			use_prefix(&src, cache, a, att);
 		pax_minipage_read_rows(a, g->nstored, g->cols[att].nbytes, read_minipage_part, &src,
 							   k, n, cols[att].values, cols[att].isnull, rel);
 	}

@@ -60,6 +60,11 @@ SELECT same('SELECT a FROM cp WHERE id BETWEEN 100 AND 5000');
 SELECT same('SELECT id, e FROM cp WHERE id < 300 ORDER BY id DESC');
 SELECT same('SELECT cp::text FROM cp WHERE id IN (5, 50, 500, 5000)');
 SELECT same('SELECT x.id, y.b FROM generate_series(1, 50) x(id), LATERAL (SELECT b FROM cp WHERE cp.id = x.id * 7) y');
+-- probes that come back to groups they met: the minipages' headers, null
+-- bits and stride indexes are kept per fetch, so the values must still be
+-- each row's own, column by column, in every group
+SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id = (x.i * 7919) % 20000 + 1) y');
+SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT e, id FROM cp WHERE cp.id = (x.i * 13) % 20000 + 1) y');
 -- a point query's one row too (it comes from the scan's first call), and
 -- without the key's column: btree's matches need no recheck on the row
 SELECT touched('SELECT a FROM cp WHERE id = 777') < touched('SELECT b, c, e FROM cp WHERE id = 777')
