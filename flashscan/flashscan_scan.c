@@ -455,12 +455,18 @@ add_flashscan_path(PlannerInfo *root, RelOptInfo *rel)
  * group, format 4) took about 77 us a row against heap's few.
  * Without this the planner priced a pax index fetch as a heap one and
  * kept nested loops over index probes 6-20x slower than heap's plan.
+ * The header block of each column (with its null bits and stride index)
+ * is read once per group a fetch meets: it keeps those prefixes
+ * (pax_reader.c), so probes that come back to a group read its value
+ * blocks alone.
  * Also what a fetch that decodes a group's needed columns whole pays: their
  * minipages' blocks read in order, and every row of the group decoded.
  */
 typedef struct PaxFetchCosts
 {
-	Cost		per_row;		/* one row fetched alone, beyond heap's price */
+	Cost		per_row;		/* one row fetched alone, beyond heap's price,
+								 * in a group the fetch has met */
+	Cost		per_group_met;	/* the first fetch in a group: its prefixes */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
 	double		rows_per_group;
 	double		decode_after;	/* fetches in a row after which a fetch decodes the group */
@@ -486,6 +492,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	rows_per_group = Max(1.0, rel->tuples / ngroups);
 	strides = format >= 5;
 	costs->per_row = 0;
+	costs->per_group_met = 0;
 	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
 	foreach(lc, rel->baserestrictinfo)
 		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &attrs);
@@ -501,7 +508,8 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 		ncols++;
 		if (a->attlen > 0)
 		{
-			costs->per_row += 2 * cpu_tuple_cost;
+			costs->per_row += cpu_tuple_cost;
+			costs->per_group_met += cpu_tuple_cost;
 			blocks += ceil(rows_per_group * a->attlen / (double) PAX_BLOCK_PAYLOAD);
 			continue;
 		}
@@ -509,8 +517,11 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 									   a->atttypmod);
 		blocks += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD);
 		if (strides)
-			costs->per_row += (2 + ceil(PAX_STRIDE_ROWS * width / (double) PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
+		{
+			costs->per_row += (1 + ceil(PAX_STRIDE_ROWS * width / (double) PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
 				PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
+			costs->per_group_met += cpu_tuple_cost;
+		}
 		else
 			costs->per_row += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
 				rows_per_group / 2 * cpu_operator_cost / 3;
@@ -530,7 +541,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
  * like an index fetch (pax_fetch_row(): alone, at pax_fetch_costs'
  * per_row beyond that), except that a group in which many rows match in a
  * row gets its needed columns decoded whole, once.  So: heap's price plus
- * per_row for each row while a touched group's expected matches stay
+ * per_row for each row (and per_group_met for each touched group) while a touched group's expected matches stay
  * below the fetch's decode threshold (decode_after); above it, the index part plus every touched
  * group decoded.  The processes of a parallel bitmap scan share out TID
  * blocks, so each sees about 1/(workers + 1) of each group's rows.
@@ -557,7 +568,8 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
 	if (matches >= costs->decode_after)
 		price = index_cost + touched * costs->per_group;
 	else
-		price = path->total_cost + sel * rel->tuples / procs * costs->per_row;
+		price = path->total_cost + sel * rel->tuples / procs * costs->per_row +
+			Min(touched, sel * rel->tuples / procs) * costs->per_group_met;
 	if (price <= path->total_cost)
 		return false;
 	path->total_cost = price;
@@ -719,16 +731,58 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 }
 
 /*
- * Index scans of a pax table (not index-only ones) pay pax_fetch_costs'
- * per_row for every row the index returns.  Paths the cheaper-looking index paths
- * pruned come back: the sequential scan, plain and parallel.
+ * How many times a parameterized path is expected to run: the fewest rows
+ * of the base relations it takes parameters from, as PostgreSQL's index
+ * costing assumes (1 when it takes none).
+ */
+static double
+expected_loops(PlannerInfo *root, Path *path)
+{
+	Relids		outer = PATH_REQ_OUTER(path);
+	double		loops = 0;
+	int			relid = -1;
+
+	while ((relid = bms_next_member(outer, relid)) >= 0)
+	{
+		RelOptInfo *orel;
+
+		if (relid >= root->simple_rel_array_size)
+			continue;
+		orel = root->simple_rel_array[relid];
+		if (orel == NULL || IS_DUMMY_REL(orel) || orel->rows <= 0)
+			continue;
+		if (loops == 0 || orel->rows < loops)
+			loops = orel->rows;
+	}
+	return Max(loops, 1.0);
+}
+
+/*
+ * What the fetches of one run of an index scan pay beyond heap's: per_row
+ * for each row, and the prefixes of each group the fetch meets, once for
+ * all its runs (the groups that rows drawn at random from ngroups land in).
+ */
+static Cost
+index_fetch_price(PlannerInfo *root, IndexPath *ip, RelOptInfo *rel, const PaxFetchCosts *costs)
+{
+	double		rows = ip->indexselectivity * rel->tuples;
+	double		loops = expected_loops(root, &ip->path);
+	double		ngroups = Max(1.0, rel->tuples / costs->rows_per_group);
+	double		met = ngroups * (1.0 - exp(-rows * loops / ngroups));
+
+	return rows * costs->per_row + Min(met / loops, rows) * costs->per_group_met;
+}
+
+/*
+ * Index scans of a pax table (not index-only ones) pay index_fetch_price()
+ * per run.  Paths the cheaper-looking index paths pruned come back: the
+ * sequential scan, plain and parallel.
  */
 static void
 price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 {
 	Relation	r;
 	PaxFetchCosts costs;
-	Cost		per_row;
 	double		spc_random,
 				spc_seq;
 	bool		raised = false;
@@ -745,7 +799,6 @@ price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	r = relation_open(rte->relid, NoLock);
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
 	pax_fetch_costs(rel, r, spc_seq, &costs);
-	per_row = costs.per_row;
 	relation_close(r, NoLock);
 
 	foreach(lc, rel->pathlist)
@@ -753,14 +806,14 @@ price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		IndexPath  *ip = lfirst(lc);
 
 		if (IsA(ip, IndexPath) && ip->path.pathtype == T_IndexScan)
-			ip->path.total_cost += ip->indexselectivity * rel->tuples * per_row;
+			ip->path.total_cost += index_fetch_price(root, ip, rel, &costs);
 	}
 	foreach(lc, rel->partial_pathlist)
 	{
 		IndexPath  *ip = lfirst(lc);
 
 		if (IsA(ip, IndexPath) && ip->path.pathtype == T_IndexScan)
-			ip->path.total_cost += ip->indexselectivity * rel->tuples * per_row /
+			ip->path.total_cost += index_fetch_price(root, ip, rel, &costs) /
 				(ip->path.parallel_workers + 1);
 	}
 	add_seqscan_paths(root, rel);
