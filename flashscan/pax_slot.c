@@ -122,6 +122,23 @@ pax_slot_clear(TupleTableSlot *slot)
 	TTSOpsVirtual.clear(slot);
 }
 
+/*
+ * A heap tuple copy of the row carries its TID and table, as a copy of a
+ * heap row does: ANALYZE sorts its sample by t_self to learn each column's
+ * correlation with the table's order (without it every pax column read as
+ * uncorrelated, and index range scans were priced as random fetches), and
+ * triggers and logical decoding read them too.
+ */
+static HeapTuple
+pax_slot_copy_heap_tuple(TupleTableSlot *slot)
+{
+	HeapTuple	tuple = TTSOpsVirtual.copy_heap_tuple(slot);
+
+	tuple->t_self = slot->tts_tid;
+	tuple->t_tableOid = slot->tts_tableOid;
+	return tuple;
+}
+
 const TupleTableSlotOps *
 pax_slot_ops_get(void)
 {
@@ -131,6 +148,7 @@ pax_slot_ops_get(void)
 		pax_slot_ops.base_slot_size = sizeof(PaxTupleTableSlot);
 		pax_slot_ops.clear = pax_slot_clear;
 		pax_slot_ops.getsysattr = pax_slot_getsysattr;
+		pax_slot_ops.copy_heap_tuple = pax_slot_copy_heap_tuple;
 	}
 	return &pax_slot_ops;
 }

@@ -129,6 +129,28 @@ SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table
 SELECT same('SELECT a, count(*), max(c) FROM cp GROUP BY a');
 RESET ALL;
 
+-- ANALYZE learns each column's correlation with the table's order as on
+-- heap (a sample smaller than the table is sorted by TID), so an index
+-- range scan over rows stored in key order is priced as one
+SET default_statistics_target = 10;
+ANALYZE ch, cp;
+SELECT tablename, attname, round(correlation::numeric, 1) AS correlation FROM pg_stats
+WHERE tablename IN ('ch', 'cp') AND attname IN ('id', 'a') ORDER BY 1, 2;
+RESET default_statistics_target;
+CREATE FUNCTION plan_cost(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+	RETURN (plan -> 0 -> 'Plan' ->> 'Total Cost')::float8;
+END
+$$;
+SET enable_bitmapscan = off; SET enable_seqscan = off;
+SELECT plan_cost('SELECT b FROM cp WHERE id BETWEEN 5000 AND 5500') <
+	   2 * plan_cost('SELECT b FROM ch WHERE id BETWEEN 5000 AND 5500') AS range_priced_like_heap;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+
 DROP TABLE ch, cp;
-DROP FUNCTION touched(text), same(text);
+DROP FUNCTION touched(text), same(text), plan_cost(text);
 DROP EXTENSION flashscan;
