@@ -467,6 +467,7 @@ typedef struct PaxFetchCosts
 	Cost		per_row;		/* one row fetched alone, beyond heap's price,
 								 * in a group the fetch has met */
 	Cost		per_group_met;	/* the first fetch in a group: its prefixes */
+	double		prefix_bytes;	/* those prefixes' bytes in a fetch's cache */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
 	double		rows_per_group;
 	double		decode_after;	/* fetches in a row after which a fetch decodes the group */
@@ -493,6 +494,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	strides = format >= 5;
 	costs->per_row = 0;
 	costs->per_group_met = 0;
+	costs->prefix_bytes = 0;
 	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
 	foreach(lc, rel->baserestrictinfo)
 		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &attrs);
@@ -510,6 +512,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 		{
 			costs->per_row += cpu_tuple_cost;
 			costs->per_group_met += cpu_tuple_cost;
+			costs->prefix_bytes += PAX_PREFIX_ENTRY_BYTES;
 			blocks += ceil(rows_per_group * a->attlen / (double) PAX_BLOCK_PAYLOAD);
 			continue;
 		}
@@ -521,6 +524,8 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 			costs->per_row += (1 + ceil(PAX_STRIDE_ROWS * width / (double) PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
 				PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
 			costs->per_group_met += cpu_tuple_cost;
+			costs->prefix_bytes += PAX_PREFIX_ENTRY_BYTES +
+				ceil(rows_per_group / PAX_STRIDE_ROWS) * sizeof(uint32);
 		}
 		else
 			costs->per_row += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
@@ -758,19 +763,27 @@ expected_loops(PlannerInfo *root, Path *path)
 }
 
 /*
- * What the fetches of one run of an index scan pay beyond heap's: per_row
- * for each row, and the prefixes of each group the fetch meets, once for
- * all its runs (the groups that rows drawn at random from ngroups land in).
+ * What the fetches of one run of an index scan pay beyond heap's, in each
+ * of its processes (a parallel scan's workers share out the rows, and each
+ * has its own fetch): per_row for each row, and each group's prefixes
+ * twice (a group met once is only remembered; the second meeting copies
+ * them) for all the runs of the scan, where the fetch's prefix cache holds
+ * them all; the groups not held pay them at every row.  Rows land in groups
+ * as if drawn at random.
  */
 static Cost
 index_fetch_price(PlannerInfo *root, IndexPath *ip, RelOptInfo *rel, const PaxFetchCosts *costs)
 {
-	double		rows = ip->indexselectivity * rel->tuples;
+	double		procs = ip->path.parallel_workers + 1;
+	double		rows = ip->indexselectivity * rel->tuples / procs;
 	double		loops = expected_loops(root, &ip->path);
 	double		ngroups = Max(1.0, rel->tuples / costs->rows_per_group);
 	double		met = ngroups * (1.0 - exp(-rows * loops / ngroups));
+	double		held = (costs->prefix_bytes > 0) ?
+		Min(1.0, PAX_PREFIX_CACHE_BYTES / (ngroups * costs->prefix_bytes)) : 1.0;
+	double		prefixes = held * Min(2 * met / loops, rows) + (1.0 - held) * rows;
 
-	return rows * costs->per_row + Min(met / loops, rows) * costs->per_group_met;
+	return rows * costs->per_row + prefixes * costs->per_group_met;
 }
 
 /*
@@ -813,8 +826,7 @@ price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		IndexPath  *ip = lfirst(lc);
 
 		if (IsA(ip, IndexPath) && ip->path.pathtype == T_IndexScan)
-			ip->path.total_cost += index_fetch_price(root, ip, rel, &costs) /
-				(ip->path.parallel_workers + 1);
+			ip->path.total_cost += index_fetch_price(root, ip, rel, &costs);
 	}
 	add_seqscan_paths(root, rel);
 	list_sort(rel->pathlist, compare_total_cost);

@@ -497,6 +497,13 @@ extern void pax_add_directory_entry(Relation rel, Buffer metabuf, PaxGroupEntry 
 extern uint32 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
+/*
+ * A fetch's cache of minipage prefixes (pax_reader.c): what it may hold,
+ * and what one entry takes besides its bytes (its hash entry and the
+ * allocation's header), which the planner counts too.
+ */
+#define PAX_PREFIX_CACHE_BYTES	(4 * 1024 * 1024)
+#define PAX_PREFIX_ENTRY_BYTES	96
 typedef struct PaxPrefixCache PaxPrefixCache;
 extern PaxPrefixCache *pax_prefix_cache_create(void);
 extern void pax_read_row_run(Relation rel, PaxGroupEntry *g, TupleDesc desc,
@@ -697,6 +704,7 @@ typedef struct PaxFetch
 	uint32		window_rows;
 	uint32		window_size;
 	PaxPrefixCache *prefixes;	/* minipage prefixes windows were read with */
+	uint32		windows_read;	/* until prefixes exists */
 } PaxFetch;
 
 extern IndexFetchTableData *pax_index_fetch_begin(Relation rel);

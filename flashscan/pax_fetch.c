@@ -219,7 +219,8 @@ read_window(PaxFetch *f, PaxGroupEntry *g, uint32 k, TupleDesc desc)
 	}
 	f->window = f->cur = NULL;	/* cols are rewritten */
 	f->window_rows = Min(size, g->nstored - first);
-	if (f->prefixes == NULL)
+	/* a point query reads one window: it needs no cache */
+	if (f->prefixes == NULL && f->windows_read++ > 0)
 		f->prefixes = pax_prefix_cache_create();	/* in f->cxt: read_window's caller is there */
 	pax_read_row_run(f->base.rel, g, desc, f->needed, first, f->window_rows, f->cols,
 					 f->prefixes);

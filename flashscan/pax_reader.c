@@ -285,10 +285,14 @@ typedef struct MinipageSource
  * header, null bits and stride index that say where a row's value lies).
  * Without them, a row fetched from a group reads two blocks a column (the
  * prefix's, then the value's), where heap reads one page for the whole
- * row; an index probe that lands in a group the fetch has met before reads
- * the value's block alone.  The key is the group's first block and tag: a
- * group's minipages never change while that pair names it (a rewrite
- * makes a new group with a new tag; delta pages are not read here).
+ * row; an index probe that comes back to a group the fetch has met reads
+ * the value's block alone.  A group met once is only remembered: its
+ * prefixes are copied when the fetch comes back, since a whole prefix may
+ * span more blocks than one row's parts of it (the stride index of a group
+ * of 50,000 rows takes 12 kB), which a fetch that never returns would pay
+ * for nothing.  The key is the group's first block and tag: a group's
+ * minipages never change while that pair names it (a rewrite makes a new
+ * group with a new tag; delta pages are not read here).
  */
 typedef struct PrefixKey
 {
@@ -300,23 +304,23 @@ typedef struct PrefixKey
 typedef struct PrefixEntry
 {
 	PrefixKey	key;
+	bool		keep;			/* copy it on the next meeting */
 	Size		len;
-	char	   *data;
+	char	   *data;			/* NULL: not copied (yet, or ever) */
 } PrefixEntry;
 
 struct PaxPrefixCache
 {
 	MemoryContext cxt;			/* the table and the copies */
 	HTAB	   *hash;
-	Size		bytes;			/* held by the copies */
 };
 
 /*
- * What the copies of one fetch may hold: about 2,000 variable-width
- * minipages' prefixes of 64k-row groups, a few hundred thousand of
- * fixed-width columns without nulls.  Over it the cache starts again.
+ * PAX_PREFIX_CACHE_BYTES: the memory one fetch's cache may take, its table
+ * included: prefixes of about 1,500 groups' variable-width columns of
+ * 8,000-row groups, tens of thousands of fixed-width ones.  Over it the
+ * cache starts again.
  */
-#define PAX_PREFIX_CACHE_BYTES	(4 * 1024 * 1024)
 /* A longer prefix (the null bits of a group of a million rows) is not kept. */
 #define PAX_PREFIX_MAX_BYTES	(64 * 1024)
 
@@ -331,7 +335,16 @@ prefix_cache_reset(PaxPrefixCache *cache)
 	ctl.hcxt = cache->cxt;
 	cache->hash = hash_create("pax minipage prefixes", 256, &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	cache->bytes = 0;
+}
+
+/* Make room for bytes more, or start again (true: the cache was emptied). */
+static bool
+prefix_cache_room(PaxPrefixCache *cache, Size bytes)
+{
+	if (MemoryContextMemAllocated(cache->cxt, false) + bytes <= PAX_PREFIX_CACHE_BYTES)
+		return false;
+	prefix_cache_reset(cache);
+	return true;
 }
 
 /* An empty prefix cache in the current memory context. */
@@ -443,8 +456,9 @@ pax_stored_index(Relation rel, PaxGroupEntry *g, uint32 ri)
 }
 
 /*
- * Point src (at column att of its group) at the column's minipage prefix:
- * the cache's copy, or one read now and kept.
+ * Point src (at column att of its group) at the column's minipage prefix
+ * if the cache has it; remember a group met for the first time, and copy
+ * the prefix of one met before.
  */
 static void
 use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int att)
@@ -453,7 +467,6 @@ use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int 
 	PrefixEntry *e;
 	bool		found;
 	Size		len;
-	char	   *copy;
 
 	memset(&key, 0, sizeof(key));
 	key.first_block = src->g->first_block;
@@ -462,20 +475,30 @@ use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int 
 	e = hash_search(cache->hash, &key, HASH_FIND, NULL);
 	if (e == NULL)
 	{
+		(void) prefix_cache_room(cache, sizeof(PrefixEntry) * 2);
+		e = hash_search(cache->hash, &key, HASH_ENTER, &found);
+		e->keep = true;
+		e->len = 0;
+		e->data = NULL;
+		return;
+	}
+	if (e->data == NULL && e->keep)
+	{
 		len = pax_minipage_prefix_bytes(a, src->g->nstored, src->ext->nbytes,
 										read_minipage_part(src, 0, PAX_MINIPAGE_HEADER_BYTES),
 										src->rel);
+		e->keep = false;
 		if (len == 0 || len > PAX_PREFIX_MAX_BYTES)
-			return;
-		if (cache->bytes + len > PAX_PREFIX_CACHE_BYTES)
-			prefix_cache_reset(cache);
-		copy = MemoryContextAlloc(cache->cxt, len);
-		memcpy(copy, read_minipage_part(src, 0, len), len);
-		e = hash_search(cache->hash, &key, HASH_ENTER, &found);
+			return;				/* read as without a cache from now on */
+		if (prefix_cache_room(cache, len + sizeof(PrefixEntry) * 2))
+			e = hash_search(cache->hash, &key, HASH_ENTER, &found);
+		e->data = MemoryContextAlloc(cache->cxt, len);
+		memcpy(e->data, read_minipage_part(src, 0, len), len);
 		e->len = len;
-		e->data = copy;
-		cache->bytes += len;
+		e->keep = false;
 	}
+	if (e->data == NULL)
+		return;
 	src->prefix = e->data;
 	src->prefix_len = e->len;
 }
