@@ -195,6 +195,24 @@ tell_scan(PlanState *ps, const bool *needed)
  * comes from its DSM setup, before its first call; one left without
  * (serial execution of a parallel plan) opens its own on that call.
  */
+/*
+ * An index scan's descriptor as IndexNext / IndexOnlyNext open it; its keys
+ * are passed now if they are known (runtime keys not computed yet:
+ * ExecReScan passes them).
+ */
+static IndexScanDesc
+begin_index_scan(ScanState *ss, Relation index, ScanKey keys, int nkeys,
+				 ScanKey orderbys, int norderbys, bool keys_ready, bool want_itup)
+{
+	IndexScanDesc d = index_beginscan(ss->ss_currentRelation, index,
+									  ss->ps.state->es_snapshot, nkeys, norderbys);
+
+	d->xs_want_itup = want_itup;
+	if (keys_ready)
+		index_rescan(d, keys, nkeys, orderbys, norderbys);
+	return d;
+}
+
 static void
 open_scan(PlanState *ps)
 {
@@ -217,35 +235,29 @@ open_scan(PlanState *ps)
 			{
 				IndexScanState *is = (IndexScanState *) ps;
 
-				if (is->iss_ScanDesc != NULL)
-					break;
-				is->iss_ScanDesc = index_beginscan(is->ss.ss_currentRelation,
-												   is->iss_RelationDesc,
-												   estate->es_snapshot,
-												   is->iss_NumScanKeys,
-												   is->iss_NumOrderByKeys);
-				/* runtime keys not computed yet: ExecReScan passes them */
-				if (is->iss_NumRuntimeKeys == 0 || is->iss_RuntimeKeysReady)
-					index_rescan(is->iss_ScanDesc, is->iss_ScanKeys, is->iss_NumScanKeys,
-								 is->iss_OrderByKeys, is->iss_NumOrderByKeys);
+				if (is->iss_ScanDesc == NULL)
+					is->iss_ScanDesc =
+						begin_index_scan(&is->ss, is->iss_RelationDesc,
+										 is->iss_ScanKeys, is->iss_NumScanKeys,
+										 is->iss_OrderByKeys, is->iss_NumOrderByKeys,
+										 is->iss_NumRuntimeKeys == 0 || is->iss_RuntimeKeysReady,
+										 false);
 				break;
 			}
 		case T_IndexOnlyScanState:
 			{
 				IndexOnlyScanState *ios = (IndexOnlyScanState *) ps;
 
-				if (ios->ioss_ScanDesc != NULL)
-					break;
-				ios->ioss_ScanDesc = index_beginscan(ios->ss.ss_currentRelation,
-													 ios->ioss_RelationDesc,
-													 estate->es_snapshot,
-													 ios->ioss_NumScanKeys,
-													 ios->ioss_NumOrderByKeys);
-				ios->ioss_ScanDesc->xs_want_itup = true;
-				ios->ioss_VMBuffer = InvalidBuffer;
-				if (ios->ioss_NumRuntimeKeys == 0 || ios->ioss_RuntimeKeysReady)
-					index_rescan(ios->ioss_ScanDesc, ios->ioss_ScanKeys, ios->ioss_NumScanKeys,
-								 ios->ioss_OrderByKeys, ios->ioss_NumOrderByKeys);
+				if (ios->ioss_ScanDesc == NULL)
+				{
+					ios->ioss_ScanDesc =
+						begin_index_scan(&ios->ss, ios->ioss_RelationDesc,
+										 ios->ioss_ScanKeys, ios->ioss_NumScanKeys,
+										 ios->ioss_OrderByKeys, ios->ioss_NumOrderByKeys,
+										 ios->ioss_NumRuntimeKeys == 0 || ios->ioss_RuntimeKeysReady,
+										 true);
+					ios->ioss_VMBuffer = InvalidBuffer;
+				}
 				break;
 			}
 		default:
@@ -335,6 +347,14 @@ tell_later(PlanState *ps, bool *needed, EState *estate)
 
 static void walk_node(PlanState *ps, Bitmapset *reads, EState *estate);
 
+/*
+ * A member of a "reads" set that is no column: a node that reads none of
+ * its child's columns (a semi or anti join's inner side under EXISTS, a
+ * count(*)) passes a set of it alone, which is not NULL, the set that
+ * means every column.
+ */
+#define NO_COLUMN	(MaxAttrNumber + 1)
+
 /* What a projecting node reads of its child varno (OUTER_VAR or INNER_VAR). */
 static Bitmapset *
 projected_reads(PlanState *ps, int varno)
@@ -385,7 +405,7 @@ projected_reads(PlanState *ps, int varno)
 		default:
 			break;
 	}
-	return set;
+	return bms_add_member(set, NO_COLUMN);
 }
 
 /*

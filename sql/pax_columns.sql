@@ -65,6 +65,21 @@ SELECT same('SELECT x.id, y.b FROM generate_series(1, 50) x(id), LATERAL (SELECT
 -- each row's own, column by column, in every group
 SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id = (x.i * 7919) % 20000 + 1) y');
 SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT e, id FROM cp WHERE cp.id = (x.i * 13) % 20000 + 1) y');
+-- the inner side of EXISTS reads none of its columns but its quals' (an
+-- empty set of columns is not "every column")
+SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_material = off;
+SET enable_indexonlyscan = off; SET enable_hashagg = off; SET enable_sort = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM ch WHERE ch.id % 50 = 0 AND EXISTS (SELECT 1 FROM cp WHERE cp.id = ch.id);
+SELECT touched('SELECT count(*) FROM ch WHERE ch.id % 50 = 0 AND EXISTS (SELECT 1 FROM cp WHERE cp.id = ch.id)') * 2 <
+	   touched('SELECT count(*) FROM ch WHERE ch.id % 50 = 0 AND EXISTS (SELECT 1 FROM cp WHERE cp.id = ch.id AND cp.b || cp.c || cp.e IS NOT NULL)')
+	AS exists_reads_fewer;
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_material; RESET enable_indexonlyscan;
+RESET enable_hashagg; RESET enable_sort;
+SELECT same('SELECT g FROM generate_series(1, 400) g WHERE EXISTS (SELECT 1 FROM cp WHERE cp.id = g * 37)');
+SELECT same('SELECT g FROM generate_series(1, 400) g WHERE EXISTS (SELECT 1 FROM cp WHERE cp.id = g * 37 AND cp.e IS NOT NULL)');
+SELECT same('SELECT g FROM generate_series(1, 400) g WHERE NOT EXISTS (SELECT 1 FROM cp WHERE cp.id = g * 37 AND cp.d > 5000)');
+SELECT same('SELECT count(*) FROM generate_series(1, 30) g, cp WHERE cp.id = g');
 -- a point query's one row too (it comes from the scan's first call), and
 -- without the key's column: btree's matches need no recheck on the row
 SELECT touched('SELECT a FROM cp WHERE id = 777') < touched('SELECT b, c, e FROM cp WHERE id = 777')
