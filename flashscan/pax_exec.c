@@ -42,6 +42,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/sysattr.h"
 #include "access/tableam.h"
@@ -353,7 +354,7 @@ static void walk_node(PlanState *ps, Bitmapset *reads, EState *estate);
  * count(*)) passes a set of it alone, which is not NULL, the set that
  * means every column.
  */
-#define NO_COLUMN	(MaxAttrNumber + 1)
+#define NO_COLUMN	(MaxTupleAttributeNumber + 1)	/* past any target list, small */
 
 /* What a projecting node reads of its child varno (OUTER_VAR or INNER_VAR). */
 static Bitmapset *

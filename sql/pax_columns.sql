@@ -74,6 +74,19 @@ SELECT count(*) FROM ch WHERE ch.id % 50 = 0 AND EXISTS (SELECT 1 FROM cp WHERE 
 SELECT touched('SELECT count(*) FROM ch WHERE ch.id % 50 = 0 AND EXISTS (SELECT 1 FROM cp WHERE cp.id = ch.id)') * 2 <
 	   touched('SELECT count(*) FROM ch WHERE ch.id % 50 = 0 AND EXISTS (SELECT 1 FROM cp WHERE cp.id = ch.id AND cp.b || cp.c || cp.e IS NOT NULL)')
 	AS exists_reads_fewer;
+-- a merge join whose pax side is only counted, and a join that reads only
+-- the pax rows' system columns (DELETE ... USING)
+SET enable_nestloop = off; SET enable_mergejoin = on; SET enable_sort = on;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ch x JOIN cp ON cp.id = x.id WHERE x.id % 7 = 0;
+SELECT (SELECT count(*) FROM ch x JOIN cp ON cp.id = x.id WHERE x.id % 7 = 0) =
+	   (SELECT count(*) FROM ch WHERE id % 7 = 0) AS merge_join_counts_right;
+RESET enable_nestloop;
+BEGIN;
+WITH d AS (DELETE FROM cp USING ch WHERE cp.id = ch.id AND ch.id % 1000 = 3
+		   RETURNING cp.id, cp.a, cp.ctid IS NOT NULL AS has_tid)
+SELECT count(*), sum(id), sum(a), bool_and(has_tid) FROM d;
+SELECT count(*) FROM cp WHERE id % 1000 = 3;
+ROLLBACK;
 RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_material; RESET enable_indexonlyscan;
 RESET enable_hashagg; RESET enable_sort;
 SELECT same('SELECT g FROM generate_series(1, 400) g WHERE EXISTS (SELECT 1 FROM cp WHERE cp.id = g * 37)');
