@@ -159,7 +159,9 @@ RESET ALL;
 
 -- ANALYZE learns each column's correlation with the table's order as on
 -- heap (a sample smaller than the table is sorted by TID), so an index
--- range scan over rows stored in key order is priced as one
+-- range scan over rows stored in key order is priced as one (within 1.2-2.2x
+-- of heap's cost across samples; 10-15x when pax columns read as
+-- uncorrelated)
 SET default_statistics_target = 10;
 ANALYZE ch, cp;
 SELECT tablename, attname, round(correlation::numeric, 1) AS correlation FROM pg_stats
@@ -175,7 +177,7 @@ END
 $$;
 SET enable_bitmapscan = off; SET enable_seqscan = off;
 SELECT plan_cost('SELECT b FROM cp WHERE id BETWEEN 5000 AND 5500') <
-	   2 * plan_cost('SELECT b FROM ch WHERE id BETWEEN 5000 AND 5500') AS range_priced_like_heap;
+	   4 * plan_cost('SELECT b FROM ch WHERE id BETWEEN 5000 AND 5500') AS range_priced_like_heap;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 
