@@ -470,6 +470,7 @@ typedef struct PaxFetchCosts
 	double		prefix_bytes;	/* those prefixes' bytes in a fetch's cache */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
 	double		rows_per_group;
+	double		ngroups;		/* the groups those rows make up */
 	double		decode_after;	/* fetches in a row after which a fetch decodes the group */
 } PaxFetchCosts;
 
@@ -534,6 +535,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	costs->per_group = blocks * spc_seq +
 		rows_per_group * (cpu_tuple_cost + ncols * cpu_operator_cost);
 	costs->rows_per_group = rows_per_group;
+	costs->ngroups = Max(1.0, rel->tuples / rows_per_group);
 	/* as pax_fetch_row() decides */
 	costs->decode_after = Max(2.0, strides ?
 							  Min(rows_per_group, blocks * PAX_FETCH_DECODE_ROWS_PER_BLOCK) :
@@ -546,9 +548,10 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
  * like an index fetch (pax_fetch_row(): alone, at pax_fetch_costs'
  * per_row beyond that), except that a group in which many rows match in a
  * row gets its needed columns decoded whole, once.  So: heap's price plus
- * per_row for each row (and per_group_met for each touched group) while a touched group's expected matches stay
- * below the fetch's decode threshold (decode_after); above it, the index part plus every touched
- * group decoded.  The processes of a parallel bitmap scan share out TID
+ * per_row for each row (and per_group_met for each touched group) while a
+ * touched group's expected matches stay below the fetch's decode threshold
+ * (decode_after); above it, the index part plus every touched group
+ * decoded.  The processes of a parallel bitmap scan share out TID
  * blocks, so each sees about 1/(workers + 1) of each group's rows.
  */
 static bool
@@ -566,7 +569,7 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
 
 	cost_bitmap_tree_node(bpath->bitmapqual, &index_cost, &sel);
 	sel = Min(Max(sel, 0.0), 1.0);
-	ngroups = Max(1.0, rel->tuples / costs->rows_per_group);
+	ngroups = costs->ngroups;
 	rows_per_group = costs->rows_per_group / procs;
 	touched = ngroups * (1.0 - pow(1.0 - sel, rows_per_group));
 	matches = (touched > 0) ? sel * rel->tuples / procs / touched : 0;
@@ -777,7 +780,7 @@ index_fetch_price(PlannerInfo *root, IndexPath *ip, RelOptInfo *rel, const PaxFe
 	double		procs = ip->path.parallel_workers + 1;
 	double		rows = ip->indexselectivity * rel->tuples / procs;
 	double		loops = expected_loops(root, &ip->path);
-	double		ngroups = Max(1.0, rel->tuples / costs->rows_per_group);
+	double		ngroups = costs->ngroups;
 	double		met = ngroups * (1.0 - exp(-rows * loops / ngroups));
 	double		held = (costs->prefix_bytes > 0) ?
 		Min(1.0, PAX_PREFIX_CACHE_BYTES / (ngroups * costs->prefix_bytes)) : 1.0;

@@ -498,9 +498,12 @@ extern uint32 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 const bool *needed, PaxColumnData *cols,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
 /*
- * A fetch's cache of minipage prefixes (pax_reader.c): what it may hold,
- * and what one entry takes besides its bytes (its hash entry and the
- * allocation's header), which the planner counts too.
+ * A fetch's cache of minipage prefixes (pax_reader.c): the memory it may
+ * take, its table included (prefixes of about 1,500 groups' variable-width
+ * columns of 8,000-row groups, tens of thousands of fixed-width ones; over
+ * it the cache starts again), and what one entry takes besides its bytes
+ * (its hash entry and the allocation's header), which the planner counts
+ * too.
  */
 #define PAX_PREFIX_CACHE_BYTES	(4 * 1024 * 1024)
 #define PAX_PREFIX_ENTRY_BYTES	96

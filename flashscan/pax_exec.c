@@ -188,15 +188,6 @@ tell_scan(PlanState *ps, const bool *needed)
 }
 
 /*
- * Open a serial Seq Scan's, Index Scan's or Index-Only Scan's descriptor
- * as its node's first call would (SeqNext, IndexNext, IndexOnlyNext of
- * PostgreSQL 15), so that it is told its columns before it reads a row: a
- * point query returns its one row from that first call, and would
- * otherwise read every column of it.  A parallel-aware node's descriptor
- * comes from its DSM setup, before its first call; one left without
- * (serial execution of a parallel plan) opens its own on that call.
- */
-/*
  * An index scan's descriptor as IndexNext / IndexOnlyNext open it; its keys
  * are passed now if they are known (runtime keys not computed yet:
  * ExecReScan passes them).
@@ -214,6 +205,15 @@ begin_index_scan(ScanState *ss, Relation index, ScanKey keys, int nkeys,
 	return d;
 }
 
+/*
+ * Open a serial Seq Scan's, Index Scan's or Index-Only Scan's descriptor
+ * as its node's first call would (SeqNext, IndexNext, IndexOnlyNext of
+ * PostgreSQL 15), so that it is told its columns before it reads a row: a
+ * point query returns its one row from that first call, and would
+ * otherwise read every column of it.  A parallel-aware node's descriptor
+ * comes from its DSM setup, before its first call; one left without
+ * (serial execution of a parallel plan) opens its own on that call.
+ */
 static void
 open_scan(PlanState *ps)
 {

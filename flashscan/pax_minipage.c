@@ -432,10 +432,8 @@ pax_minipage_prefix_bytes(Form_pg_attribute att, uint32 nrows, Size nbytes,
 	PaxMinipageHeader hdr;
 	MinipageLayout l;
 
-	if (nbytes < sizeof(PaxMinipageHeader))
-		minipage_corrupted(att, rel, psprintf("It is %zu bytes long.", nbytes));
 	memcpy(&hdr, header, sizeof(PaxMinipageHeader));
-	read_header(att, nrows, &hdr, nbytes, rel, &l);
+	read_header(att, nrows, &hdr, nbytes, rel, &l);	/* checks nbytes too */
 	if (att->attlen > 0)
 		return l.voff;
 	return l.strides ? l.doff : 0;

@@ -120,6 +120,20 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
 	return n;
 }
 
+/* col's buffer, grown to hold at least nbytes (MAXALIGNed, as palloc gives). */
+static char *
+column_buffer(PaxColumnData *col, Size nbytes)
+{
+	if (col->bufsize < MAXALIGN(Max(nbytes, 1)))
+	{
+		if (col->buf)
+			pfree(col->buf);
+		col->bufsize = MAXALIGN(Max(nbytes, 1));
+		col->buf = palloc(col->bufsize);
+	}
+	return col->buf;
+}
+
 /*
  * Copy a minipage out of the group's blocks into one MAXALIGNed buffer.
  * *pinned is the block the previous minipage ended in, still pinned: small
@@ -136,14 +150,7 @@ read_minipage(Relation rel, PaxGroupEntry *g, PaxColumnExtent *ext,
 
 	if ((Size) ext->offset + ext->nbytes > (Size) g->nblocks * PAX_BLOCK_PAYLOAD)
 		pax_corrupted(rel, g->first_block, "pax group (a minipage runs past its blocks)");
-	if (col->bufsize < MAXALIGN(Max(ext->nbytes, 1)))
-	{
-		if (col->buf)
-			pfree(col->buf);
-		col->bufsize = MAXALIGN(Max(ext->nbytes, 1));
-		col->buf = palloc(col->bufsize);
-	}
-	buf = col->buf;
+	buf = column_buffer(col, ext->nbytes);
 	while (done < ext->nbytes)
 	{
 		BlockNumber blkno = g->first_block + (BlockNumber) (off / PAX_BLOCK_PAYLOAD);
@@ -315,12 +322,6 @@ struct PaxPrefixCache
 	HTAB	   *hash;
 };
 
-/*
- * PAX_PREFIX_CACHE_BYTES: the memory one fetch's cache may take, its table
- * included: prefixes of about 1,500 groups' variable-width columns of
- * 8,000-row groups, tens of thousands of fixed-width ones.  Over it the
- * cache starts again.
- */
 /* A longer prefix (the null bits of a group of a million rows) is not kept. */
 #define PAX_PREFIX_MAX_BYTES	(64 * 1024)
 
@@ -380,15 +381,7 @@ read_minipage_part(void *arg, Size offset, Size nbytes)
 	if (src->prefix != NULL && offset + nbytes <= src->prefix_len)
 	{
 		/* a copy, as the other parts: MAXALIGNed, ours to keep until the next read */
-		if (src->col->bufsize < MAXALIGN(Max(nbytes, 1)))
-		{
-			if (src->col->buf)
-				pfree(src->col->buf);
-			src->col->bufsize = MAXALIGN(Max(nbytes, 1));
-			src->col->buf = palloc(src->col->bufsize);
-		}
-		memcpy(src->col->buf, src->prefix + offset, nbytes);
-		return src->col->buf;
+		return memcpy(column_buffer(src->col, nbytes), src->prefix + offset, nbytes);
 	}
 	if (nbytes > 0 && off / PAX_BLOCK_PAYLOAD == (off + nbytes - 1) / PAX_BLOCK_PAYLOAD &&
 		off + nbytes <= (Size) src->g->nblocks * PAX_BLOCK_PAYLOAD)
@@ -416,15 +409,8 @@ read_minipage_part(void *arg, Size offset, Size nbytes)
 		page = BufferGetPage(src->pinned);
 		if (((PageHeader) page)->pd_lower < PAYLOAD_START + inblk + nbytes)
 			pax_corrupted(src->rel, blkno, "pax group block");
-		if (src->col->bufsize < MAXALIGN(nbytes))
-		{
-			if (src->col->buf)
-				pfree(src->col->buf);
-			src->col->bufsize = MAXALIGN(nbytes);
-			src->col->buf = palloc(src->col->bufsize);
-		}
-		memcpy(src->col->buf, (char *) page + PAYLOAD_START + inblk, nbytes);
-		return src->col->buf;
+		return memcpy(column_buffer(src->col, nbytes), (char *) page + PAYLOAD_START + inblk,
+					  nbytes);
 	}
 	/* across blocks: read_minipage() locks block by block itself */
 	unlock_source(src);
@@ -495,7 +481,6 @@ use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int 
 		e->data = MemoryContextAlloc(cache->cxt, len);
 		memcpy(e->data, read_minipage_part(src, 0, len), len);
 		e->len = len;
-		e->keep = false;
 	}
 	if (e->data == NULL)
 		return;
