@@ -165,9 +165,10 @@ RESET ALL;
 SET default_statistics_target = 10;
 ANALYZE ch, cp;
 -- (a, cycling every 97 rows, reads as uncorrelated: near 0 but not exactly,
--- the sample is random)
+-- the sample is random; id a little below 1 on pax when the sample holds
+-- rows the UPDATEs above moved to the end)
 SELECT tablename, attname,
-	   CASE WHEN correlation > 0.99 THEN 'ordered'
+	   CASE WHEN correlation > 0.9 THEN 'ordered'
 			WHEN abs(correlation) < 0.5 THEN 'uncorrelated'
 			ELSE correlation::text END AS correlation
 FROM pg_stats WHERE tablename IN ('ch', 'cp') AND attname IN ('id', 'a') ORDER BY 1, 2;
