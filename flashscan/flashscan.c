@@ -56,7 +56,7 @@ _PG_init(void)
 	 */
 	DefineCustomIntVariable("flashscan.write_format",
 							"Format version new pax tables and groups are written in.",
-							"5 gives variable-width minipages a stride index (fast single-row fetches); 4 is the format earlier libraries read.",
+							"6 keeps delta pages' row states in the page; 5 gives variable-width minipages a stride index (fast single-row fetches); 4 is the format earlier libraries read.",
 							&pax_write_format, PAX_FORMAT_VERSION,
 							PAX_MIN_FORMAT_VERSION, PAX_FORMAT_VERSION,
 							PGC_SUSET, 0, NULL, NULL, NULL);

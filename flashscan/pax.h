@@ -66,8 +66,9 @@
 #include "port/atomics.h"
 
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
-#define PAX_FORMAT_VERSION		5	/* 5: variable-width minipages have a stride
-									 * index; dead-row bitmaps */
+#define PAX_FORMAT_VERSION		6	/* 5: variable-width minipages have a stride
+									 * index; dead-row bitmaps.  6: delta pages
+									 * keep their rows' states (PAX_GROUP_PAGE_STATES) */
 #define PAX_MIN_FORMAT_VERSION	4	/* the oldest format this library reads */
 #define PAX_METAPAGE_BLKNO		0
 
@@ -172,6 +173,8 @@ typedef struct PaxColumnExtent
 #define PAX_GROUP_DEAD_BITMAP	0x0010	/* row_map is one block: a bitmap of the rows
 										 * VACUUM found dead; every other row's state
 										 * is free (see PaxRowState) */
+#define PAX_GROUP_PAGE_STATES	0x0020	/* a delta page whose items carry their rows'
+										 * states; row_map is the page itself */
 
 /*
  * A directory entry: where one group lives and who wrote it.  The group
@@ -201,6 +204,7 @@ typedef struct PaxGroupEntry
 #define PaxGroupIsSparse(g)		(!((g)->flags & PAX_GROUP_DELTA) && (g)->nstored < (g)->nrows)
 #define PaxGroupIsDelta(g)		(((g)->flags & PAX_GROUP_DELTA) != 0)
 #define PaxGroupHasDeadBitmap(g)	(((g)->flags & PAX_GROUP_DEAD_BITMAP) != 0)
+#define PaxGroupHasPageStates(g)	(((g)->flags & PAX_GROUP_PAGE_STATES) != 0)
 
 /*
  * The delta: where small inserts go (pax_delta.c).  A delta page is one
@@ -214,6 +218,14 @@ typedef struct PaxGroupEntry
  * rewrite it into a (sparse) PAX group; deletes, updates and locks use the
  * group's row map as for any group.  The entry's xmin, cmin and nstored are
  * unused.
+ *
+ * From format 6 a delta page holds its rows' states itself: each item ends
+ * with the row's PaxRowState (PAX_DELTA_ROW_STATES on the page,
+ * PAX_GROUP_PAGE_STATES on the entry, whose row_map names the page).  A
+ * separate map would take a whole block for a page of a few dozen rows, on
+ * the first update of any of them, and every scan would read it beside the
+ * page; an update-heavy workload (each new version lands on a delta page,
+ * and is itself updated later) made most delta pages carry one.
  */
 typedef struct PaxDeltaRowHeader
 {
@@ -234,6 +246,7 @@ typedef struct PaxDeltaPageOpaque
 
 #define PAX_DELTA_PAGE_ID		0xFA5E
 #define PAX_DELTA_SEALED		0x0001	/* no more appends: VACUUM is rewriting it */
+#define PAX_DELTA_ROW_STATES	0x0002	/* each item ends with its row's PaxRowState */
 #define PAX_DELTA_SPAN			PAX_ROWS_PER_TID_BLOCK
 #define PaxDeltaPageGetOpaque(page) ((PaxDeltaPageOpaque *) PageGetSpecialPointer(page))
 
@@ -329,10 +342,15 @@ typedef struct PaxMapStamp
 #define PAX_MAP_STAMP_BITMAP	0xFFFFFFFF
 #define PAX_DEAD_BITMAP_ROWS	((uint32) (PAX_MAP_STAMP_OFFSET * 8))
 
-/* Blocks of a group's row map (a dead-row bitmap: one). */
+/*
+ * Blocks of a group's row map (a dead-row bitmap: one; states kept in a
+ * delta page: none of its own).
+ */
 static inline uint32
 pax_row_map_blocks(const PaxGroupEntry *g)
 {
+	if (PaxGroupHasPageStates(g))
+		return 0;
 	return PaxGroupHasDeadBitmap(g) ? 1 : PaxRowMapBlocks(g->nrows);
 }
 
@@ -536,7 +554,9 @@ extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *
 							 const PaxLogicalOld *update_old, uint64 *rownum,
 							 Size *used, bool *decoded);
 extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
+									 PaxRowState *states, XLogRecPtr *lsn,
 									 BufferAccessStrategy strategy, uint64 *blocks_read);
+extern PaxRowState *pax_delta_state(Relation rel, Page page, BlockNumber blkno, uint32 i);
 extern uint32 pax_delta_nrows(Relation rel, PaxGroupEntry *g);
 extern void pax_delta_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							   const bool *needed, uint32 ri, PaxColumnData *cols,
@@ -563,6 +583,8 @@ extern void pax_read_dead_bitmap(Relation rel, PaxGroupEntry *g, uint8 *bits,
 extern void pax_dead_row_state(PaxRowState *st);
 extern void pax_write_row_map(Relation rel, Buffer *bufs, const PaxRowState *states,
 							  uint32 nrows, uint32 tag);
+extern PaxRowState *pax_state_slot(Relation rel, const PaxGroupEntry *g, Page page,
+									BlockNumber blkno, uint32 i);
 extern void pax_check_map_stamp(Relation rel, Page page, BlockNumber blkno,
 								BlockNumber map_first, uint32 index);
 extern void pax_conflict_out(Relation rel, TransactionId xid, Snapshot snapshot);

@@ -14,8 +14,9 @@
  * line pointer: the page spans PAX_DELTA_SPAN row numbers reserved when it
  * was made, and is registered in the directory as a group
  * (PAX_GROUP_DELTA), so every reader finds it by row number or by scanning
- * the directory, and deletes, updates and row locks use its row map like
- * any group's (pax_rowstate.c).
+ * the directory, and deletes, updates and row locks use its rows' states
+ * like any group's (pax_rowstate.c): kept at the end of each item from
+ * format 6 (pax.h), in a row map of its own before.
  *
  * When the page is full the next inserter makes a new one (a block from
  * the free list or the end of the file, then the directory entry and the
@@ -45,12 +46,54 @@
 
 #define DELTA_HEADER_SIZE	PAX_DELTA_ITEM_HEADER_SIZE
 
+/* The most an item may take: what an empty delta page has room for. */
+#define DELTA_MAX_ITEM \
+	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(PaxDeltaPageOpaque)) - sizeof(ItemIdData))
+
 static bool
 is_delta_page(Page page)
 {
 	return !PageIsNew(page) &&
 		PageGetSpecialSize(page) == MAXALIGN(sizeof(PaxDeltaPageOpaque)) &&
 		PaxDeltaPageGetOpaque(page)->page_id == PAX_DELTA_PAGE_ID;
+}
+
+/* Does a delta page's every item end with its row's state? */
+static bool
+has_row_states(Page page)
+{
+	return (PaxDeltaPageGetOpaque(page)->flags & PAX_DELTA_ROW_STATES) != 0;
+}
+
+/* The bytes an item of tuple bytes item_bytes (header included) takes on page. */
+static Size
+item_size_on(Page page, Size item_bytes)
+{
+	return has_row_states(page) ? MAXALIGN(item_bytes) + sizeof(PaxRowState) : item_bytes;
+}
+
+/*
+ * The state of row i of delta page page (block blkno of rel), which keeps
+ * its rows' states; NULL if the page does not hold that row (yet).  The
+ * state is the item's last bytes, MAXALIGN'ed: items start aligned and
+ * their length is a multiple of the alignment.
+ */
+PaxRowState *
+pax_delta_state(Relation rel, Page page, BlockNumber blkno, uint32 i)
+{
+	ItemId		lp;
+
+	if (!is_delta_page(page) || !has_row_states(page))
+		pax_corrupted(rel, blkno, "pax delta page that keeps its rows' states");
+	if (i >= PageGetMaxOffsetNumber(page))
+		return NULL;
+	lp = PageGetItemId(page, i + 1);
+	if (!ItemIdIsNormal(lp) ||
+		ItemIdGetLength(lp) < DELTA_HEADER_SIZE + sizeof(uint32) + sizeof(PaxRowState) ||
+		ItemIdGetLength(lp) % MAXIMUM_ALIGNOF != 0)
+		pax_corrupted(rel, blkno, "pax delta page item");
+	return (PaxRowState *) ((char *) PageGetItem(page, lp) + ItemIdGetLength(lp) -
+							sizeof(PaxRowState));
 }
 
 /* Is page a delta page that still takes rows? */
@@ -79,8 +122,10 @@ make_delta_page(Relation rel, BlockNumber full_blk)
 	PaxGroupEntry *entry;
 	int			natts = RelationGetDescr(rel)->natts;
 	uint64		first;
+	bool		states = pax_write_format >= 6;
 
-	tag = pax_allocate_blocks(rel, 1, &buf, 0);
+	/* (a format 6 page makes the table one older libraries refuse) */
+	tag = pax_allocate_blocks(rel, 1, &buf, states ? 6 : 0);
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	meta = PaxPageGetMeta(BufferGetPage(metabuf));
 	if (meta->delta_block != full_blk)
@@ -110,7 +155,7 @@ make_delta_page(Relation rel, BlockNumber full_blk)
 	op = PaxDeltaPageGetOpaque(page);
 	op->first_rownum = first;
 	op->span = PAX_DELTA_SPAN;
-	op->flags = 0;
+	op->flags = states ? PAX_DELTA_ROW_STATES : 0;
 	op->page_id = PAX_DELTA_PAGE_ID;
 	GenericXLogFinish(state);
 
@@ -120,9 +165,9 @@ make_delta_page(Relation rel, BlockNumber full_blk)
 	entry->first_block = BufferGetBlockNumber(buf);
 	entry->nblocks = 1;
 	entry->ncols = natts;
-	entry->flags = PAX_GROUP_DELTA;
+	entry->flags = PAX_GROUP_DELTA | (states ? PAX_GROUP_PAGE_STATES : 0);
 	entry->xmin = InvalidTransactionId;
-	entry->row_map = InvalidBlockNumber;
+	entry->row_map = states ? BufferGetBlockNumber(buf) : InvalidBlockNumber;
 	entry->tag = tag;
 	entry->horizon = InvalidTransactionId;
 	pax_add_directory_entry(rel, metabuf, entry, BufferGetBlockNumber(buf));
@@ -133,7 +178,8 @@ make_delta_page(Relation rel, BlockNumber full_blk)
 
 /*
  * The bytes a row's delta item takes (its PaxDeltaRowHeader and
- * MinimalTuple), computed as heap_form_minimal_tuple() sizes the tuple,
+ * MinimalTuple; on a page that keeps row states, their alignment and the
+ * state too), computed as heap_form_minimal_tuple() sizes the tuple,
  * without forming it.
  */
 Size
@@ -147,7 +193,8 @@ pax_delta_item_size(TupleDesc desc, Datum *values, bool *isnull)
 		hasnull = isnull[i];
 	len = SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(desc->natts) : 0);
 	len = MAXALIGN(len + MINIMAL_TUPLE_OFFSET) - MINIMAL_TUPLE_OFFSET;
-	return DELTA_HEADER_SIZE + len + heap_compute_data_size(desc, values, isnull);
+	len += DELTA_HEADER_SIZE + heap_compute_data_size(desc, values, isnull);
+	return pax_write_format >= 6 ? MAXALIGN(len) + sizeof(PaxRowState) : len;
 }
 
 /*
@@ -165,20 +212,26 @@ pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
 				 CommandId cid, Size budget, bool decode_insert,
 				 const PaxLogicalOld *update_old, uint64 *rownum, Size *used, bool *decoded)
 {
-	Size		itemsz = pax_delta_item_size(desc, values, isnull);
+	Size		tuplesz;
 	MinimalTuple mtup;
 	TransactionId xid;
 	char	   *item;
 
 	*decoded = false;
-	if (itemsz > budget)
+	if (pax_delta_item_size(desc, values, isnull) > budget)
 		return false;
 	mtup = heap_form_minimal_tuple(desc, values, isnull);
-	Assert(itemsz == DELTA_HEADER_SIZE + mtup->t_len);
-	*used = MAXALIGN(itemsz) + sizeof(ItemIdData);
+	tuplesz = DELTA_HEADER_SIZE + mtup->t_len;
+	/* (a row no page could take would make new pages for ever) */
+	if (MAXALIGN(tuplesz) + sizeof(PaxRowState) > DELTA_MAX_ITEM)
+	{
+		pfree(mtup);
+		return false;
+	}
 	/* the (sub)transaction's own xid, as heap's t_xmin: a rollback to savepoint hides it */
 	xid = GetCurrentTransactionId();
-	item = palloc0(itemsz);
+	/* room for a free row state after it, for a page that keeps them */
+	item = palloc0(MAXALIGN(tuplesz) + sizeof(PaxRowState));
 	((PaxDeltaRowHeader *) item)->xmin = xid;
 	((PaxDeltaRowHeader *) item)->cmin = cid;
 	memcpy(item + DELTA_HEADER_SIZE, mtup, mtup->t_len);
@@ -195,15 +248,19 @@ pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *isnull,
 		{
 			Buffer		buf = ReadBuffer(rel, blk);
 			Page		page;
+			Size		itemsz = 0;
 
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			page = BufferGetPage(buf);
-			if (delta_page_open(page) &&
+			if (delta_page_open(page))
+				itemsz = item_size_on(page, tuplesz);
+			if (itemsz > 0 &&
 				PageGetMaxOffsetNumber(page) < PaxDeltaPageGetOpaque(page)->span &&
 				PageGetFreeSpace(page) >= MAXALIGN(itemsz))
 			{
 				OffsetNumber off;
 
+				*used = MAXALIGN(itemsz) + sizeof(ItemIdData);
 				if (pax_logical_delta(rel))
 				{
 					off = pax_log_delta_insert(rel, buf, item, itemsz, decode_insert,
@@ -259,10 +316,13 @@ lock_delta_page(Relation rel, PaxGroupEntry *g, BufferAccessStrategy strategy,
 
 /*
  * The headers of a delta group's rows (hdrs has room for g->nrows); returns
- * how many rows the page holds.
+ * how many rows the page holds.  With states (room for g->nrows), a group
+ * that keeps its rows' states (PaxGroupHasPageStates) gives them too, read
+ * under the same lock; *lsn (if not NULL) gets the page's LSN then.
  */
 uint32
 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
+					   PaxRowState *states, XLogRecPtr *lsn,
 					   BufferAccessStrategy strategy, uint64 *blocks_read)
 {
 	Buffer		buf = lock_delta_page(rel, g, strategy, blocks_read);
@@ -270,8 +330,15 @@ pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
 	uint32		n = PageGetMaxOffsetNumber(page);
 	uint32		i;
 
+	Assert(states == NULL || PaxGroupHasPageStates(g));
 	for (i = 0; i < n; i++)
+	{
 		hdrs[i] = *(PaxDeltaRowHeader *) PageGetItem(page, PageGetItemId(page, i + 1));
+		if (states)
+			states[i] = *pax_delta_state(rel, page, g->first_block, i);
+	}
+	if (lsn)
+		*lsn = PageGetLSN(page);
 	UnlockReleaseBuffer(buf);
 	return n;
 }

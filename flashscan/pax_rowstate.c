@@ -63,6 +63,8 @@ typedef struct RowSlot
 	PaxGroupEntry *g;			/* a copy of the group's entry (palloc'd) */
 } RowSlot;
 
+static void release_row_slot(RowSlot *rs);
+
 StaticAssertDecl(PAX_ROW_MAP_CHUNK <= PAX_MAP_STAMP_OFFSET,
 				 "a row map block's states leave room for its stamp");
 
@@ -109,6 +111,38 @@ pax_check_map_stamp(Relation rel, Page page, BlockNumber blkno, BlockNumber map_
 	if (RecoveryInProgress())
 		pax_recovery_conflict();
 	pax_corrupted(rel, blkno, "block of the pax row map its directory entry names");
+}
+
+/*
+ * Row i's state slot in page, block blkno of group g's row map or, for a
+ * group that keeps its rows' states, its delta page (which must still be
+ * the one the entry names).  NULL for a row the delta page does not hold
+ * yet: its state is free.
+ */
+PaxRowState *
+pax_state_slot(Relation rel, const PaxGroupEntry *g, Page page, BlockNumber blkno, uint32 i)
+{
+	PaxRowState *st;
+
+	if (!PaxGroupHasPageStates(g))
+		return (PaxRowState *) PageGetContents(page) + i % PAX_ROW_STATES_PER_BLOCK;
+	st = pax_delta_state(rel, page, blkno, i);
+	if (PaxDeltaPageGetOpaque(page)->first_rownum != g->first_rownum)
+	{
+		if (RecoveryInProgress())
+			pax_recovery_conflict();
+		pax_corrupted(rel, blkno, "pax delta page its directory entry names");
+	}
+	return st;
+}
+
+/* Is this block (blkno) block index b of group g's row map?  (see pax_check_map_stamp()) */
+static void
+check_state_block(Relation rel, const PaxGroupEntry *g, Page page, BlockNumber blkno, uint32 b)
+{
+	pax_check_block_tag(rel, page, blkno, g->tag);
+	if (!PaxGroupHasPageStates(g))
+		pax_check_map_stamp(rel, page, blkno, g->row_map, b);
 }
 
 /* The state of a row VACUUM found dead, as a dead-row bitmap's set bit means. */
@@ -280,8 +314,13 @@ lock_row_slot(Relation rel, uint64 rownum, RowSlot *rs)
 			continue;
 		}
 		pax_check_block_tag(rel, BufferGetPage(rs->buf), BufferGetBlockNumber(rs->buf), g->tag);
-		rs->st = (PaxRowState *) (PageGetContents(BufferGetPage(rs->buf))) +
-			idx % PAX_ROW_STATES_PER_BLOCK;
+		rs->st = pax_state_slot(rel, g, BufferGetPage(rs->buf), BufferGetBlockNumber(rs->buf), idx);
+		if (rs->st == NULL)
+		{
+			/* a delta page row not appended yet */
+			release_row_slot(rs);
+			return false;
+		}
 		return true;
 	}
 }
@@ -420,12 +459,36 @@ pax_group_visible_to_reader(Relation rel, PaxGroupEntry *g, Snapshot snapshot)
 }
 
 /*
+ * Row rownum's delta page header.  held: the row's state slot, locked by
+ * us; when the group keeps its states in the delta page, the slot's page is
+ * that page, and its header is read there (locking the page again would
+ * wait on our own lock).
+ */
+static bool
+delta_row_header(Relation rel, PaxGroupEntry *g, uint64 rownum, const RowSlot *held,
+				 PaxDeltaRowHeader *hdr)
+{
+	if (held != NULL && PaxGroupHasPageStates(held->g))
+	{
+		Page		page = BufferGetPage(held->buf);
+		OffsetNumber off = (OffsetNumber) (rownum - held->g->first_rownum + 1);
+
+		Assert(held->g->first_rownum == g->first_rownum);
+		/* (a slot exists only for a row the page holds) */
+		*hdr = *(PaxDeltaRowHeader *) PageGetItem(page, PageGetItemId(page, off));
+		return true;
+	}
+	return pax_delta_row_header(rel, g, rownum, hdr);
+}
+
+/*
  * Is row rownum of group g stored (not removed by VACUUM, or for a delta
  * page, appended), and is its insertion visible to snapshot?  (For other
  * groups the caller has checked the group's insertion.)
  */
 static bool
-row_inserted(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot)
+row_inserted(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot,
+			 const RowSlot *held)
 {
 	Buffer		pinned = InvalidBuffer;
 	uint32		i = (uint32) (rownum - g->first_rownum);
@@ -435,7 +498,7 @@ row_inserted(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot)
 	{
 		PaxDeltaRowHeader hdr;
 
-		if (!pax_delta_row_header(rel, g, rownum, &hdr))
+		if (!delta_row_header(rel, g, rownum, held, &hdr))
 			return false;
 		if (pax_xmin_visible(hdr.xmin, hdr.cmin, snapshot))
 			return true;
@@ -523,15 +586,33 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 	if (PaxGroupIsDelta(g))
 	{
 		PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
-		uint32		nrows = pax_delta_read_headers(rel, g, hdrs, strategy, blocks_read);
+		PaxRowState *states = PaxGroupHasPageStates(g) ?
+			palloc(sizeof(PaxRowState) * g->nrows) : NULL;
+		uint32		nrows = pax_delta_read_headers(rel, g, hdrs, states, NULL, strategy,
+												   blocks_read);
 
 		for (i = 0; i < g->nrows; i++)
 		{
 			visible[i] = i < nrows && pax_xmin_visible(hdrs[i].xmin, hdrs[i].cmin, snapshot);
 			if (i < nrows && !visible[i])
 				pax_conflict_out(rel, hdrs[i].xmin, snapshot);
+			else if (visible[i] && states)
+			{
+				/* the page's own states: no map to read below */
+				if (pax_row_state_deleted(&states[i], snapshot))
+					visible[i] = false;
+				else
+					row_state_conflict_out(rel, &states[i], snapshot);
+			}
 		}
 		pfree(hdrs);
+		if (states)
+		{
+			pfree(states);
+			for (i = 0; i < g->nrows; i++)
+				n += visible[i];
+			return n;
+		}
 	}
 	else if (PaxGroupIsSparse(g))
 	{
@@ -571,8 +652,7 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 			if (blocks_read)
 				(*blocks_read)++;
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			pax_check_block_tag(rel, BufferGetPage(buf), g->row_map + b, g->tag);
-			pax_check_map_stamp(rel, BufferGetPage(buf), g->row_map + b, g->row_map, b);
+			check_state_block(rel, g, BufferGetPage(buf), g->row_map + b, b);
 			st = (PaxRowState *) PageGetContents(BufferGetPage(buf));
 			for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++, st++)
 			{
@@ -600,6 +680,7 @@ read_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
 {
 	uint32		i = (uint32) (rownum - g->first_rownum);
 	Buffer		buf;
+	PaxRowState *slot;
 
 	if (PaxGroupHasDeadBitmap(g))
 	{
@@ -616,10 +697,13 @@ read_row_state(Relation rel, PaxGroupEntry *g, uint64 rownum, PaxRowState *st)
 	buf = ReadBuffer(rel, g->row_map + i / PAX_ROW_STATES_PER_BLOCK);
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	pax_check_block_tag(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->tag);
-	pax_check_map_stamp(rel, BufferGetPage(buf), BufferGetBlockNumber(buf), g->row_map,
-						i / PAX_ROW_STATES_PER_BLOCK);
-	*st = ((PaxRowState *) PageGetContents(BufferGetPage(buf)))[i % PAX_ROW_STATES_PER_BLOCK];
+	check_state_block(rel, g, BufferGetPage(buf), BufferGetBlockNumber(buf),
+					  i / PAX_ROW_STATES_PER_BLOCK);
+	slot = pax_state_slot(rel, g, BufferGetPage(buf), BufferGetBlockNumber(buf), i);
+	if (slot)
+		*st = *slot;
+	else
+		memset(st, 0, sizeof(PaxRowState));
 	UnlockReleaseBuffer(buf);
 }
 
@@ -684,6 +768,7 @@ pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
 	Buffer		pinned = InvalidBuffer;
 	uint8	   *dead = NULL;
 	Buffer		mapbuf = InvalidBuffer;
+	PaxRowState *page_states = NULL;
 	bool		group_gone = (g->flags & (PAX_GROUP_ABORTED | PAX_GROUP_EMPTY)) != 0;
 	int			j;
 
@@ -694,7 +779,9 @@ pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
 	if (!group_gone && PaxGroupIsDelta(g))
 	{
 		hdrs = palloc(sizeof(PaxDeltaRowHeader) * Max(g->nrows, 1));
-		nhdrs = pax_delta_read_headers(rel, g, hdrs, NULL, NULL);
+		if (PaxGroupHasPageStates(g))
+			page_states = palloc(sizeof(PaxRowState) * Max(g->nrows, 1));
+		nhdrs = pax_delta_read_headers(rel, g, hdrs, page_states, NULL, NULL, NULL);
 	}
 	else if (!group_gone && PaxGroupIsSparse(g))
 		present = pax_read_presence(rel, g, &pinned, NULL);
@@ -738,6 +825,8 @@ pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
 			else
 				memset(&st, 0, sizeof(st));
 		}
+		else if (page_states != NULL)
+			st = page_states[i];	/* (i < nhdrs: above) */
 		else
 		{
 			BlockNumber blkno = g->row_map + i / PAX_ROW_STATES_PER_BLOCK;
@@ -749,9 +838,7 @@ pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
 				mapbuf = ReadBuffer(rel, blkno);
 			}
 			LockBuffer(mapbuf, BUFFER_LOCK_SHARE);
-			pax_check_block_tag(rel, BufferGetPage(mapbuf), blkno, g->tag);
-			pax_check_map_stamp(rel, BufferGetPage(mapbuf), blkno, g->row_map,
-								i / PAX_ROW_STATES_PER_BLOCK);
+			check_state_block(rel, g, BufferGetPage(mapbuf), blkno, i / PAX_ROW_STATES_PER_BLOCK);
 			st = ((PaxRowState *) PageGetContents(BufferGetPage(mapbuf)))[i % PAX_ROW_STATES_PER_BLOCK];
 			LockBuffer(mapbuf, BUFFER_LOCK_UNLOCK);
 		}
@@ -764,6 +851,8 @@ pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
 		ReleaseBuffer(pinned);
 	if (hdrs)
 		pfree(hdrs);
+	if (page_states)
+		pfree(page_states);
 	if (dead)
 		pfree(dead);
 }
@@ -779,7 +868,7 @@ pax_row_visible(Relation rel, PaxGroupEntry *g, uint64 rownum, Snapshot snapshot
 {
 	PaxRowState st;
 
-	if (!row_inserted(rel, g, rownum, snapshot))
+	if (!row_inserted(rel, g, rownum, snapshot, NULL))
 	{
 		/* removed by VACUUM: dead for everyone (a delta row may yet commit) */
 		if (all_dead && !PaxGroupIsDelta(g))
@@ -1006,9 +1095,10 @@ tuple_lock_mode(PaxModifyKind kind, LockTupleMode mode)
  * inserter goes to *xmin_out and *cmin_out.
  */
 static bool
-insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid,
+insertion_usable(Relation rel, const RowSlot *rs, uint64 rownum, CommandId cid,
 				 TransactionId *xmin_out, CommandId *cmin_out)
 {
+	PaxGroupEntry *g = rs->g;
 	TransactionId xmin = g->xmin;
 	CommandId	cmin = g->cmin;
 
@@ -1020,12 +1110,12 @@ insertion_usable(Relation rel, PaxGroupEntry *g, uint64 rownum, CommandId cid,
 	{
 		PaxDeltaRowHeader hdr;
 
-		if (!pax_delta_row_header(rel, g, rownum, &hdr))
+		if (!delta_row_header(rel, g, rownum, rs, &hdr))
 			return false;
 		xmin = hdr.xmin;
 		cmin = hdr.cmin;
 	}
-	else if (!row_inserted(rel, g, rownum, SnapshotAny))
+	else if (!row_inserted(rel, g, rownum, SnapshotAny, rs))
 		return false;			/* removed by VACUUM */
 	*xmin_out = xmin;
 	*cmin_out = cmin;
@@ -1320,7 +1410,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 			result = TM_Invisible;
 			break;
 		}
-		if (!insertion_usable(rel, rs.g, *rownum, cid, &ins_xmin, &ins_cmin))
+		if (!insertion_usable(rel, &rs, *rownum, cid, &ins_xmin, &ins_cmin))
 		{
 			PaxRowState st = *rs.st;
 
@@ -1534,7 +1624,7 @@ pax_modify_row(Relation rel, uint64 *rownum, CommandId cid, Snapshot crosscheck,
 		/* free */
 		if (crosscheck != InvalidSnapshot &&
 			!(pax_group_visible(rs.g, crosscheck) &&
-			  row_inserted(rel, rs.g, *rownum, crosscheck)))
+			  row_inserted(rel, rs.g, *rownum, crosscheck, &rs)))
 		{
 			fill_failure(tmfd, rs.st, *rownum);
 			release_row_slot(&rs);

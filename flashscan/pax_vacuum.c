@@ -293,14 +293,15 @@ vacuum_indexes(Relation rel, DeadRanges *dead, double live, BufferAccessStrategy
  * block is only read).
  */
 static PaxRowState *
-writable_state(Relation rel, Buffer buf, GenericXLogState **state, Page *page, uint32 i)
+writable_state(Relation rel, PaxGroupEntry *g, Buffer buf, GenericXLogState **state, Page *page,
+			   uint32 i)
 {
 	if (*state == NULL)
 	{
 		*state = GenericXLogStart(rel);
 		*page = GenericXLogRegisterBuffer(*state, buf, 0);
 	}
-	return (PaxRowState *) PageGetContents(*page) + (i % PAX_ROW_STATES_PER_BLOCK);
+	return pax_state_slot(rel, g, *page, BufferGetBlockNumber(buf), i);
 }
 
 /*
@@ -335,12 +336,16 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		pax_check_block_tag(rel, page, g->row_map + b, g->tag);
-		st = (PaxRowState *) PageGetContents(page);
-		for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++, st++)
+		for (i = b * PAX_ROW_STATES_PER_BLOCK; i < end; i++)
 		{
-			TransactionId xmax = st->xmax;
+			TransactionId xmax;
 			bool		clear = false;
 
+			/* (the page itself while unchanged, else the WAL record's copy) */
+			st = pax_state_slot(rel, g, page, g->row_map + b, i);
+			if (st == NULL)
+				break;			/* a delta page ends before its span */
+			xmax = st->xmax;
 			if (!TransactionIdIsValid(xmax))
 				continue;
 			if (st->flags & PAX_ROW_DEAD)
@@ -362,7 +367,7 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 					continue;
 				}
 				xmax = pax_row_updater(st);
-				st = writable_state(rel, buf, &state, &page, i);
+				st = writable_state(rel, g, buf, &state, &page, i);
 				st->xmax = xmax;
 				st->flags &= ~PAX_ROW_MULTI;
 			}
@@ -400,7 +405,7 @@ vacuum_row_map(Relation rel, PaxGroupEntry *g, TransactionId oldest_xmin,
 			}
 			if (clear)
 			{
-				st = writable_state(rel, buf, &state, &page, i);
+				st = writable_state(rel, g, buf, &state, &page, i);
 				memset(st, 0, sizeof(PaxRowState));
 			}
 		}
@@ -438,8 +443,15 @@ mark_dead(Relation rel, PaxGroupEntry *g, DeadRanges *dead, int *di)
 			state = GenericXLogStart(rel);
 			page = GenericXLogRegisterBuffer(state, buf, 0);
 			for (; r < rend && (r - g->first_rownum) / PAX_ROW_STATES_PER_BLOCK == blkidx; r++)
-				((PaxRowState *) PageGetContents(page) +
-				 (r - g->first_rownum) % PAX_ROW_STATES_PER_BLOCK)->flags |= PAX_ROW_DEAD;
+			{
+				PaxRowState *st = pax_state_slot(rel, g, page, blk,
+												 (uint32) (r - g->first_rownum));
+
+				if (st == NULL)
+					elog(ERROR, "pax row " UINT64_FORMAT " of \"%s\", found dead, is not on its delta page",
+						 r, RelationGetRelationName(rel));
+				st->flags |= PAX_ROW_DEAD;
+			}
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(buf);
 		}
@@ -447,6 +459,18 @@ mark_dead(Relation rel, PaxGroupEntry *g, DeadRanges *dead, int *di)
 			break;				/* the rest is the next group's */
 		(*di)++;
 	}
+}
+
+/* Did an earlier VACUUM mark a delta row of an aborted inserter dead? */
+static bool
+aborted_row_marked(Relation rel, PaxGroupEntry *g, uint64 rownum)
+{
+	PaxRowState st;
+
+	if (g->row_map == InvalidBlockNumber)
+		return false;
+	pax_row_state(rel, g, rownum, &st);
+	return (st.flags & PAX_ROW_DEAD) != 0;
 }
 
 /*
@@ -460,7 +484,7 @@ vacuum_delta(Relation rel, PaxGroupEntry *g, DeadRanges *dead, double *live,
 			 double *ndead, TransactionId *frozen_xid, BufferAccessStrategy bstrategy)
 {
 	PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
-	uint32		n = pax_delta_read_headers(rel, g, hdrs, bstrategy, NULL);
+	uint32		n = pax_delta_read_headers(rel, g, hdrs, NULL, NULL, bstrategy, NULL);
 	uint32		i;
 
 	for (i = 0; i < n; i++)
@@ -473,6 +497,15 @@ vacuum_delta(Relation rel, PaxGroupEntry *g, DeadRanges *dead, double *live,
 			continue;
 		if (TransactionIdDidCommit(xmin))
 			*live += 1;
+		else if (aborted_row_marked(rel, g, g->first_rownum + i))
+		{
+			/*
+			 * An earlier VACUUM removed its index entries and marked it dead:
+			 * the row map pass counts it among the dead rows it takes off
+			 * the live ones.
+			 */
+			*live += 1;
+		}
 		else
 		{
 			add_dead(dead, g->first_rownum + i, g->first_rownum + i + 1);
@@ -609,8 +642,22 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				pax_check_block_tag(rel, BufferGetPage(buf), g->row_map + b, g->tag);
-				memcpy(gstates + b * PAX_ROW_STATES_PER_BLOCK,
-					   PageGetContents(BufferGetPage(buf)), sizeof(PaxRowState) * n);
+				if (PaxGroupHasPageStates(g))
+				{
+					/* a sealed delta page: the rows it holds (the rest stay free) */
+					for (i = 0; i < n; i++)
+					{
+						PaxRowState *st = pax_state_slot(rel, g, BufferGetPage(buf),
+														 g->row_map, i);
+
+						if (st == NULL)
+							break;
+						gstates[i] = *st;
+					}
+				}
+				else
+					memcpy(gstates + b * PAX_ROW_STATES_PER_BLOCK,
+						   PageGetContents(BufferGetPage(buf)), sizeof(PaxRowState) * n);
 				copied[ncopied].blkno = g->row_map + b;
 				copied[ncopied].lsn = PageGetLSN(BufferGetPage(buf));
 				ncopied++;
@@ -632,7 +679,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 		if (PaxGroupIsDelta(g))
 		{
 			PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
-			uint32		n = pax_delta_read_headers(rel, g, hdrs, bstrategy, NULL);
+			uint32		n = pax_delta_read_headers(rel, g, hdrs, NULL, NULL, bstrategy, NULL);
 
 			for (i = 0; i < g->nrows; i++)
 			{
@@ -888,7 +935,8 @@ compact_row_map(Relation rel, PaxDirectory *dir, int gi, BufferAccessStrategy bs
 	uint32		b,
 				i;
 
-	Assert(g->row_map != InvalidBlockNumber && !PaxGroupHasDeadBitmap(g));
+	Assert(g->row_map != InvalidBlockNumber && !PaxGroupHasDeadBitmap(g) &&
+		   !PaxGroupHasPageStates(g));
 	for (b = 0; b < nb && ok; b++)
 	{
 		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, g->row_map + b,
@@ -1134,7 +1182,7 @@ group_top_block(PaxGroupEntry *g)
 {
 	BlockNumber top = g->nblocks > 0 ? g->first_block + g->nblocks - 1 : 0;
 
-	if (g->row_map != InvalidBlockNumber)
+	if (g->row_map != InvalidBlockNumber && pax_row_map_blocks(g) > 0)
 		top = Max(top, g->row_map + pax_row_map_blocks(g) - 1);
 	return top;
 }

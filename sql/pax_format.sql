@@ -1,7 +1,8 @@
 --
 -- pax_format: variable-width minipages carry a stride index (format 5), so
 -- a single-row fetch reads its row's stride instead of walking the whole
--- minipage; tables written in format 4 (flashscan.write_format = 4, what
+-- minipage, and delta pages keep their rows' states (format 6); tables
+-- written in format 4 (flashscan.write_format = 4, what
 -- earlier libraries read) stay readable and writable, and a table holding
 -- groups of both formats reads right.
 --
@@ -33,7 +34,7 @@ INSERT INTO f4 SELECT * FROM fh WHERE id <= 2000;
 SELECT pax_format('f4') AS format_4_table;
 RESET flashscan.write_format;
 INSERT INTO f4 SELECT * FROM fh WHERE id > 2000;
-SELECT pax_format('f4') AS after_a_format_5_write;
+SELECT pax_format('f4') AS after_a_default_write;
 CREATE TABLE f5 (LIKE fh) USING pax;
 INSERT INTO f5 SELECT * FROM fh;
 SELECT pax_format('f5') AS new_table;
@@ -119,13 +120,86 @@ CREATE FUNCTION ins4(n int) RETURNS void LANGUAGE sql SET flashscan.write_format
 SELECT ins4(5000);
 SELECT pax_format('still4') AS still_format_4, count(*) FROM still4;
 INSERT INTO still4 SELECT g, 'z' || g FROM generate_series(20001, 23000) g;
-SELECT pax_format('still4') AS now_format_5, count(*) FROM still4;
+SELECT pax_format('still4') AS now_default_format, count(*) FROM still4;
 DROP TABLE still4;
 DROP FUNCTION ins4(int);
 
+-- format 6: a delta page keeps its rows' states in its items, so updating
+-- rows that live on it takes no row map block; a format 5 delta page keeps
+-- its map, and a table holding both kinds reads and changes right
+CREATE PROCEDURE ins_each(t regclass, a int, b int) LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN a..b LOOP
+		EXECUTE format('INSERT INTO %s VALUES ($1, $2)', t) USING i, 'r' || i;
+		COMMIT;
+	END LOOP;
+END
+$$;
+SET flashscan.write_format = 5;
+CREATE TABLE d5 (id int PRIMARY KEY, v text) USING pax;
+CALL ins_each('d5', 1, 200);
+UPDATE d5 SET v = 'b2' WHERE id = 2;
+SELECT pax_format('d5') AS format_5,
+	   (SELECT sum(row_map_blocks) FROM pax_groups('d5') WHERE delta) AS delta_map_blocks;
+RESET flashscan.write_format;
+CREATE TABLE d6 (id int PRIMARY KEY, v text) USING pax;
+INSERT INTO d6 VALUES (1, 'a');
+INSERT INTO d6 VALUES (2, 'b');
+INSERT INTO d6 VALUES (3, 'c');
+INSERT INTO d6 VALUES (4, 'd');
+UPDATE d6 SET v = 'b2' WHERE id = 2;
+SELECT pax_format('d6') AS format_6,
+	   (SELECT sum(row_map_blocks) FROM pax_groups('d6') WHERE delta) AS delta_map_blocks;
+-- deletes, chains of updates, row locks and rolled-back subtransactions
+DELETE FROM d6 WHERE id = 3;
+UPDATE d6 SET v = v || '3' WHERE id = 2;
+BEGIN;
+SELECT id, v FROM d6 WHERE id = 1 FOR UPDATE;
+SAVEPOINT s;
+UPDATE d6 SET v = 'rolled back' WHERE id = 4;
+DELETE FROM d6 WHERE id = 1;
+ROLLBACK TO s;
+UPDATE d6 SET v = 'd2' WHERE id = 4;
+COMMIT;
+SELECT id, v FROM d6 ORDER BY id;
+SELECT ctid > '(0,0)' AS has_tid, id, v FROM d6 WHERE id = 2;
+SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT id, v FROM d6 ORDER BY id;
+RESET enable_indexscan; RESET enable_bitmapscan;
+-- an aborted insert: VACUUM counts it dead once, however often it runs
+BEGIN;
+INSERT INTO d6 VALUES (5, 'aborted');
+ROLLBACK;
+VACUUM d6;
+-- VACUUM rewrites the delta page into a group, with its states
+SELECT id, v FROM d6 ORDER BY id;
+SELECT count(*) FILTER (WHERE delta) AS delta_pages, sum(stored) AS stored FROM pax_groups('d6');
+SELECT reltuples FROM pg_class WHERE relname = 'd6';
+UPDATE d6 SET v = 'after vacuum' WHERE id = 1;
+SELECT id, v FROM d6 ORDER BY id;
+-- the format 5 table goes on on its format 5 delta page, then on format 6
+-- ones: deletes and updates of rows on both kinds
+CALL ins_each('d5', 201, 400);
+SELECT pax_format('d5') AS now_format_6;
+UPDATE d5 SET v = v || '!' WHERE id IN (3, 180, 250, 399);
+DELETE FROM d5 WHERE id IN (4, 181, 300, 400);
+SELECT row_map_blocks, count(*) AS delta_pages FROM pax_groups('d5') WHERE delta
+GROUP BY 1 ORDER BY 1;
+SELECT count(*), sum(id), string_agg(id || v, ',' ORDER BY id) FILTER (WHERE v NOT LIKE 'r%')
+FROM d5;
+SET enable_seqscan = off;
+SELECT id, v FROM d5 WHERE id IN (2, 3, 4, 180, 181, 250, 300, 399, 400) ORDER BY id;
+RESET enable_seqscan;
+VACUUM d5;
+SELECT count(*) FILTER (WHERE delta) AS delta_pages FROM pax_groups('d5');
+SELECT count(*), sum(id), string_agg(id || v, ',' ORDER BY id) FILTER (WHERE v NOT LIKE 'r%')
+FROM d5;
+DROP TABLE d5, d6;
+DROP PROCEDURE ins_each(regclass, int, int);
+
 -- the setting: a superuser's, in range
 SET flashscan.write_format = 3;
-SET flashscan.write_format = 6;
+SET flashscan.write_format = 7;
 CREATE ROLE pax_format_user;
 SET ROLE pax_format_user;
 SET flashscan.write_format = 4;

@@ -369,10 +369,14 @@ is($pub->safe_psql('postgres', q{
 # Stock pg_waldump reads the WAL: it cannot load this library's
 # descriptions, so it shows the records as those of custom resource
 # manager 171.
-my $walfile = $pub->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
+# (from the slot's restart point, where pg_walinspect found them above: the
+# current segment may have just begun and hold none yet)
+my ($wd_start, $wd_end) = split /\|/, $pub->safe_psql('postgres', q{
+	SELECT restart_lsn, pg_current_wal_flush_lsn() FROM pg_replication_slots
+	 WHERE slot_name = 'td'});
 my ($wd_out, $wd_err) = ('', '');
 IPC::Run::run([ 'pg_waldump', '--rmgr=custom171', '--limit=5', '-p', $pub->data_dir . '/pg_wal',
-		$walfile ], '>', \$wd_out, '2>', \$wd_err);
+		'--start', $wd_start, '--end', $wd_end ], '>', \$wd_out, '2>', \$wd_err);
 like($wd_out, qr/rmgr: custom171 /, 'pg_waldump reads the pax records (as custom171)');
 
 # pg_recvlogical reads the changes of a pax table from a slot.
