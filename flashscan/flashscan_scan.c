@@ -27,6 +27,7 @@
 
 #include <math.h>
 
+#include "access/amapi.h"
 #include "access/parallel.h"
 #include "access/relation.h"
 #include "access/sysattr.h"
@@ -469,6 +470,7 @@ typedef struct PaxFetchCosts
 	Cost		per_group_met;	/* the first fetch in a group: its prefixes */
 	double		prefix_bytes;	/* those prefixes' bytes in a fetch's cache */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
+	Cost		per_group_decode;	/* of which the decoding, beyond heap's per-row CPU */
 	double		rows_per_group;
 	double		ngroups;		/* the groups those rows make up */
 	double		decode_after;	/* fetches in a row after which a fetch decodes the group */
@@ -532,8 +534,8 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 			costs->per_row += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
 				rows_per_group / 2 * cpu_operator_cost / 3;
 	}
-	costs->per_group = blocks * spc_seq +
-		rows_per_group * (cpu_tuple_cost + ncols * cpu_operator_cost);
+	costs->per_group_decode = rows_per_group * ncols * cpu_operator_cost;
+	costs->per_group = blocks * spc_seq + rows_per_group * cpu_tuple_cost + costs->per_group_decode;
 	costs->rows_per_group = rows_per_group;
 	costs->ngroups = Max(1.0, rel->tuples / rows_per_group);
 	/* as pax_fetch_row() decides */
@@ -766,6 +768,27 @@ expected_loops(PlannerInfo *root, Path *path)
 }
 
 /*
+ * The correlation of an index path's order with the table's, as its access
+ * method's cost estimator reports it (btree: its first column's, from
+ * ANALYZE); 0 when it reports none.
+ */
+static double
+index_correlation(PlannerInfo *root, IndexPath *ip, double loops)
+{
+	amcostestimate_function estimate = (amcostestimate_function) ip->indexinfo->amcostestimate;
+	Cost		startup,
+				total;
+	Selectivity sel;
+	double		correlation = 0,
+				pages;
+
+	if (estimate == NULL)
+		return 0;
+	estimate(root, ip, loops, &startup, &total, &sel, &correlation, &pages);
+	return Min(fabs(correlation), 1.0);
+}
+
+/*
  * What the fetches of one run of an index scan pay beyond heap's, in each
  * of its processes (a parallel scan's workers share out the rows, and each
  * has its own fetch): per_row for each row, and each group's prefixes
@@ -785,8 +808,38 @@ index_fetch_price(PlannerInfo *root, IndexPath *ip, RelOptInfo *rel, const PaxFe
 	double		held = (costs->prefix_bytes > 0) ?
 		Min(1.0, PAX_PREFIX_CACHE_BYTES / (ngroups * costs->prefix_bytes)) : 1.0;
 	double		prefixes = held * Min(2 * met / loops, rows) + (1.0 - held) * rows;
+	Cost		scattered = rows * costs->per_row + prefixes * costs->per_group_met;
+	double		correlation;
+	double		in_order_groups;
+	Cost		in_order;
 
-	return rows * costs->per_row + prefixes * costs->per_group_met;
+	/* (a probe's few rows: no order to speak of, nor an estimator to call again) */
+	if (rows <= costs->decode_after)
+		return scattered;
+	correlation = index_correlation(root, ip, loops);
+	if (correlation == 0)
+		return scattered;
+
+	/*
+	 * Rows met in the table's order, as an index on a column the table is
+	 * loaded by gives them: a run in each group they touch, of which the
+	 * first decode_after are fetched alone and the rest come from the
+	 * group decoded whole.  (heap's price already pays for the pages in
+	 * order, which hold what the minipages do, and for each row's CPU.)
+	 * On TPC-H's lineitem, 2 of 16 columns of every row through its primary
+	 * key ran at 0.22 us a row against heap's 0.27.  PostgreSQL blends heap's
+	 * page prices between scattered and in order by the correlation's
+	 * square; so does this.
+	 */
+	in_order_groups = Min(ngroups, ceil(rows / costs->rows_per_group) + 1);
+	if (rows / in_order_groups <= costs->decode_after)
+		in_order = rows * costs->per_row + in_order_groups * costs->per_group_met;
+	else
+		in_order = in_order_groups * (costs->decode_after * costs->per_row +
+									  costs->per_group_met + costs->per_group_decode);
+	if (in_order >= scattered)
+		return scattered;
+	return scattered + correlation * correlation * (in_order - scattered);
 }
 
 /*
