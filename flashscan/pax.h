@@ -554,8 +554,8 @@ extern bool pax_delta_insert(Relation rel, TupleDesc desc, Datum *values, bool *
 							 const PaxLogicalOld *update_old, uint64 *rownum,
 							 Size *used, bool *decoded);
 extern uint32 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
-									 PaxRowState *states, XLogRecPtr *lsn,
-									 BufferAccessStrategy strategy, uint64 *blocks_read);
+									 PaxRowState *states, BufferAccessStrategy strategy,
+									 uint64 *blocks_read);
 extern PaxRowState *pax_delta_state(Relation rel, Page page, BlockNumber blkno, uint32 i);
 extern uint32 pax_delta_nrows(Relation rel, PaxGroupEntry *g);
 extern void pax_delta_read_row(Relation rel, PaxGroupEntry *g, TupleDesc desc,

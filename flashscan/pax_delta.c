@@ -318,12 +318,12 @@ lock_delta_page(Relation rel, PaxGroupEntry *g, BufferAccessStrategy strategy,
  * The headers of a delta group's rows (hdrs has room for g->nrows); returns
  * how many rows the page holds.  With states (room for g->nrows), a group
  * that keeps its rows' states (PaxGroupHasPageStates) gives them too, read
- * under the same lock; *lsn (if not NULL) gets the page's LSN then.
+ * under the same lock.
  */
 uint32
 pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
-					   PaxRowState *states, XLogRecPtr *lsn,
-					   BufferAccessStrategy strategy, uint64 *blocks_read)
+					   PaxRowState *states, BufferAccessStrategy strategy,
+					   uint64 *blocks_read)
 {
 	Buffer		buf = lock_delta_page(rel, g, strategy, blocks_read);
 	Page		page = BufferGetPage(buf);
@@ -337,8 +337,6 @@ pax_delta_read_headers(Relation rel, PaxGroupEntry *g, PaxDeltaRowHeader *hdrs,
 		if (states)
 			states[i] = *pax_delta_state(rel, page, g->first_block, i);
 	}
-	if (lsn)
-		*lsn = PageGetLSN(page);
 	UnlockReleaseBuffer(buf);
 	return n;
 }

@@ -1048,7 +1048,7 @@ pax_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 		{
 			if (scan->analyze_hdrs == NULL)
 				scan->analyze_hdrs = palloc(sizeof(PaxDeltaRowHeader) * PAX_DELTA_SPAN);
-			scan->analyze_nhdrs = pax_delta_read_headers(sscan->rs_rd, g, scan->analyze_hdrs, NULL, NULL,
+			scan->analyze_nhdrs = pax_delta_read_headers(sscan->rs_rd, g, scan->analyze_hdrs, NULL,
 														 bstrategy, NULL);
 		}
 		MemoryContextSwitchTo(old);

@@ -588,7 +588,7 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 		PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
 		PaxRowState *states = PaxGroupHasPageStates(g) ?
 			palloc(sizeof(PaxRowState) * g->nrows) : NULL;
-		uint32		nrows = pax_delta_read_headers(rel, g, hdrs, states, NULL, strategy,
+		uint32		nrows = pax_delta_read_headers(rel, g, hdrs, states, strategy,
 												   blocks_read);
 
 		for (i = 0; i < g->nrows; i++)
@@ -598,7 +598,7 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 				pax_conflict_out(rel, hdrs[i].xmin, snapshot);
 			else if (visible[i] && states)
 			{
-				/* the page's own states: no map to read below */
+				/* the page's own states (no map to read below) */
 				if (pax_row_state_deleted(&states[i], snapshot))
 					visible[i] = false;
 				else
@@ -607,12 +607,7 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 		}
 		pfree(hdrs);
 		if (states)
-		{
 			pfree(states);
-			for (i = 0; i < g->nrows; i++)
-				n += visible[i];
-			return n;
-		}
 	}
 	else if (PaxGroupIsSparse(g))
 	{
@@ -637,7 +632,7 @@ pax_visible_rows(Relation rel, PaxGroupEntry *g, Snapshot snapshot, bool *visibl
 				visible[i] = false;
 		pfree(dead);
 	}
-	else if (g->row_map != InvalidBlockNumber)
+	else if (g->row_map != InvalidBlockNumber && !PaxGroupHasPageStates(g))
 	{
 		uint32		nblocks = PaxRowMapBlocks(g->nrows);
 		uint32		b;
@@ -781,7 +776,7 @@ pax_rows_removable(Relation rel, PaxGroupEntry *g, int n, const uint64 *rownums,
 		hdrs = palloc(sizeof(PaxDeltaRowHeader) * Max(g->nrows, 1));
 		if (PaxGroupHasPageStates(g))
 			page_states = palloc(sizeof(PaxRowState) * Max(g->nrows, 1));
-		nhdrs = pax_delta_read_headers(rel, g, hdrs, page_states, NULL, NULL, NULL);
+		nhdrs = pax_delta_read_headers(rel, g, hdrs, page_states, NULL, NULL);
 	}
 	else if (!group_gone && PaxGroupIsSparse(g))
 		present = pax_read_presence(rel, g, &pinned, NULL);

@@ -484,7 +484,7 @@ vacuum_delta(Relation rel, PaxGroupEntry *g, DeadRanges *dead, double *live,
 			 double *ndead, TransactionId *frozen_xid, BufferAccessStrategy bstrategy)
 {
 	PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
-	uint32		n = pax_delta_read_headers(rel, g, hdrs, NULL, NULL, bstrategy, NULL);
+	uint32		n = pax_delta_read_headers(rel, g, hdrs, NULL, bstrategy, NULL);
 	uint32		i;
 
 	for (i = 0; i < n; i++)
@@ -679,7 +679,7 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 		if (PaxGroupIsDelta(g))
 		{
 			PaxDeltaRowHeader *hdrs = palloc(sizeof(PaxDeltaRowHeader) * g->nrows);
-			uint32		n = pax_delta_read_headers(rel, g, hdrs, NULL, NULL, bstrategy, NULL);
+			uint32		n = pax_delta_read_headers(rel, g, hdrs, NULL, bstrategy, NULL);
 
 			for (i = 0; i < g->nrows; i++)
 			{
