@@ -61,6 +61,7 @@
 #include "flashscan.h"
 #include "pax.h"
 #include "pax_minipage.h"
+#include "shared_scan.h"
 #include "ssdkit_path.h"
 
 bool		flashscan_enable = true;
@@ -114,6 +115,19 @@ typedef struct FlashScanState
 	uint64		claim_end;
 	bool		counted;		/* counters added to the shared ones */
 
+	/* shared scans (shared_scan.c): groups come from the hub */
+	bool		hub_eligible;
+	const char *hub_why;		/* why not, for EXPLAIN */
+	bool		hub_done;		/* every list registered */
+	bool		hub_refused;	/* the hub was full once: groups read alone */
+	struct SharedScanReg *hub_reg;
+	int		   *chunk_gis;		/* the next list, or groups to read alone */
+	int			chunk_n;
+	int			chunk_pos;
+	int			claim_gi;		/* parallel: last group of the last claim */
+	uint64		hub_from_stream;
+	uint64		hub_alone;
+
 	/* EXPLAIN ANALYZE */
 	uint64		groups_scanned;
 	uint64		groups_skipped;
@@ -137,6 +151,8 @@ typedef struct FlashScanShared
 	pg_atomic_uint64 groups_invisible;
 	pg_atomic_uint64 rows_examined;
 	pg_atomic_uint64 blocks_read;
+	pg_atomic_uint64 hub_from_stream;
+	pg_atomic_uint64 hub_alone;
 } FlashScanShared;
 
 /*
@@ -1041,10 +1057,19 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	fs->table_blocks = RelationGetNumberOfBlocks(fs->rel);
 	if (fs->table_blocks > (BlockNumber) (NBuffers / 4))
 		fs->strategy = GetAccessStrategy(BAS_BULKREAD);
+	/* a scroll cursor goes back in group order: shared scans go forward only */
+	fs->hub_eligible = shared_scan_available(fs->rel, &fs->hub_why);
+	if (fs->hub_eligible && (eflags & EXEC_FLAG_BACKWARD))
+	{
+		fs->hub_eligible = false;
+		fs->hub_why = "scrollable cursor";
+	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	pax_flush_relation(fs->rel);
 	fs->dir = pax_read_directory(fs->rel, fs->scan_cxt);
+	fs->chunk_gis = MemoryContextAlloc(fs->scan_cxt, sizeof(int) * Max(fs->dir->ngroups, 1));
+	fs->claim_gi = -1;
 	fs->gi = -1;
 	fs->prefetched_gi = -1;
 	fs->cur_selected = -1;
@@ -1129,6 +1154,103 @@ store_scan_row(FlashScanState *fs, uint32 ri, const int *list, int n)
 }
 
 /*
+ * Shared scans: the next group, in the order the hub delivers them; false
+ * at the end.  A serial scan registers every group of its directory, a
+ * parallel participant the groups of each chunk it claims (so the hub
+ * merges them with other queries' scans, and the claim keeps each row to
+ * one participant).  Where the hub is full, the list is read alone, in
+ * order.
+ */
+static bool
+hub_next_group(FlashScanState *fs)
+{
+	for (;;)
+	{
+		int			gi;
+
+		if (fs->hub_reg != NULL)
+		{
+			bool		from_stream;
+
+			gi = shared_scan_next(fs->hub_reg, &from_stream);
+			if (gi >= 0)
+			{
+				fs->gi = gi;
+				if (from_stream)
+					fs->hub_from_stream++;
+				else
+					fs->hub_alone++;
+				return true;
+			}
+			shared_scan_unregister(fs->hub_reg);
+			fs->hub_reg = NULL;
+		}
+		if (fs->chunk_pos < fs->chunk_n)
+		{
+			fs->gi = fs->chunk_gis[fs->chunk_pos++];
+			fs->hub_alone++;
+			return true;
+		}
+		if (fs->hub_done)
+		{
+			fs->gi = fs->dir->ngroups;
+			return false;
+		}
+
+		/* the next list: the whole directory, or the next claimed chunk */
+		fs->chunk_n = fs->chunk_pos = 0;
+		if (fs->shared == NULL)
+		{
+			for (gi = 0; gi < fs->dir->ngroups; gi++)
+				if (!(fs->dir->groups[gi]->flags & PAX_GROUP_EMPTY))
+					fs->chunk_gis[fs->chunk_n++] = gi;
+			fs->hub_done = true;
+		}
+		else
+		{
+			gi = fs->claim_gi;
+			if (!pax_claim_next_group(fs->dir, &fs->shared->next_rownum,
+									  fs->shared->chunk_rows, &fs->claim_start,
+									  &fs->claim_end, &gi))
+			{
+				fs->hub_done = true;
+				continue;
+			}
+			for (;;)
+			{
+				if (!(fs->dir->groups[gi]->flags & PAX_GROUP_EMPTY))
+					fs->chunk_gis[fs->chunk_n++] = gi;
+				if (gi + 1 >= fs->dir->ngroups ||
+					fs->dir->groups[gi + 1]->first_rownum >= fs->claim_end)
+					break;
+				gi++;
+			}
+			fs->claim_gi = gi;
+		}
+		if (fs->chunk_n == 0)
+			continue;
+		fs->hub_reg = shared_scan_register(fs->rel, fs->dir, fs->chunk_gis, fs->chunk_n,
+										   fs->all_cols, RelationGetDescr(fs->rel)->natts);
+		if (fs->hub_reg != NULL)
+			fs->chunk_n = 0;	/* the registration has the list now */
+		else
+			fs->hub_refused = true;
+	}
+}
+
+/* Leave the hub: at the end, on rescan, and when the plan shuts down. */
+static void
+hub_leave(FlashScanState *fs)
+{
+	if (fs->hub_reg != NULL)
+		shared_scan_unregister(fs->hub_reg);
+	fs->hub_reg = NULL;
+	fs->hub_done = false;
+	fs->chunk_n = fs->chunk_pos = 0;
+	fs->claim_gi = -1;
+}
+
+/*
  * The next (backward: previous) visible group with at least one selected
  * row, read; false at the end (the start).
  */
@@ -1146,7 +1268,12 @@ next_group(FlashScanState *fs, bool backward)
 		bool		first_pass_all;
 
 		CHECK_FOR_INTERRUPTS();
-		if (fs->shared != NULL)
+		if (fs->hub_eligible && !backward)
+		{
+			if (!hub_next_group(fs))
+				return false;
+		}
+		else if (fs->shared != NULL)
 		{
 			if (!pax_claim_next_group(fs->dir, &fs->shared->next_rownum, fs->shared->chunk_rows,
 									  &fs->claim_start, &fs->claim_end, &fs->gi))
@@ -1182,7 +1309,8 @@ next_group(FlashScanState *fs, bool backward)
 		if (fs->prefetched_gi != fs->gi)
 			pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
 								 desc->natts);
-		if (!backward && fs->gi + 1 < fs->dir->ngroups &&
+		/* with shared scans the pusher reads ahead, in its own order */
+		if (!backward && !fs->hub_eligible && fs->gi + 1 < fs->dir->ngroups &&
 			(fs->shared == NULL || fs->dir->groups[fs->gi + 1]->first_rownum < fs->claim_end))
 		{
 			pax_prefetch_columns(fs->rel, fs->dir->groups[fs->gi + 1],
@@ -1327,6 +1455,7 @@ flashscan_end(CustomScanState *node)
 {
 	FlashScanState *fs = (FlashScanState *) node;
 
+	hub_leave(fs);
 	if (fs->strategy)
 		FreeAccessStrategy(fs->strategy);
 	MemoryContextDelete(fs->scan_cxt);
@@ -1343,6 +1472,7 @@ flashscan_rescan(CustomScanState *node)
 	fs->nselected = 0;
 	fs->cur_selected = -1;
 	fs->claim_start = fs->claim_end = 0;
+	hub_leave(fs);
 	pgstat_count_heap_scan(fs->rel);
 }
 
@@ -1370,8 +1500,11 @@ flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coo
 	pg_atomic_init_u64(&fs->shared->groups_invisible, 0);
 	pg_atomic_init_u64(&fs->shared->rows_examined, 0);
 	pg_atomic_init_u64(&fs->shared->blocks_read, 0);
+	pg_atomic_init_u64(&fs->shared->hub_from_stream, 0);
+	pg_atomic_init_u64(&fs->shared->hub_alone, 0);
 	fs->claim_start = fs->claim_end = 0;
 	fs->gi = -1;
+	hub_leave(fs);
 }
 
 static void
@@ -1382,6 +1515,7 @@ flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 	pg_atomic_write_u64(&fs->shared->next_rownum, 0);
 	fs->claim_start = fs->claim_end = 0;
 	fs->gi = -1;
+	hub_leave(fs);
 }
 
 /*
@@ -1405,6 +1539,9 @@ flashscan_shutdown(CustomScanState *node)
 	pg_atomic_fetch_add_u64(&sh->groups_invisible, fs->groups_invisible);
 	pg_atomic_fetch_add_u64(&sh->rows_examined, fs->rows_examined);
 	pg_atomic_fetch_add_u64(&sh->blocks_read, fs->blocks_read);
+	pg_atomic_fetch_add_u64(&sh->hub_from_stream, fs->hub_from_stream);
+	pg_atomic_fetch_add_u64(&sh->hub_alone, fs->hub_alone);
+	hub_leave(fs);
 	if (!IsParallelWorker())
 	{
 		fs->groups_scanned = pg_atomic_read_u64(&sh->groups_scanned);
@@ -1412,6 +1549,8 @@ flashscan_shutdown(CustomScanState *node)
 		fs->groups_invisible = pg_atomic_read_u64(&sh->groups_invisible);
 		fs->rows_examined = pg_atomic_read_u64(&sh->rows_examined);
 		fs->blocks_read = pg_atomic_read_u64(&sh->blocks_read);
+		fs->hub_from_stream = pg_atomic_read_u64(&sh->hub_from_stream);
+		fs->hub_alone = pg_atomic_read_u64(&sh->hub_alone);
 	}
 	/* the DSM goes away with the Gather */
 	fs->shared = NULL;
@@ -1424,6 +1563,7 @@ flashscan_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinat
 
 	fs->shared = (FlashScanShared *) coordinate;
 	fs->claim_start = fs->claim_end = 0;
+	fs->claim_gi = -1;
 }
 
 static char *
@@ -1467,8 +1607,17 @@ flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Columns Read", NULL, fs->nqual_cols + fs->nproj_cols, es);
 	ExplainPropertyInteger("Columns In Table", NULL, live, es);
 	ExplainPropertyBool("Selection First", fs->selection_first && fs->nqual_cols > 0, es);
+	if (flashscan_shared_scans)
+		ExplainPropertyText("Shared Scan", fs->hub_eligible ?
+							(fs->hub_refused ? "on, hub full: groups read alone" : "on") :
+							fs->hub_why, es);
 	if (!es->analyze)
 		return;
+	if (fs->hub_eligible)
+	{
+		ExplainPropertyInteger("Groups From Shared Stream", NULL, fs->hub_from_stream, es);
+		ExplainPropertyInteger("Groups Read Alone", NULL, fs->hub_alone, es);
+	}
 	ExplainPropertyInteger("Groups Scanned", NULL, fs->groups_scanned, es);
 	ExplainPropertyInteger("Groups Skipped", NULL, fs->groups_skipped, es);
 	ExplainPropertyInteger("Groups Not Visible", NULL, fs->groups_invisible, es);
@@ -1489,6 +1638,7 @@ flashscan_scan_init(void)
 							 "Off: every needed column of every group is read before the quals run.",
 							 &flashscan_selection_first, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&flashscan_scan_methods);
+	shared_scan_init();
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = flashscan_set_rel_pathlist;
 }

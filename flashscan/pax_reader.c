@@ -51,6 +51,22 @@ minipage_blocks(PaxGroupEntry *g, PaxColumnExtent *ext, BlockNumber *first, uint
 				   ext->offset / PAX_BLOCK_PAYLOAD);
 }
 
+/*
+ * Blocks holding column att of g: [*first, *first + *n); a delta page is one
+ * block for every column.  The shared scans' pusher reads by these.
+ */
+void
+pax_column_blocks(PaxGroupEntry *g, int att, BlockNumber *first, uint32 *n)
+{
+	if (PaxGroupIsDelta(g) || att >= g->ncols)
+	{
+		*first = g->first_block;
+		*n = PaxGroupIsDelta(g) ? 1 : 0;
+		return;
+	}
+	minipage_blocks(g, &g->cols[att], first, n);
+}
+
 /* Blocks of a group's needed minipages (a block two share counts twice). */
 uint32
 pax_needed_blocks(PaxGroupEntry *g, const bool *needed, int natts)

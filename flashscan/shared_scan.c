@@ -1,0 +1,702 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_scan.c
+ *	  The scan hub: registration of FlashScans, their windows, the merged
+ *	  requests, and delivery of ready groups (shared_scan.h says what the
+ *	  design is; the pusher that reads is shared_scan_pusher.c).
+ *
+ * A registration lists the groups a scan will read.  Each group is a unit
+ * in the hub's table; rqn counts the registrations still to read it, iqn
+ * those whose window (the next W undelivered groups of the list) holds it.
+ * A unit in some window whose columns are not all pinned is WANTED: that is
+ * the merged request list the pusher serves.  A scan asks for any READY unit
+ * of its window; delivering one slides the window by one.
+ *
+ * A scan reads a group alone (through the buffer manager, as without the
+ * hub) when the pusher failed on it, when no pusher runs, and when the
+ * pusher finished nothing for a second while the scan waited (a scan that
+ * stops consuming, such as a cursor left open, holds its window's units
+ * pinned; the others must not wait for it forever: the starvation bound
+ * the thesis lacks).
+ *
+ * Unregistration (end of scan, rescan, error, subtransaction abort, backend
+ * exit) drops every reference the registration holds, and waits until the
+ * pusher is not reading any of its units: a read that outlived the scan's
+ * lock on the relation could load a block of a relation being dropped into
+ * shared_buffers after DROP had cleared them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "access/htup_details.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "shared_scan_hub.h"
+
+bool		flashscan_shared_scans = false;
+int			flashscan_shared_scan_window = 10;
+int			shared_scan_cache_blocks = 4096;
+int			shared_scan_io_depth = 32;
+static int	shared_scan_slots = 64;
+static int	shared_scan_max_units = 16384;
+
+SharedScanHub *shared_scan_hub = NULL;
+HTAB	   *shared_scan_units = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static bool hub_requested = false;
+
+/* This backend's registrations, for the abort and exit paths. */
+static SharedScanReg *my_regs = NULL;
+static bool callbacks_registered = false;
+
+/* A scan waiting this long with no batch finished reads a group alone. */
+#define SHARED_SCAN_STALL_MS	1000
+
+PG_FUNCTION_INFO_V1(flashscan_shared_scan_stats);
+PG_FUNCTION_INFO_V1(flashscan_shared_scan_registrations);
+
+static Size
+hub_size(void)
+{
+	return add_size(offsetof(SharedScanHub, slots),
+					mul_size(sizeof(SharedScanSlot), shared_scan_slots));
+}
+
+static void
+shared_scan_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(add_size(hub_size(),
+									hash_estimate_size(shared_scan_max_units,
+													   sizeof(SharedScanUnit))));
+	RequestNamedLWLockTranche("flashscan_shared_scans", 1);
+}
+
+static void
+shared_scan_shmem_startup(void)
+{
+	bool		found;
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared_scan_hub = ShmemInitStruct("flashscan shared scan hub", hub_size(), &found);
+	if (!found)
+	{
+		memset(shared_scan_hub, 0, hub_size());
+		shared_scan_hub->lock = &(GetNamedLWLockTranche("flashscan_shared_scans"))->lock;
+		ConditionVariableInit(&shared_scan_hub->ready_cv);
+		shared_scan_hub->nslots = shared_scan_slots;
+		shared_scan_hub->next_generation = 1;
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(SharedScanUnitKey);
+	info.entrysize = sizeof(SharedScanUnit);
+	shared_scan_units = ShmemInitHash("flashscan shared scan units",
+									  shared_scan_max_units, shared_scan_max_units,
+									  &info, HASH_ELEM | HASH_BLOBS);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static void
+register_pusher(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "flashscan", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "shared_scan_pusher_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "flashscan shared scan pusher", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "flashscan shared scan pusher", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+void
+shared_scan_init(void)
+{
+	DefineCustomBoolVariable("flashscan.shared_scans",
+							 "Lets concurrent FlashScans of a pax table share one stream of reads.",
+							 "Needs flashscan in shared_preload_libraries (the hub and its pusher).",
+							 &flashscan_shared_scans, false,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flashscan.shared_scan_window",
+							"Groups a shared scan asks for ahead of the one it reads.",
+							"A larger window lets the pusher merge more scans' requests and order them for the device; each wanted group stays pinned until read.",
+							&flashscan_shared_scan_window, 10, 1, SHARED_SCAN_MAX_WINDOW,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flashscan.shared_scan_cache",
+							"Shared buffers the shared scans' pusher may keep pinned.",
+							"At most a quarter of shared_buffers is used, whatever the setting.",
+							&shared_scan_cache_blocks, 4096, 16, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_BLOCKS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flashscan.shared_scan_io_depth",
+							"Reads the shared scans' pusher keeps in flight.",
+							"Set it to the queue depth the device serves best (qdtt_model shows it for a calibrated tablespace).",
+							&shared_scan_io_depth, 32, 1, 256,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flashscan.shared_scan_slots",
+							"Shared scans registered at once (scans beyond run alone).",
+							NULL,
+							&shared_scan_slots, 64, 1, 4096,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flashscan.shared_scan_units",
+							"Groups the scan hub can track at once (registrations beyond run alone).",
+							NULL,
+							&shared_scan_max_units, 16384, 64, 1 << 22,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	hub_requested = true;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shared_scan_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shared_scan_shmem_startup;
+	register_pusher();
+}
+
+/* Blocks the pusher may hold pinned: the setting, within a quarter of shared_buffers. */
+uint32
+shared_scan_cache_limit(void)
+{
+	return (uint32) Max(Min(shared_scan_cache_blocks, NBuffers / 4), 1);
+}
+
+/* Can scans of rel share reads?  If not, *why says so (for EXPLAIN). */
+bool
+shared_scan_available(Relation rel, const char **why)
+{
+	if (!flashscan_shared_scans)
+		*why = "off";
+	else if (!hub_requested || shared_scan_hub == NULL)
+		*why = "flashscan not in shared_preload_libraries";
+	else if (RelationUsesLocalBuffers(rel))
+		*why = "temporary table";
+	else if (RecoveryInProgress() && !RelationNeedsWAL(rel))
+		*why = "unlogged table on a standby";
+	else
+		return true;
+	return false;
+}
+
+/* Remove u from the table: no reference, no pin, no read in flight. */
+void
+shared_scan_remove_unit(SharedScanUnit *u)
+{
+	Assert(u->iqn == 0 && u->rqn == 0 && u->pinned == 0 && u->state != UNIT_READING);
+	hash_search(shared_scan_units, &u->key, HASH_REMOVE, NULL);
+}
+
+/* u lost a reference: remove it, or let the pusher unpin it. */
+static void
+unit_released(SharedScanUnit *u, bool *wake_pusher)
+{
+	if (u->iqn > 0 || u->rqn > 0 || u->state == UNIT_READING)
+		return;
+	if (u->pinned > 0)
+		*wake_pusher = true;
+	else
+		shared_scan_remove_unit(u);
+}
+
+/* Add list entry i to the window (under the lock). */
+static void
+window_add(SharedScanReg *reg, int i)
+{
+	SharedScanUnit *u = reg->units[i];
+
+	if (u->iqn++ == 0)
+		u->wanted_since = GetCurrentTimestamp();
+	if (u->state == UNIT_FAILED)
+		u->state = UNIT_IDLE;	/* a failed read is tried again for a new window */
+	reg->in_window++;
+}
+
+/* Drop entry i's references to its unit: its columns, and iqn if in the window. */
+static void
+entry_release(SharedScanReg *reg, int i, bool *wake)
+{
+	SharedScanUnit *u = reg->units[i];
+	int			att;
+
+	for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
+		if (reg->cols & ((uint32) 1 << att))
+			u->col_refs[att]--;
+	if (i < reg->next)
+	{
+		u->iqn--;
+		reg->in_window--;
+	}
+	u->rqn--;
+	unit_released(u, wake);
+}
+
+static void
+window_fill(SharedScanReg *reg)
+{
+	while (reg->in_window < flashscan_shared_scan_window && reg->next < reg->ngroups)
+		window_add(reg, reg->next++);
+}
+
+static void
+wake_pusher(void)
+{
+	Latch	   *latch = shared_scan_hub->pusher_latch;
+
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+static void
+shared_scan_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			/* a scan ends before its transaction; an error ends it here */
+			while (my_regs != NULL)
+				shared_scan_unregister(my_regs);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+shared_scan_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							 SubTransactionId parentSubid, void *arg)
+{
+	SharedScanReg *reg,
+			   *next;
+
+	for (reg = my_regs; reg != NULL; reg = next)
+	{
+		next = reg->next_reg;
+		if (reg->subxid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_ABORT_SUB)
+			shared_scan_unregister(reg);
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+			reg->subxid = parentSubid;
+	}
+}
+
+static void
+shared_scan_exit(int code, Datum arg)
+{
+	while (my_regs != NULL)
+		shared_scan_unregister(my_regs);
+}
+
+/*
+ * Register a scan of rel that will read groups gis[0..ngroups) of dir,
+ * columns cols[0..natts); NULL if the hub is full (the scan reads alone).
+ */
+SharedScanReg *
+shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroups,
+					 const bool *cols, int natts)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	SharedScanReg *reg;
+	MemoryContext old;
+	uint32		mycols = 0;
+	int			slot,
+				i,
+				att;
+	bool		permanent = RelationNeedsWAL(rel) ||
+		rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
+
+	if (ngroups == 0)
+		return NULL;
+	for (att = 0; att < Min(natts, SHARED_SCAN_MAX_COLS); att++)
+		if (cols[att])
+			mycols |= (uint32) 1 << att;
+
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(shared_scan_xact_callback, NULL);
+		RegisterSubXactCallback(shared_scan_subxact_callback, NULL);
+		before_shmem_exit(shared_scan_exit, 0);
+		callbacks_registered = true;
+	}
+
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	reg = palloc0(sizeof(SharedScanReg));
+	reg->rnode = rel->rd_node;
+	reg->ngroups = ngroups;
+	reg->gis = palloc(sizeof(int) * ngroups);
+	memcpy(reg->gis, gis, sizeof(int) * ngroups);
+	reg->units = palloc0(sizeof(SharedScanUnit *) * ngroups);
+	reg->done = palloc0(sizeof(bool) * ngroups);
+	reg->remaining = ngroups;
+	reg->cols = mycols;
+	reg->subxid = GetCurrentSubTransactionId();
+	MemoryContextSwitchTo(old);
+
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	for (slot = 0; slot < hub->nslots; slot++)
+		if (!hub->slots[slot].in_use)
+			break;
+	for (i = 0; slot < hub->nslots && i < ngroups; i++)
+	{
+		PaxGroupEntry *g = dir->groups[gis[i]];
+		SharedScanUnitKey key;
+		SharedScanUnit *u;
+		bool		found;
+
+		memset(&key, 0, sizeof(key));
+		key.rnode = rel->rd_node;
+		key.first_block = g->first_block;
+		key.first_rownum = g->first_rownum;
+		u = hash_search(shared_scan_units, &key, HASH_ENTER_NULL, &found);
+		if (u == NULL)
+			break;
+		if (!found)
+		{
+			u->state = UNIT_IDLE;
+			u->permanent = permanent;
+			u->iqn = u->rqn = 0;
+			u->cols_known = u->cols_loaded = 0;
+			memset(u->col_refs, 0, sizeof(u->col_refs));
+			u->pinned = 0;
+			u->pin_index = -1;
+		}
+		for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
+		{
+			if (!(mycols & ((uint32) 1 << att)) || (u->cols_known & ((uint32) 1 << att)))
+				continue;
+			pax_column_blocks(g, att, &u->col_first[att], &u->col_blocks[att]);
+			u->cols_known |= (uint32) 1 << att;
+		}
+		for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
+			if (mycols & ((uint32) 1 << att))
+				u->col_refs[att]++;
+		u->rqn++;
+		reg->units[i] = u;
+	}
+	if (slot >= hub->nslots || i < ngroups)
+	{
+		bool		wake = false;
+
+		/* full: take back what was entered, and run alone */
+		reg->cols = mycols;
+		while (--i >= 0)
+			entry_release(reg, i, &wake);
+		hub->refused++;
+		LWLockRelease(hub->lock);
+		if (wake)
+			wake_pusher();
+		pfree(reg->gis);
+		pfree(reg->units);
+		pfree(reg->done);
+		pfree(reg);
+		return NULL;
+	}
+	reg->slot = slot;
+	reg->generation = hub->next_generation++;
+	hub->slots[slot].in_use = true;
+	hub->slots[slot].generation = reg->generation;
+	hub->slots[slot].pid = MyProcPid;
+	hub->slots[slot].rnode = rel->rd_node;
+	hub->slots[slot].ngroups = ngroups;
+	hub->slots[slot].delivered = 0;
+	hub->slots[slot].from_stream = 0;
+	hub->slots[slot].alone = 0;
+	hub->registrations++;
+	window_fill(reg);
+	LWLockRelease(hub->lock);
+	wake_pusher();
+
+	reg->next_reg = my_regs;
+	my_regs = reg;
+	return reg;
+}
+
+/* Deliver list entry i (under the lock); slide the window. */
+static void
+deliver(SharedScanReg *reg, int i, bool from_stream, bool *wake)
+{
+	SharedScanSlot *slot = &shared_scan_hub->slots[reg->slot];
+
+	entry_release(reg, i, wake);
+	*wake = true;				/* a unit left a window: room for the next read */
+	reg->done[i] = true;
+	reg->remaining--;
+	while (reg->first < reg->ngroups && reg->done[reg->first])
+		reg->first++;
+	slot->delivered++;
+	if (from_stream)
+	{
+		slot->from_stream++;
+		reg->from_stream++;
+		shared_scan_hub->deliveries++;
+	}
+	else
+	{
+		slot->alone++;
+		reg->alone++;
+		shared_scan_hub->deliveries_alone++;
+	}
+	window_fill(reg);
+}
+
+/*
+ * The next group to read: an index into dir->groups of the registration's
+ * directory, or -1 when every group was delivered.  *from_stream says
+ * whether the pusher read it (else the scan reads it alone).
+ */
+int
+shared_scan_next(SharedScanReg *reg, bool *from_stream)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	bool		sleeping = false;
+	int			result = -1;
+
+	for (;;)
+	{
+		int			i,
+					first_open = -1,
+					pick = -1;
+		bool		wake = false;
+		uint64		completions;
+
+		CHECK_FOR_INTERRUPTS();
+		if (reg->remaining == 0)
+			break;
+		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+		if (reg->stalled && hub->completions != reg->stalled_at)
+			reg->stalled = false;	/* the pusher moves again */
+		for (i = reg->first; i < reg->next; i++)
+		{
+			SharedScanUnit *u;
+
+			if (reg->done[i])
+				continue;
+			u = reg->units[i];
+			if (first_open < 0)
+				first_open = i;
+			if ((reg->cols & ~u->cols_loaded) == 0)
+			{
+				pick = i;
+				*from_stream = (reg->cols != 0);
+				break;
+			}
+			if (u->state == UNIT_FAILED && pick < 0)
+			{
+				pick = i;
+				*from_stream = false;
+			}
+		}
+		if (pick < 0 && (reg->stalled || hub->pusher_pid == 0))
+		{
+			pick = first_open;
+			*from_stream = false;
+		}
+		if (pick >= 0)
+		{
+			deliver(reg, pick, *from_stream, &wake);
+			LWLockRelease(hub->lock);
+			if (wake)
+				wake_pusher();
+			result = reg->gis[pick];
+			break;
+		}
+		completions = hub->completions;
+		LWLockRelease(hub->lock);
+
+		if (!sleeping)
+		{
+			ConditionVariablePrepareToSleep(&hub->ready_cv);
+			sleeping = true;
+			continue;			/* check again now that a wakeup cannot be missed */
+		}
+		if (ConditionVariableTimedSleep(&hub->ready_cv, SHARED_SCAN_STALL_MS,
+										PG_WAIT_EXTENSION))
+		{
+			/* timed out: did the pusher finish anything meanwhile? */
+			LWLockAcquire(hub->lock, LW_SHARED);
+			if (hub->completions == completions)
+			{
+				reg->stalled = true;
+				reg->stalled_at = completions;
+			}
+			LWLockRelease(hub->lock);
+		}
+	}
+	if (sleeping)
+		ConditionVariableCancelSleep();
+	return result;
+}
+
+/* Is one of reg's units being read by the pusher? (under the lock) */
+static bool
+reading_any(SharedScanReg *reg)
+{
+	int			i;
+
+	if (shared_scan_hub->pusher_pid == 0)
+		return false;			/* its exit marked them failed */
+	for (i = reg->first; i < reg->next; i++)
+		if (!reg->done[i] && reg->units[i]->state == UNIT_READING)
+			return true;
+	return false;
+}
+
+/* Drop every reference reg holds; idempotent per registration. */
+void
+shared_scan_unregister(SharedScanReg *reg)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	SharedScanReg **p;
+	bool		wake = false;
+	bool		sleeping = false;
+	int			i;
+
+	for (p = &my_regs; *p != NULL; p = &(*p)->next_reg)
+		if (*p == reg)
+			break;
+	if (*p == NULL)
+		return;					/* already unregistered */
+
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	/* wait out the pusher's reads of our units (see the file header) */
+	while (reading_any(reg))
+	{
+		LWLockRelease(hub->lock);
+		if (!sleeping)
+			ConditionVariablePrepareToSleep(&hub->ready_cv);
+		else
+			(void) ConditionVariableTimedSleep(&hub->ready_cv, 100, PG_WAIT_EXTENSION);
+		sleeping = true;
+		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	}
+	for (i = reg->first; i < reg->ngroups; i++)
+		if (!reg->done[i])
+			entry_release(reg, i, &wake);
+	if (hub->slots[reg->slot].generation == reg->generation)
+		hub->slots[reg->slot].in_use = false;
+	LWLockRelease(hub->lock);
+	if (sleeping)
+		ConditionVariableCancelSleep();
+	if (wake)
+		wake_pusher();
+
+	*p = reg->next_reg;
+	pfree(reg->gis);
+	pfree(reg->units);
+	pfree(reg->done);
+	pfree(reg);
+}
+
+/* flashscan_shared_scan_stats(): the hub's counters and cache. */
+Datum
+flashscan_shared_scan_stats(PG_FUNCTION_ARGS)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	TupleDesc	tupdesc;
+	Datum		values[14];
+	bool		nulls[14];
+	HASH_SEQ_STATUS status;
+	SharedScanUnit *u;
+	int64		units = 0,
+				wanted = 0,
+				ready = 0,
+				registered = 0;
+	int			i;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (hub == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flashscan shared scans are not available"),
+				 errdetail("The scan hub is set up at server start."),
+				 errhint("Add flashscan to shared_preload_libraries and restart the server.")));
+	memset(nulls, 0, sizeof(nulls));
+	LWLockAcquire(hub->lock, LW_SHARED);
+	hash_seq_init(&status, shared_scan_units);
+	while ((u = hash_seq_search(&status)) != NULL)
+	{
+		units++;
+		wanted += (u->iqn > 0 && u->state == UNIT_IDLE && shared_scan_unit_missing(u) != 0);
+		ready += (u->pinned > 0);
+	}
+	for (i = 0; i < hub->nslots; i++)
+		registered += hub->slots[i].in_use;
+	values[0] = BoolGetDatum(hub->pusher_pid != 0);
+	values[1] = Int64GetDatum(registered);
+	values[2] = Int64GetDatum(units);
+	values[3] = Int64GetDatum(wanted);
+	values[4] = Int64GetDatum(ready);
+	values[5] = Int64GetDatum(hub->pinned_total);
+	values[6] = Int64GetDatum(shared_scan_cache_limit());
+	values[7] = Int64GetDatum(hub->registrations);
+	values[8] = Int64GetDatum(hub->refused);
+	values[9] = Int64GetDatum(hub->units_read);
+	values[10] = Int64GetDatum(hub->blocks_read);
+	values[11] = Int64GetDatum(hub->blocks_from_disk);
+	values[12] = Int64GetDatum(hub->deliveries);
+	values[13] = Int64GetDatum(hub->deliveries_alone);
+	LWLockRelease(hub->lock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* flashscan_shared_scan_registrations(): one row per registered scan. */
+Datum
+flashscan_shared_scan_registrations(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SharedScanHub *hub = shared_scan_hub;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (hub == NULL)
+		return (Datum) 0;
+	LWLockAcquire(hub->lock, LW_SHARED);
+	for (i = 0; i < hub->nslots; i++)
+	{
+		SharedScanSlot *s = &hub->slots[i];
+		Datum		values[7];
+		bool		nulls[7];
+
+		if (!s->in_use)
+			continue;
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = Int32GetDatum(s->pid);
+		values[1] = ObjectIdGetDatum(s->rnode.dbNode);
+		values[2] = ObjectIdGetDatum(s->rnode.relNode);
+		values[3] = Int32GetDatum(s->ngroups);
+		values[4] = Int32GetDatum(s->delivered);
+		values[5] = Int32GetDatum(s->from_stream);
+		values[6] = Int32GetDatum(s->alone);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(hub->lock);
+	return (Datum) 0;
+}

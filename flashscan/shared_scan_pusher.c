@@ -1,0 +1,599 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_scan_pusher.c
+ *	  The shared scans' pusher: a background worker that reads the groups
+ *	  the scan hub's windows want and pins them in shared_buffers.
+ *
+ * Each round takes a batch from the merged request list (shared_scan.c):
+ * units wanted longest beyond SHARED_SCAN_STARVE_MS first, then by how many
+ * windows want them (iqn), how many registrations will (rqn), and age.  The
+ * batch's blocks that shared_buffers lacks are read with io_uring, several
+ * hundred kB a request and shared_scan_io_depth requests in flight, into
+ * scratch memory: this only brings them into the kernel's page cache at the
+ * queue depth the device serves best, where single-block reads through the
+ * buffer manager would come one at a time.  Then each block is read through
+ * the buffer manager (checksums verified, ssd_cache consulted, a concurrent
+ * writer's newer version found in shared_buffers as always) and stays
+ * pinned until no window wants it and the cache needs room, or no
+ * registration will read it.
+ *
+ * A unit's pins belong to a resource owner of its own, so an error while
+ * reading it (a checksum failure, a file gone) releases exactly its pins:
+ * the unit is marked failed and its scans read it alone, where the same
+ * error reaches the query that needs the block.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "tcop/tcopprot.h"
+#include "storage/buf_internals.h"
+#include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/smgr.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "shared_scan_hub.h"
+#include "ssdkit_uring.h"
+
+/* A unit wanted this long is read before better-shared ones. */
+#define SHARED_SCAN_STARVE_MS	500
+/* Blocks per io_uring read (kernels split larger ones at max_sectors_kb). */
+#define PREREAD_BLOCKS			32
+
+/* The units whose blocks this process holds pinned. */
+typedef struct PinRecord
+{
+	SharedScanUnit *unit;
+	ResourceOwner owner;
+} PinRecord;
+
+/* A unit being read this round. */
+typedef struct BatchEntry
+{
+	SharedScanUnit *unit;
+	uint32		cols;			/* columns read */
+	BlockNumber *blocks;		/* sorted, distinct */
+	int			nblocks;
+	bool		ok;
+} BatchEntry;
+
+static PinRecord *pins = NULL;
+static int	npins = 0;
+static int	pins_cap = 0;
+static SsdkitUring *ring = NULL;
+static char *scratch = NULL;
+
+/* Forget unit's pin record (under the hub lock); its owner, to release. */
+static ResourceOwner
+detach_pins(SharedScanUnit *u)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	int			i = u->pin_index;
+	ResourceOwner owner;
+
+	if (i < 0)
+		return NULL;
+	owner = pins[i].owner;
+	pins[i] = pins[--npins];
+	if (i < npins)
+		pins[i].unit->pin_index = i;
+	hub->pinned_total -= u->pinned;
+	u->pinned = 0;
+	u->cols_loaded = 0;
+	u->pin_index = -1;
+	return owner;
+}
+
+/* Release every pin owner holds (outside the hub lock). */
+static void
+release_owner(ResourceOwner owner)
+{
+	if (owner == NULL)
+		return;
+	ResourceOwnerRelease(owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
+	ResourceOwnerRelease(owner, RESOURCE_RELEASE_LOCKS, false, false);
+	ResourceOwnerRelease(owner, RESOURCE_RELEASE_AFTER_LOCKS, false, false);
+	ResourceOwnerDelete(owner);
+}
+
+/*
+ * Under the hub lock: unpin units no registration will read, and, while the
+ * cache lacks room for "need" more blocks, units no window holds, those
+ * fewest registrations will read first.  Owners to release go to *out.
+ */
+static int
+collect_releases(uint32 need, ResourceOwner *out, int max)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	uint32		limit = shared_scan_cache_limit();
+	int			n = 0,
+				i;
+
+	for (i = npins - 1; i >= 0 && n < max; i--)
+	{
+		SharedScanUnit *u = pins[i].unit;
+
+		if (u->iqn == 0 && u->rqn == 0 && u->state != UNIT_READING)
+		{
+			out[n++] = detach_pins(u);
+			shared_scan_remove_unit(u);
+		}
+	}
+	while (hub->pinned_total + need > limit && n < max)
+	{
+		SharedScanUnit *victim = NULL;
+
+		for (i = 0; i < npins; i++)
+		{
+			SharedScanUnit *u = pins[i].unit;
+
+			if (u->iqn > 0 || u->state == UNIT_READING)
+				continue;
+			if (victim == NULL || u->rqn < victim->rqn)
+				victim = u;
+		}
+		if (victim == NULL)
+			break;
+		out[n++] = detach_pins(victim);
+		hub->evictions++;
+	}
+	return n;
+}
+
+/* Is a wanted before b? */
+static int
+priority_cmp(const void *pa, const void *pb)
+{
+	const SharedScanUnit *a = *(SharedScanUnit *const *) pa;
+	const SharedScanUnit *b = *(SharedScanUnit *const *) pb;
+	TimestampTz starve = GetCurrentTimestamp() - SHARED_SCAN_STARVE_MS * 1000;
+	bool		sa = a->wanted_since < starve,
+				sb = b->wanted_since < starve;
+
+	if (sa != sb)
+		return sa ? -1 : 1;
+	if (!sa)
+	{
+		if (a->iqn != b->iqn)
+			return a->iqn > b->iqn ? -1 : 1;
+		if (a->rqn != b->rqn)
+			return a->rqn > b->rqn ? -1 : 1;
+	}
+	if (a->wanted_since != b->wanted_since)
+		return a->wanted_since < b->wanted_since ? -1 : 1;
+	/* then in the table's order: one scan alone is read as it would read */
+	if (a->key.first_block != b->key.first_block)
+		return a->key.first_block < b->key.first_block ? -1 : 1;
+	return 0;
+}
+
+static int
+block_cmp(const void *pa, const void *pb)
+{
+	BlockNumber a = *(const BlockNumber *) pa,
+				b = *(const BlockNumber *) pb;
+
+	return (a > b) - (a < b);
+}
+
+/* The distinct blocks of u's columns cols, sorted. */
+static void
+unit_blocks(SharedScanUnit *u, uint32 cols, BatchEntry *e)
+{
+	int			att,
+				n = 0,
+				total = 0;
+
+	for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
+		if (cols & ((uint32) 1 << att))
+			total += u->col_blocks[att];
+	e->blocks = palloc(sizeof(BlockNumber) * Max(total, 1));
+	for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
+	{
+		uint32		k;
+
+		if (!(cols & ((uint32) 1 << att)))
+			continue;
+		for (k = 0; k < u->col_blocks[att]; k++)
+			e->blocks[n++] = u->col_first[att] + k;
+	}
+	qsort(e->blocks, n, sizeof(BlockNumber), block_cmp);
+	e->nblocks = 0;
+	for (att = 0; att < n; att++)
+		if (e->nblocks == 0 || e->blocks[e->nblocks - 1] != e->blocks[att])
+			e->blocks[e->nblocks++] = e->blocks[att];
+}
+
+/*
+ * Choose this round's units (under the hub lock) and mark them READING;
+ * returns how many.  Owners to release go to *rel / *nrel.
+ */
+static int
+pick_batch(BatchEntry *batch, int max, ResourceOwner *rel, int *nrel, int max_rel)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	HASH_SEQ_STATUS status;
+	SharedScanUnit *u;
+	SharedScanUnit **cand;
+	long		ncand = 0,
+				i;
+	int			n = 0;
+	uint32		blocks = 0;
+
+	cand = palloc(sizeof(SharedScanUnit *) * Max(hash_get_num_entries(shared_scan_units), 1));
+	hash_seq_init(&status, shared_scan_units);
+	while ((u = hash_seq_search(&status)) != NULL)
+		if (u->iqn > 0 && u->state == UNIT_IDLE && shared_scan_unit_missing(u) != 0)
+			cand[ncand++] = u;
+	qsort(cand, ncand, sizeof(SharedScanUnit *), priority_cmp);
+	*nrel = collect_releases(0, rel, max_rel);
+	for (i = 0; i < ncand && n < max; i++)
+	{
+		BatchEntry *e = &batch[n];
+		uint32		limit = shared_scan_cache_limit();
+
+		u = cand[i];
+		e->unit = u;
+		e->cols = shared_scan_unit_missing(u);
+		unit_blocks(u, e->cols, e);
+		if (hub->pinned_total + blocks + e->nblocks > limit)
+			*nrel += collect_releases(blocks + e->nblocks, rel + *nrel, max_rel - *nrel);
+		/* a unit larger than the whole cache is still read, alone */
+		if (hub->pinned_total + blocks + e->nblocks > limit &&
+			(n > 0 || hub->pinned_total > 0))
+		{
+			pfree(e->blocks);
+			break;
+		}
+		u->state = UNIT_READING;
+		blocks += e->nblocks;
+		n++;
+	}
+	pfree(cand);
+	return n;
+}
+
+/* Wait for every read in flight (their data is not used: see preread()). */
+static void
+drain_ring(void)
+{
+	SsdkitUringCompletion c[16];
+
+	if (ring->queued > 0)
+		(void) ssdkit_uring_submit(ring);
+	while (ring->inflight > 0)
+		(void) ssdkit_uring_reap(ring, c, lengthof(c), true);
+}
+
+/* Is block blk of u's relation in shared_buffers? */
+static bool
+in_shared_buffers(SharedScanUnit *u, BlockNumber blk)
+{
+	BufferTag	tag;
+	uint32		hash;
+	int			buf_id;
+
+	INIT_BUFFERTAG(tag, u->key.rnode, MAIN_FORKNUM, blk);
+	hash = BufTableHashCode(&tag);
+	LWLockAcquire(BufMappingPartitionLock(hash), LW_SHARED);
+	buf_id = BufTableLookup(&tag, hash);
+	LWLockRelease(BufMappingPartitionLock(hash));
+	return buf_id >= 0;
+}
+
+/*
+ * Bring the batch's blocks that shared_buffers lacks into the kernel's page
+ * cache with io_uring, up to PREREAD_BLOCKS a read and shared_scan_io_depth
+ * reads in flight.  The bytes land in one scratch area and are dropped (so
+ * reads may overwrite each other there): the buffer manager reads the
+ * blocks next, from the page cache.  A failure here is no error: that read
+ * will say what is wrong.  Returns the blocks read.
+ */
+static uint64
+preread(BatchEntry *batch, int n)
+{
+	uint64		count = 0;
+	int			bi;
+
+	if (ring == NULL)
+		return 0;
+	for (bi = 0; bi < n; bi++)
+	{
+		BatchEntry *e = &batch[bi];
+		SharedScanUnit *u = e->unit;
+		int			k = 0;
+		int			fd = -1;
+		BlockNumber fd_seg = InvalidBlockNumber;
+
+		while (k < e->nblocks)
+		{
+			BlockNumber start = e->blocks[k];
+			BlockNumber seg = start / RELSEG_SIZE;
+			int			len = 1;
+
+			if (in_shared_buffers(u, start))
+			{
+				k++;
+				continue;
+			}
+			while (k + len < e->nblocks && len < PREREAD_BLOCKS &&
+				   e->blocks[k + len] == start + len &&
+				   (start + len) / RELSEG_SIZE == seg &&
+				   !in_shared_buffers(u, start + len))
+				len++;
+			if (fd < 0 || fd_seg != seg)
+			{
+				char	   *path = relpathperm(u->key.rnode, MAIN_FORKNUM);
+				char	   *segpath = seg == 0 ? pstrdup(path) : psprintf("%s.%u", path, seg);
+
+				if (fd >= 0)
+				{
+					drain_ring();
+					close(fd);
+				}
+				fd = open(segpath, O_RDONLY | PG_BINARY, 0);
+				fd_seg = seg;
+				pfree(segpath);
+				pfree(path);
+				if (fd < 0)
+					break;
+			}
+			while (ring->inflight + ring->queued >= Min(shared_scan_io_depth, ring->depth))
+			{
+				SsdkitUringCompletion c[16];
+
+				if (ring->queued > 0)
+					(void) ssdkit_uring_submit(ring);
+				(void) ssdkit_uring_reap(ring, c, lengthof(c), true);
+			}
+			if (ssdkit_uring_queue_read(ring, fd, scratch, (Size) len * BLCKSZ,
+										(off_t) (start % RELSEG_SIZE) * BLCKSZ, 0))
+				count += len;
+			k += len;
+		}
+		if (fd >= 0)
+		{
+			drain_ring();
+			close(fd);
+		}
+	}
+	return count;
+}
+
+/*
+ * Pin e's blocks under its unit's resource owner; false (the error
+ * reported, the unit's pins released) if a read failed.
+ */
+static bool
+pin_unit(BatchEntry *e, ResourceOwner *owner)
+{
+	ResourceOwner save = CurrentResourceOwner;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool ok = true;
+
+	if (*owner == NULL)
+		*owner = ResourceOwnerCreate(NULL, "flashscan shared scan unit");
+	CurrentResourceOwner = *owner;
+	PG_TRY();
+	{
+		int			k;
+
+		for (k = 0; k < e->nblocks; k++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			(void) ReadBufferWithoutRelcache(e->unit->key.rnode, MAIN_FORKNUM,
+											 e->blocks[k], RBM_NORMAL, NULL,
+											 e->unit->permanent);
+		}
+	}
+	PG_CATCH();
+	{
+		/* as the bgwriter recovers: no transaction to abort */
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		AbortBufferIO();
+		UnlockBuffers();
+		EmitErrorReport();
+		FlushErrorState();
+		RESUME_INTERRUPTS();
+		ok = false;
+	}
+	PG_END_TRY();
+	CurrentResourceOwner = save;
+	return ok;
+}
+
+/* One round: pick, read, publish.  False if nothing was wanted. */
+static bool
+push_round(MemoryContext round_cxt)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	int			max = Max(shared_scan_io_depth / 4, 1);
+	BatchEntry *batch;
+	ResourceOwner *rel;
+	int			nrel,
+				n,
+				i;
+	uint64		from_disk;
+	MemoryContext old = MemoryContextSwitchTo(round_cxt);
+
+	batch = palloc0(sizeof(BatchEntry) * max);
+	rel = palloc(sizeof(ResourceOwner) * (npins + 1));
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	n = pick_batch(batch, max, rel, &nrel, npins + 1);
+	LWLockRelease(hub->lock);
+	for (i = 0; i < nrel; i++)
+		release_owner(rel[i]);
+
+	from_disk = preread(batch, n);
+	for (i = 0; i < n; i++)
+	{
+		BatchEntry *e = &batch[i];
+		ResourceOwner owner = NULL;
+
+		if (e->unit->pin_index >= 0)
+			owner = pins[e->unit->pin_index].owner;
+		e->ok = pin_unit(e, &owner);
+		if (!e->ok)
+		{
+			/* every pin of the unit went with its owner */
+			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+			(void) detach_pins(e->unit);
+			LWLockRelease(hub->lock);
+			release_owner(owner);
+		}
+		else if (e->unit->pin_index < 0)
+		{
+			if (npins == pins_cap)
+			{
+				pins_cap = Max(pins_cap * 2, 64);
+				pins = pins == NULL ?
+					MemoryContextAlloc(TopMemoryContext, sizeof(PinRecord) * pins_cap) :
+					repalloc(pins, sizeof(PinRecord) * pins_cap);
+			}
+			pins[npins].unit = e->unit;
+			pins[npins].owner = owner;
+			e->unit->pin_index = npins++;
+		}
+	}
+
+	nrel = 0;
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	for (i = 0; i < n; i++)
+	{
+		SharedScanUnit *u = batch[i].unit;
+
+		u->state = batch[i].ok ? UNIT_IDLE : UNIT_FAILED;
+		if (batch[i].ok)
+		{
+			u->cols_loaded |= batch[i].cols;
+			u->pinned += batch[i].nblocks;
+			hub->pinned_total += batch[i].nblocks;
+			hub->blocks_read += batch[i].nblocks;
+			hub->units_read++;
+		}
+		/* every scan that wanted it went away (or read it alone) meanwhile */
+		if (u->iqn == 0 && u->rqn == 0)
+		{
+			rel[nrel++] = detach_pins(u);
+			shared_scan_remove_unit(u);
+		}
+	}
+	hub->blocks_from_disk += from_disk;
+	if (n > 0)
+		hub->completions++;
+	LWLockRelease(hub->lock);
+	if (n > 0)
+		ConditionVariableBroadcast(&hub->ready_cv);
+	for (i = 0; i < nrel; i++)
+		release_owner(rel[i]);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(round_cxt);
+	return n > 0;
+}
+
+/*
+ * Exit (shutdown, error, postmaster's death): unpin everything, fail the
+ * units being read so no scan waits for them, and say no pusher runs.
+ */
+static void
+pusher_exit(int code, Datum arg)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	HASH_SEQ_STATUS status;
+	SharedScanUnit *u;
+	ResourceOwner *owners = palloc(sizeof(ResourceOwner) * (npins + 1));
+	int			n = 0,
+				i;
+
+	AbortBufferIO();
+	UnlockBuffers();
+	LWLockReleaseAll();
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	while (npins > 0)
+	{
+		u = pins[npins - 1].unit;
+		owners[n++] = detach_pins(u);
+		if (u->iqn == 0 && u->rqn == 0 && u->state != UNIT_READING)
+			shared_scan_remove_unit(u);
+	}
+	hash_seq_init(&status, shared_scan_units);
+	while ((u = hash_seq_search(&status)) != NULL)
+		if (u->state == UNIT_READING)
+			u->state = UNIT_FAILED;
+	hub->pusher_pid = 0;
+	hub->pusher_latch = NULL;
+	LWLockRelease(hub->lock);
+	ConditionVariableBroadcast(&hub->ready_cv);
+	for (i = 0; i < n; i++)
+		release_owner(owners[i]);
+}
+
+void
+shared_scan_pusher_main(Datum arg)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	MemoryContext round_cxt;
+	HASH_SEQ_STATUS status;
+	SharedScanUnit *u;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "flashscan shared scan pusher");
+	round_cxt = AllocSetContextCreate(TopMemoryContext, "flashscan pusher round",
+									  ALLOCSET_DEFAULT_SIZES);
+
+	/* a pusher that died by an error left its reads failed already */
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	hash_seq_init(&status, shared_scan_units);
+	while ((u = hash_seq_search(&status)) != NULL)
+		if (u->state == UNIT_READING)
+			u->state = UNIT_FAILED;
+	hub->pusher_pid = MyProcPid;
+	hub->pusher_latch = MyLatch;
+	LWLockRelease(hub->lock);
+	before_shmem_exit(pusher_exit, 0);
+
+	PG_TRY();
+	{
+		ring = ssdkit_uring_create(256);	/* the setting's maximum: it may be raised */
+		scratch = ssdkit_uring_alloc_buffer(ring, PREREAD_BLOCKS * BLCKSZ);
+	}
+	PG_CATCH();
+	{
+		/* without io_uring the buffer manager reads block by block */
+		EmitErrorReport();
+		FlushErrorState();
+		ring = NULL;
+	}
+	PG_END_TRY();
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (push_round(round_cxt))
+			continue;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
