@@ -8,7 +8,7 @@
 -- Shared scans (flashscan.shared_scans): the scan hub's counters and cache,
 -- and the scans registered with it.
 CREATE FUNCTION flashscan_shared_scan_stats(
-	OUT pusher_running boolean,
+	OUT pusher_pid integer,
 	OUT scans_registered bigint,
 	OUT units bigint,
 	OUT units_wanted bigint,

@@ -649,7 +649,8 @@ flashscan_shared_scan_stats(PG_FUNCTION_ARGS)
 	}
 	for (i = 0; i < hub->nslots; i++)
 		registered += hub->slots[i].in_use;
-	values[0] = BoolGetDatum(hub->pusher_pid != 0);
+	values[0] = Int32GetDatum(hub->pusher_pid);
+	nulls[0] = (hub->pusher_pid == 0);
 	values[1] = Int64GetDatum(registered);
 	values[2] = Int64GetDatum(units);
 	values[3] = Int64GetDatum(wanted);

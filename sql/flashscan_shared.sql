@@ -23,7 +23,7 @@ SET max_parallel_workers_per_gather = 0;
 SET enable_seqscan = off;		-- FlashScan wherever it can run
 SET flashscan.shared_scans = on;
 
-SELECT pusher_running FROM flashscan_shared_scan_stats();
+SELECT pusher_pid IS NOT NULL AS pusher_running FROM flashscan_shared_scan_stats();
 EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM sp WHERE k < 50;
 SELECT count(*), sum(v), sum(id) FROM sp WHERE k < 50;
 SELECT count(*), sum(v), sum(id) FROM sh WHERE k < 50;

@@ -1,0 +1,144 @@
+# Shared scans (flashscan.shared_scans) in the states a server meets:
+# many concurrent scans, a scan terminated or cancelled half way, the
+# pusher stopped or killed, a page that fails its checksum, and DROP /
+# TRUNCATE right after scans whose groups the pusher had pinned.  Every
+# scan returns what heap returns; nothing stays registered or pinned.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use SSDKitTest;
+
+my $node = SSDKitTest::node('shared_scans',
+	preload => ['flashscan'],
+	conf => "flashscan.shared_scans = on\n"
+	  . "flashscan.group_blocks = 4\n"
+	  . "flashscan.shared_scan_cache = 2MB\n"    # evictions, with four clients
+	  . "max_parallel_workers_per_gather = 0\n"
+	  . "enable_seqscan = off\n");
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION flashscan;
+	CREATE TABLE sp (id int, k int, v float8, t text) USING pax;
+	INSERT INTO sp SELECT g, g % 100, g * 0.5, md5(g::text) FROM generate_series(1, 200000) g;
+	CREATE TABLE sh AS SELECT * FROM sp;
+	ANALYZE sp, sh;
+	CREATE FUNCTION gate(int) RETURNS int LANGUAGE plpgsql AS $$
+	BEGIN
+		IF $1 = 150000 THEN
+			PERFORM pg_advisory_lock_shared(7);
+			PERFORM pg_advisory_unlock_shared(7);
+		END IF;
+		RETURN $1;
+	END $$;
+});
+
+my $q = 'SELECT count(*), sum(v), sum(length(t)) FROM %s WHERE k < 60';
+my $expected = $node->safe_psql('postgres', sprintf($q, 'sh'));
+
+sub hub_idle
+{
+	return SSDKitTest::poll_until($node,
+		'SELECT scans_registered = 0 AND units = 0 AND blocks_pinned = 0 FROM flashscan_shared_scan_stats()',
+		30);
+}
+
+# --- many scans at once, different columns and predicates ---
+my $script = $node->basedir . '/scans.sql';
+PostgreSQL::Test::Utils::append_to_file($script, q{
+\set c random(1, 99)
+SELECT count(*), sum(v) FROM sp WHERE k < :c;
+SELECT count(*), sum(length(t)) FROM sp WHERE k > :c;
+SELECT max(id) FROM sp WHERE v > :c;
+});
+my ($ok, $out, $err) = SSDKitTest::pgbench($node, '-n', '-c', '4', '-j', '2', '-T', '8', '-f', $script);
+ok($ok, 'four clients scanned for 8 s without an error') or diag($err);
+is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected, 'a scan after them returns what heap returns');
+ok(hub_idle(), 'nothing registered or pinned once the scans ended');
+my ($stream, $regs, $evictions) = split /\|/, $node->safe_psql('postgres',
+	'SELECT groups_from_stream, registrations, blocks_read FROM flashscan_shared_scan_stats()');
+cmp_ok($stream, '>', 0, "groups came from the shared stream ($stream)");
+cmp_ok($regs, '>', 10, "scans registered ($regs)");
+
+# --- a scan stopped half way: terminated, cancelled ---
+my $locker = $node->background_psql('postgres');
+$locker->query_safe('SELECT pg_advisory_lock(7)');
+my $bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_until(qr/started/, "\\echo started\nSELECT sum(gate(id)) FROM sp WHERE k < 60;\n");
+ok(SSDKitTest::poll_until($node, 'SELECT count(*) = 1 FROM flashscan_shared_scans', 30),
+	'a scan waiting half way is registered');
+is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected,
+	'another scan runs beside it and returns what heap returns');
+$node->safe_psql('postgres',
+	'SELECT pg_terminate_backend(pid) FROM flashscan_shared_scans');
+ok(hub_idle(), 'terminating the waiting scan unregistered it');
+eval { $bg->quit };    # its backend is gone
+
+$bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_until(qr/started/, "SET statement_timeout = '1s';\n\\echo started\nSELECT sum(gate(id)) FROM sp WHERE k < 60;\n");
+usleep(1_500_000);
+ok(hub_idle(), 'a cancelled scan (statement_timeout) unregistered');
+$bg->quit;
+$locker->query_safe('SELECT pg_advisory_unlock(7)');
+$locker->quit;
+
+# --- the pusher stopped (it restarts) and killed (crash restart) ---
+my $pusher = $node->safe_psql('postgres', 'SELECT pusher_pid FROM flashscan_shared_scan_stats()');
+ok($pusher, "the pusher runs (pid $pusher)");
+$bg = $node->background_psql('postgres');
+$bg->query_until(qr/started/, "\\echo started\n" . sprintf($q, 'sp') . ";\n");
+kill 'TERM', $pusher;
+like($bg->query_safe('SELECT 1'), qr/^\Q$expected\E/m, 'a scan running while the pusher stopped returns what heap returns')
+  or note('scan output differs');
+$bg->quit;
+ok(SSDKitTest::poll_until($node,
+		"SELECT pusher_pid IS NOT NULL AND pusher_pid <> $pusher FROM flashscan_shared_scan_stats()", 30),
+	'the pusher is back');
+is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected, 'and serves scans');
+
+my $old_pusher = $pusher;
+$pusher = $node->safe_psql('postgres', 'SELECT pusher_pid FROM flashscan_shared_scan_stats()');
+isnt($pusher, $old_pusher, "a new pusher runs (pid $pusher)");
+kill 'KILL', $pusher;
+# the postmaster resets shared memory (these tests run with restart_after_crash off)
+usleep(100_000) while -f $node->data_dir . '/postmaster.pid' && kill(0, $node->{_pid});
+$node->stop('immediate', fail_ok => 1);
+$node->start;
+ok(SSDKitTest::poll_until($node, 'SELECT pusher_pid IS NOT NULL FROM flashscan_shared_scan_stats()', 60),
+	'after the pusher was killed (kill -9) and the crash restart, a pusher runs');
+is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected, 'scans after the crash restart are right');
+ok(hub_idle(), 'the hub starts empty');
+
+# --- DROP and TRUNCATE right after scans the pusher served ---
+$node->safe_psql('postgres', q{
+	CREATE TABLE sp2 (a int, b int) USING pax;
+	INSERT INTO sp2 SELECT g, g FROM generate_series(1, 100000) g;
+});
+for my $cmd ('TRUNCATE sp2', 'DROP TABLE sp2')
+{
+	my ($rc, $o, $e) = $node->psql('postgres',
+		"SELECT sum(a) FROM sp2 WHERE b > 10; SELECT sum(b) FROM sp2 WHERE a > 10; $cmd;",
+		timeout => 60);
+	is($rc, 0, "$cmd right after two scans does not wait on the pusher's pins") or diag($e);
+}
+
+# --- a page that fails its checksum ---
+my $file = $node->data_dir . '/' . $node->safe_psql('postgres', q{SELECT pg_relation_filepath('sp')});
+$node->stop;
+open my $fh, '+<', $file or die "open $file: $!";
+binmode $fh;
+seek $fh, 40 * 8192 + 4000, 0;
+print $fh ('X' x 64);
+close $fh;
+$node->start;
+my ($rc, $o, $e) = $node->psql('postgres', sprintf($q, 'sp'));
+like($e, qr/invalid page in block 40/, 'a damaged page fails the query that reads it');
+ok(hub_idle(), 'and leaves nothing registered or pinned');
+ok(SSDKitTest::poll_until($node, 'SELECT pusher_pid IS NOT NULL FROM flashscan_shared_scan_stats()', 30),
+	'the pusher still runs');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM sh WHERE k < 60'), '120000', 'the server still serves');
+
+$node->stop;
+done_testing();
