@@ -156,6 +156,9 @@ shared_scan_init(void)
 							"Set it to the queue depth the device serves best (qdtt_model shows it for a calibrated tablespace).",
 							&shared_scan_io_depth, 32, 1, 256,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* the hub is sized at server start: only a preloaded library has one */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	DefineCustomIntVariable("flashscan.shared_scan_slots",
 							"Shared scans registered at once (scans beyond run alone).",
 							NULL,
@@ -167,8 +170,6 @@ shared_scan_init(void)
 							&shared_scan_max_units, 16384, 64, 1 << 22,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	hub_requested = true;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shared_scan_shmem_request;
