@@ -1230,7 +1230,8 @@ hub_next_group(FlashScanState *fs)
 		if (fs->chunk_n == 0)
 			continue;
 		fs->hub_reg = shared_scan_register(fs->rel, fs->dir, fs->chunk_gis, fs->chunk_n,
-										   fs->all_cols, RelationGetDescr(fs->rel)->natts);
+										   fs->all_cols, RelationGetDescr(fs->rel)->natts,
+										   fs->strategy != NULL);
 		if (fs->hub_reg != NULL)
 			fs->chunk_n = 0;	/* the registration has the list now */
 		else

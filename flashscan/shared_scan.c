@@ -318,10 +318,12 @@ shared_scan_exit(int code, Datum arg)
 /*
  * Register a scan of rel that will read groups gis[0..ngroups) of dir,
  * columns cols[0..natts); NULL if the hub is full (the scan reads alone).
+ * bulk: the scan reads through a ring of buffers (a large table), and so
+ * should the pusher.
  */
 SharedScanReg *
 shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroups,
-					 const bool *cols, int natts)
+					 const bool *cols, int natts, bool bulk)
 {
 	SharedScanHub *hub = shared_scan_hub;
 	SharedScanReg *reg;
@@ -382,6 +384,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 		{
 			u->state = UNIT_IDLE;
 			u->permanent = permanent;
+			u->bulk = bulk;
 			u->iqn = u->rqn = 0;
 			u->cols_known = u->cols_loaded = 0;
 			memset(u->col_refs, 0, sizeof(u->col_refs));

@@ -68,7 +68,7 @@ extern void shared_scan_init(void);
 extern bool shared_scan_available(Relation rel, const char **why);
 extern SharedScanReg *shared_scan_register(Relation rel, PaxDirectory *dir,
 										   const int *gis, int ngroups,
-										   const bool *cols, int natts);
+										   const bool *cols, int natts, bool bulk);
 extern int	shared_scan_next(SharedScanReg *reg, bool *from_stream);
 extern void shared_scan_unregister(SharedScanReg *reg);
 

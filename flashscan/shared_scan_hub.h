@@ -48,6 +48,8 @@ struct SharedScanUnit
 	SharedScanUnitKey key;		/* hash key: first */
 	SharedScanUnitState state;
 	bool		permanent;		/* BM_PERMANENT for its buffers */
+	bool		bulk;			/* its table is larger than a quarter of
+								 * shared_buffers: read through a ring */
 	int			iqn;			/* windows holding it, not yet delivered */
 	int			rqn;			/* registrations still to deliver it (>= iqn) */
 	uint32		cols_known;		/* columns whose blocks are below */

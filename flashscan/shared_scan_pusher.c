@@ -74,6 +74,7 @@ static PinRecord *pins = NULL;
 static int	npins = 0;
 static int	pins_cap = 0;
 static SsdkitUring *ring = NULL;
+static BufferAccessStrategy bulk_strategy = NULL;
 static char *scratch = NULL;
 
 /* Forget unit's pin record (under the hub lock); its owner, to release. */
@@ -395,7 +396,8 @@ pin_unit(BatchEntry *e, ResourceOwner *owner)
 		{
 			CHECK_FOR_INTERRUPTS();
 			(void) ReadBufferWithoutRelcache(e->unit->key.rnode, MAIN_FORKNUM,
-											 e->blocks[k], RBM_NORMAL, NULL,
+											 e->blocks[k], RBM_NORMAL,
+											 e->unit->bulk ? bulk_strategy : NULL,
 											 e->unit->permanent);
 		}
 	}
@@ -556,6 +558,16 @@ shared_scan_pusher_main(Datum arg)
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "flashscan shared scan pusher");
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "flashscan pusher round",
 									  ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * A lone scan of a table larger than a quarter of shared_buffers reads
+	 * through a 256 kB ring, so that it does not push everyone else's pages
+	 * out.  The pusher keeps up to shared_scan_cache pinned, which no ring
+	 * that small could hold (a ring skips pinned buffers and takes new ones),
+	 * so it reads such tables through PostgreSQL's largest ring, 16 MB: what
+	 * it leaves in shared_buffers stays within the cache plus the ring.
+	 */
+	bulk_strategy = GetAccessStrategy(BAS_BULKWRITE);
 
 	/* a pusher that died by an error left its reads failed already */
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
