@@ -19,7 +19,8 @@ CREATE FUNCTION flashscan_shared_scan_stats(
 	OUT registrations_refused bigint,
 	OUT units_read bigint,
 	OUT blocks_read bigint,
-	OUT blocks_from_disk bigint,
+	OUT blocks_preread bigint,
+	OUT units_evicted bigint,
 	OUT groups_from_stream bigint,
 	OUT groups_read_alone bigint)
 RETURNS record
@@ -27,7 +28,7 @@ AS 'MODULE_PATHNAME', 'flashscan_shared_scan_stats'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION flashscan_shared_scan_stats() IS
-'the shared scans'' hub: registered scans, groups (units) tracked, wanted and pinned, and what was read and delivered since the server started';
+'the shared scans'' hub: registered scans, groups (units) tracked, wanted and pinned, and what was read, read ahead with io_uring, evicted while still wanted, and delivered since the server started';
 
 CREATE FUNCTION flashscan_shared_scan_registrations(
 	OUT pid integer,

@@ -121,6 +121,7 @@ typedef struct FlashScanState
 	bool		hub_done;		/* every list registered */
 	bool		hub_refused;	/* the hub was full once: groups read alone */
 	struct SharedScanReg *hub_reg;
+	uint64		hub_gen;		/* hub_reg's generation (it may be gone) */
 	int		   *chunk_gis;		/* the next list, or groups to read alone */
 	int			chunk_n;
 	int			chunk_pos;
@@ -1182,7 +1183,7 @@ hub_next_group(FlashScanState *fs)
 					fs->hub_alone++;
 				return true;
 			}
-			shared_scan_unregister(fs->hub_reg);
+			shared_scan_unregister(fs->hub_reg, fs->hub_gen);
 			fs->hub_reg = NULL;
 		}
 		if (fs->chunk_pos < fs->chunk_n)
@@ -1233,7 +1234,10 @@ hub_next_group(FlashScanState *fs)
 										   fs->all_cols, RelationGetDescr(fs->rel)->natts,
 										   fs->strategy != NULL);
 		if (fs->hub_reg != NULL)
+		{
+			fs->hub_gen = fs->hub_reg->generation;
 			fs->chunk_n = 0;	/* the registration has the list now */
+		}
 		else
 			fs->hub_refused = true;
 	}
@@ -1244,7 +1248,7 @@ static void
 hub_leave(FlashScanState *fs)
 {
 	if (fs->hub_reg != NULL)
-		shared_scan_unregister(fs->hub_reg);
+		shared_scan_unregister(fs->hub_reg, fs->hub_gen);
 	fs->hub_reg = NULL;
 	fs->hub_done = false;
 	fs->chunk_n = fs->chunk_pos = 0;

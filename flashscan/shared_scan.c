@@ -113,7 +113,7 @@ shared_scan_shmem_startup(void)
 	info.entrysize = sizeof(SharedScanUnit);
 	shared_scan_units = ShmemInitHash("flashscan shared scan units",
 									  shared_scan_max_units, shared_scan_max_units,
-									  &info, HASH_ELEM | HASH_BLOBS);
+									  &info, HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -206,7 +206,7 @@ shared_scan_available(Relation rel, const char **why)
 void
 shared_scan_remove_unit(SharedScanUnit *u)
 {
-	Assert(u->iqn == 0 && u->rqn == 0 && u->pinned == 0 && u->state != UNIT_READING);
+	Assert(u->iqn == 0 && u->rqn == 0 && u->pin_index < 0 && u->state != UNIT_READING);
 	hash_search(shared_scan_units, &u->key, HASH_REMOVE, NULL);
 }
 
@@ -216,8 +216,8 @@ unit_released(SharedScanUnit *u, bool *wake_pusher)
 {
 	if (u->iqn > 0 || u->rqn > 0 || u->state == UNIT_READING)
 		return;
-	if (u->pinned > 0)
-		*wake_pusher = true;
+	if (u->pin_index >= 0)
+		*wake_pusher = true;	/* the pusher unpins it and removes it */
 	else
 		shared_scan_remove_unit(u);
 }
@@ -282,29 +282,35 @@ shared_scan_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			/* a scan ends before its transaction; an error ends it here */
 			while (my_regs != NULL)
-				shared_scan_unregister(my_regs);
+				shared_scan_unregister(my_regs, my_regs->generation);
 			break;
 		default:
 			break;
 	}
 }
 
+/*
+ * A registration lives as long as the resources of the scan that made it:
+ * the resource owner current at registration (a portal's, for a cursor).
+ * When an error releases that owner (before its locks), the registration
+ * goes with it.  A subtransaction's abort alone is not the end: a cursor
+ * opened outside it and fetched inside it goes on after ROLLBACK TO, as a
+ * heap scan would.
+ */
 static void
-shared_scan_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-							 SubTransactionId parentSubid, void *arg)
+shared_scan_resource_release(ResourceReleasePhase phase, bool isCommit,
+							 bool isTopLevel, void *arg)
 {
 	SharedScanReg *reg,
 			   *next;
 
+	if (phase != RESOURCE_RELEASE_BEFORE_LOCKS)
+		return;
 	for (reg = my_regs; reg != NULL; reg = next)
 	{
 		next = reg->next_reg;
-		if (reg->subxid != mySubid)
-			continue;
-		if (event == SUBXACT_EVENT_ABORT_SUB)
-			shared_scan_unregister(reg);
-		else if (event == SUBXACT_EVENT_COMMIT_SUB)
-			reg->subxid = parentSubid;
+		if (reg->owner == CurrentResourceOwner)
+			shared_scan_unregister(reg, reg->generation);
 	}
 }
 
@@ -312,7 +318,7 @@ static void
 shared_scan_exit(int code, Datum arg)
 {
 	while (my_regs != NULL)
-		shared_scan_unregister(my_regs);
+		shared_scan_unregister(my_regs, my_regs->generation);
 }
 
 /*
@@ -344,7 +350,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 	if (!callbacks_registered)
 	{
 		RegisterXactCallback(shared_scan_xact_callback, NULL);
-		RegisterSubXactCallback(shared_scan_subxact_callback, NULL);
+		RegisterResourceReleaseCallback(shared_scan_resource_release, NULL);
 		before_shmem_exit(shared_scan_exit, 0);
 		callbacks_registered = true;
 	}
@@ -359,7 +365,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 	reg->done = palloc0(sizeof(bool) * ngroups);
 	reg->remaining = ngroups;
 	reg->cols = mycols;
-	reg->subxid = GetCurrentSubTransactionId();
+	reg->owner = CurrentResourceOwner;
 	MemoryContextSwitchTo(old);
 
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
@@ -503,6 +509,15 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 			if (reg->done[i])
 				continue;
 			u = reg->units[i];
+
+			/*
+			 * A unit being read is never handed out, not even to be read
+			 * alone: while the pusher reads it, some registration must
+			 * still hold it, so that its unregistration waits for the read
+			 * (see the file header).
+			 */
+			if (u->state == UNIT_READING)
+				continue;
 			if (first_open < 0)
 				first_open = i;
 			if ((reg->cols & ~u->cols_loaded) == 0)
@@ -572,9 +587,12 @@ reading_any(SharedScanReg *reg)
 	return false;
 }
 
-/* Drop every reference reg holds; idempotent per registration. */
+/*
+ * Drop every reference the registration (reg, generation) holds; nothing if
+ * it is gone already (an error released its resource owner).
+ */
 void
-shared_scan_unregister(SharedScanReg *reg)
+shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 {
 	SharedScanHub *hub = shared_scan_hub;
 	SharedScanReg **p;
@@ -583,10 +601,10 @@ shared_scan_unregister(SharedScanReg *reg)
 	int			i;
 
 	for (p = &my_regs; *p != NULL; p = &(*p)->next_reg)
-		if (*p == reg)
+		if (*p == reg && reg->generation == generation)
 			break;
 	if (*p == NULL)
-		return;					/* already unregistered */
+		return;
 
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 	/* wait out the pusher's reads of our units (see the file header) */
@@ -624,8 +642,8 @@ flashscan_shared_scan_stats(PG_FUNCTION_ARGS)
 {
 	SharedScanHub *hub = shared_scan_hub;
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14];
+	Datum		values[15];
+	bool		nulls[15];
 	HASH_SEQ_STATUS status;
 	SharedScanUnit *u;
 	int64		units = 0,
@@ -665,9 +683,10 @@ flashscan_shared_scan_stats(PG_FUNCTION_ARGS)
 	values[8] = Int64GetDatum(hub->refused);
 	values[9] = Int64GetDatum(hub->units_read);
 	values[10] = Int64GetDatum(hub->blocks_read);
-	values[11] = Int64GetDatum(hub->blocks_from_disk);
-	values[12] = Int64GetDatum(hub->deliveries);
-	values[13] = Int64GetDatum(hub->deliveries_alone);
+	values[11] = Int64GetDatum(hub->blocks_preread);
+	values[12] = Int64GetDatum(hub->evictions);
+	values[13] = Int64GetDatum(hub->deliveries);
+	values[14] = Int64GetDatum(hub->deliveries_alone);
 	LWLockRelease(hub->lock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -54,7 +54,7 @@ typedef struct SharedScanReg
 	bool		stalled;
 	int			in_window;		/* list entries in the window, not delivered */
 	int			remaining;		/* list entries not delivered */
-	SubTransactionId subxid;	/* unregistered if this subtransaction aborts */
+	struct ResourceOwnerData *owner;	/* unregistered when an error releases it */
 	/* EXPLAIN ANALYZE */
 	uint64		from_stream;	/* groups the pusher read (or had ready) */
 	uint64		alone;			/* groups this scan read itself */
@@ -70,7 +70,7 @@ extern SharedScanReg *shared_scan_register(Relation rel, PaxDirectory *dir,
 										   const int *gis, int ngroups,
 										   const bool *cols, int natts, bool bulk);
 extern int	shared_scan_next(SharedScanReg *reg, bool *from_stream);
-extern void shared_scan_unregister(SharedScanReg *reg);
+extern void shared_scan_unregister(SharedScanReg *reg, uint64 generation);
 
 /* The pusher (shared_scan_pusher.c) */
 extern PGDLLEXPORT void shared_scan_pusher_main(Datum arg);

@@ -4,11 +4,12 @@
  *	  The scan hub's shared memory, for its two users: the scans
  *	  (shared_scan.c, which owns it) and the pusher (shared_scan_pusher.c).
  *
- * Every field is read and written under the hub's lock, except the
- * statistics counters (atomics).  A unit is removed from the table only by
- * whoever drops its last reference while the pusher holds none of its
- * blocks and is not reading it, so the pusher may keep pointers to units it
- * is reading or holds pins for.
+ * Every field is read and written under the hub's lock.  A unit is removed
+ * from the table only by whoever drops its last reference while the pusher
+ * has no pin record for it and is not reading it, so the pusher may keep
+ * pointers to units it is reading or holds pins for.  A unit being read is
+ * never delivered: some registration that has not delivered it holds it,
+ * and that registration's end waits for the read.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,7 +59,8 @@ struct SharedScanUnit
 	BlockNumber col_first[SHARED_SCAN_MAX_COLS];
 	uint32		col_blocks[SHARED_SCAN_MAX_COLS];
 	uint32		pinned;			/* blocks the pusher holds pinned */
-	int			pin_index;		/* the pusher's record of them, or -1 */
+	int			pin_index;		/* the pusher's record of them, or -1 (then
+								 * pinned is 0) */
 	TimestampTz wanted_since;	/* when a window first wanted it */
 };
 
@@ -103,7 +105,8 @@ typedef struct SharedScanHub
 	uint64		refused;		/* hub full: the scan ran alone */
 	uint64		units_read;		/* units (or their missing columns) read */
 	uint64		blocks_read;	/* blocks the pusher pinned */
-	uint64		blocks_from_disk;	/* of which not in shared_buffers */
+	uint64		blocks_preread;	/* of which read ahead with io_uring (not in
+								 * shared_buffers then) */
 	uint64		deliveries;		/* groups handed to scans from the stream */
 	uint64		deliveries_alone;	/* groups scans read themselves */
 	uint64		evictions;		/* units unpinned while still referenced */

@@ -154,13 +154,16 @@ collect_releases(uint32 need, ResourceOwner *out, int max)
 	return n;
 }
 
+/* Units wanted since before this are starving (set for each sort). */
+static TimestampTz starve_before;
+
 /* Is a wanted before b? */
 static int
 priority_cmp(const void *pa, const void *pb)
 {
 	const SharedScanUnit *a = *(SharedScanUnit *const *) pa;
 	const SharedScanUnit *b = *(SharedScanUnit *const *) pb;
-	TimestampTz starve = GetCurrentTimestamp() - SHARED_SCAN_STARVE_MS * 1000;
+	TimestampTz starve = starve_before;
 	bool		sa = a->wanted_since < starve,
 				sb = b->wanted_since < starve;
 
@@ -239,6 +242,7 @@ pick_batch(BatchEntry *batch, int max, ResourceOwner *rel, int *nrel, int max_re
 	while ((u = hash_seq_search(&status)) != NULL)
 		if (u->iqn > 0 && u->state == UNIT_IDLE && shared_scan_unit_missing(u) != 0)
 			cand[ncand++] = u;
+	starve_before = GetCurrentTimestamp() - SHARED_SCAN_STARVE_MS * 1000;
 	qsort(cand, ncand, sizeof(SharedScanUnit *), priority_cmp);
 	*nrel = collect_releases(0, rel, max_rel);
 	for (i = 0; i < ncand && n < max; i++)
@@ -385,6 +389,8 @@ pin_unit(BatchEntry *e, ResourceOwner *owner)
 	MemoryContext cxt = CurrentMemoryContext;
 	volatile bool ok = true;
 
+	if (e->nblocks == 0)
+		return true;			/* columns with no block (added by ALTER TABLE) */
 	if (*owner == NULL)
 		*owner = ResourceOwnerCreate(NULL, "flashscan shared scan unit");
 	CurrentResourceOwner = *owner;
@@ -406,6 +412,8 @@ pin_unit(BatchEntry *e, ResourceOwner *owner)
 		/* as the bgwriter recovers: no transaction to abort */
 		HOLD_INTERRUPTS();
 		MemoryContextSwitchTo(cxt);
+		LWLockReleaseAll();		/* a victim's content lock, when flushing it failed */
+		ConditionVariableCancelSleep();
 		AbortBufferIO();
 		UnlockBuffers();
 		EmitErrorReport();
@@ -433,7 +441,8 @@ push_round(MemoryContext round_cxt)
 	MemoryContext old = MemoryContextSwitchTo(round_cxt);
 
 	batch = palloc0(sizeof(BatchEntry) * max);
-	rel = palloc(sizeof(ResourceOwner) * (npins + 1));
+	/* owners released this round: every pin record, at most once each */
+	rel = palloc(sizeof(ResourceOwner) * (npins + max + 1));
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 	n = pick_batch(batch, max, rel, &nrel, npins + 1);
 	LWLockRelease(hub->lock);
@@ -457,7 +466,7 @@ push_round(MemoryContext round_cxt)
 			LWLockRelease(hub->lock);
 			release_owner(owner);
 		}
-		else if (e->unit->pin_index < 0)
+		else if (e->unit->pin_index < 0 && owner != NULL)
 		{
 			if (npins == pins_cap)
 			{
@@ -494,7 +503,7 @@ push_round(MemoryContext round_cxt)
 			shared_scan_remove_unit(u);
 		}
 	}
-	hub->blocks_from_disk += from_disk;
+	hub->blocks_preread += from_disk;
 	if (n > 0)
 		hub->completions++;
 	LWLockRelease(hub->lock);
@@ -502,6 +511,13 @@ push_round(MemoryContext round_cxt)
 		ConditionVariableBroadcast(&hub->ready_cv);
 	for (i = 0; i < nrel; i++)
 		release_owner(rel[i]);
+	/*
+	 * The pusher has no relation cache and hears of no DROP: close the files
+	 * it read, so that it never keeps a dropped relation's segments (and their
+	 * disk space) open.
+	 */
+	if (n > 0)
+		smgrcloseall();
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(round_cxt);
 	return n > 0;

@@ -79,6 +79,53 @@ ROLLBACK TO a;
 SELECT count(*) FROM flashscan_shared_scans;
 SELECT count(*), sum(v) FROM sp WHERE k < 50;
 COMMIT;
+-- a cursor opened outside a subtransaction goes on after ROLLBACK TO
+CREATE FUNCTION rows_left(c refcursor) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	n bigint := 0;
+BEGIN
+	LOOP
+		FETCH c INTO r;
+		EXIT WHEN NOT FOUND;
+		n := n + 1;
+	END LOOP;
+	RETURN n;
+END $$;
+BEGIN;
+DECLARE c2 NO SCROLL CURSOR FOR SELECT id FROM sp WHERE k < 50;
+SAVEPOINT b;
+MOVE FORWARD 10 IN c2;
+ROLLBACK TO b;
+SELECT count(*) AS still_registered FROM flashscan_shared_scans;
+SELECT rows_left('c2');		-- 27960 - 10
+COMMIT;
+-- the same in PL/pgSQL: the first FETCH inside a block that fails
+CREATE FUNCTION fetch_across_exception() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor;
+	r record;
+	n bigint := 0;
+BEGIN
+	OPEN c NO SCROLL FOR SELECT id FROM sp WHERE k < 50;
+	BEGIN
+		FETCH c INTO r;
+		n := n + 1;
+		RAISE EXCEPTION 'rolled back';
+	EXCEPTION WHEN raise_exception THEN NULL;
+	END;
+	LOOP
+		FETCH c INTO r;
+		EXIT WHEN NOT FOUND;
+		n := n + 1;
+	END LOOP;
+	RETURN n;
+END $$;
+SELECT fetch_across_exception();
+-- a column added later has no block in the old groups
+ALTER TABLE sp ADD COLUMN z int;
+SELECT count(z), count(*) FROM sp;
+ALTER TABLE sp DROP COLUMN z;
 -- the hub keeps nothing once no scan is registered
 SELECT scans_registered, units, blocks_pinned FROM flashscan_shared_scan_stats();
 
@@ -117,6 +164,6 @@ SET flashscan.shared_scan_io_depth = 8;	-- the pusher's: a server setting
 SELECT count(*) FROM flashscan_shared_scans;
 
 RESET ALL;
-DROP FUNCTION shared_counts(text);
+DROP FUNCTION shared_counts(text), fetch_across_exception(), rows_left(refcursor);
 DROP TABLE sh, sp, stemp;
 DROP EXTENSION flashscan;
