@@ -52,6 +52,7 @@ bool		flashscan_shared_scans = false;
 int			flashscan_shared_scan_window = 10;
 int			shared_scan_cache_blocks = 4096;
 int			shared_scan_io_depth = 32;
+int			shared_scan_read_gap = 16;
 static int	shared_scan_slots = 64;
 static int	shared_scan_max_units = 16384;
 
@@ -156,6 +157,11 @@ shared_scan_init(void)
 							"Set it to the queue depth the device serves best (qdtt_model shows it for a calibrated tablespace).",
 							&shared_scan_io_depth, 32, 1, 256,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flashscan.shared_scan_read_gap",
+							"Blocks a pusher read runs on through that no scan needs.",
+							"A group's needed columns lie apart, with other columns between; reading through a short gap costs a disk less than starting another read. 0 reads only needed blocks.",
+							&shared_scan_read_gap, 16, 0, 127,
+							PGC_SIGHUP, GUC_UNIT_BLOCKS, NULL, NULL, NULL);
 	/* the hub is sized at server start: only a preloaded library has one */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -321,6 +327,15 @@ shared_scan_exit(int code, Datum arg)
 		shared_scan_unregister(my_regs, my_regs->generation);
 }
 
+static void
+reg_free(SharedScanReg *reg)
+{
+	pfree(reg->gis);
+	pfree(reg->units);
+	pfree(reg->done);
+	pfree(reg);
+}
+
 /*
  * Register a scan of rel that will read groups gis[0..ngroups) of dir,
  * columns cols[0..natts); NULL if the hub is full (the scan reads alone).
@@ -422,10 +437,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 		LWLockRelease(hub->lock);
 		if (wake)
 			wake_pusher();
-		pfree(reg->gis);
-		pfree(reg->units);
-		pfree(reg->done);
-		pfree(reg);
+		reg_free(reg);
 		return NULL;
 	}
 	reg->slot = slot;
@@ -630,10 +642,7 @@ shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 		wake_pusher();
 
 	*p = reg->next_reg;
-	pfree(reg->gis);
-	pfree(reg->units);
-	pfree(reg->done);
-	pfree(reg);
+	reg_free(reg);
 }
 
 /* flashscan_shared_scan_stats(): the hub's counters and cache. */

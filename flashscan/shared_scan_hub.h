@@ -117,6 +117,7 @@ extern SharedScanHub *shared_scan_hub;
 extern struct HTAB *shared_scan_units;
 extern int	shared_scan_cache_blocks;
 extern int	shared_scan_io_depth;
+extern int	shared_scan_read_gap;
 
 extern uint32 shared_scan_cache_limit(void);
 extern void shared_scan_remove_unit(SharedScanUnit *u);

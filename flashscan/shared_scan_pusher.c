@@ -50,8 +50,8 @@
 
 /* A unit wanted this long is read before better-shared ones. */
 #define SHARED_SCAN_STARVE_MS	500
-/* Blocks per io_uring read (kernels split larger ones at max_sectors_kb). */
-#define PREREAD_BLOCKS			32
+/* Blocks per io_uring read at most (1 MB; kernels split at max_sectors_kb). */
+#define PREREAD_BLOCKS			128
 
 /* The units whose blocks this process holds pinned. */
 typedef struct PinRecord
@@ -327,18 +327,35 @@ preread(BatchEntry *batch, int n)
 		{
 			BlockNumber start = e->blocks[k];
 			BlockNumber seg = start / RELSEG_SIZE;
-			int			len = 1;
+			int			len = 1;		/* blocks the read spans */
+			int			nread = 1;		/* of the unit's blocks */
 
 			if (in_shared_buffers(u, start))
 			{
 				k++;
 				continue;
 			}
-			while (k + len < e->nblocks && len < PREREAD_BLOCKS &&
-				   e->blocks[k + len] == start + len &&
-				   (start + len) / RELSEG_SIZE == seg &&
-				   !in_shared_buffers(u, start + len))
-				len++;
+			/*
+			 * One read runs on over the next blocks the unit needs, and
+			 * through gaps of up to shared_scan_read_gap blocks it does not
+			 * (the other columns of a group): a disk head passes a short gap
+			 * faster than it starts another read.
+			 */
+			for (;;)
+			{
+				int			next = k + nread;
+				BlockNumber b;
+
+				if (next >= e->nblocks)
+					break;
+				b = e->blocks[next];
+				if (b - start + 1 > PREREAD_BLOCKS || b / RELSEG_SIZE != seg ||
+					b - (start + len) > (BlockNumber) shared_scan_read_gap ||
+					in_shared_buffers(u, b))
+					break;
+				len = b - start + 1;
+				nread++;
+			}
 			if (fd < 0 || fd_seg != seg)
 			{
 				char	   *path = relpathperm(u->key.rnode, MAIN_FORKNUM);
@@ -367,7 +384,7 @@ preread(BatchEntry *batch, int n)
 			if (ssdkit_uring_queue_read(ring, fd, scratch, (Size) len * BLCKSZ,
 										(off_t) (start % RELSEG_SIZE) * BLCKSZ, 0))
 				count += len;
-			k += len;
+			k += nread;
 		}
 		if (fd >= 0)
 		{

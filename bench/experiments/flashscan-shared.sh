@@ -9,8 +9,8 @@
 # runs the same queries), and waits for all; --batches batches.  Memory:
 # shared_buffers is --caches percent of the pax table's size (the thesis's
 # cache size; flashscan.shared_scan_cache takes its most, a quarter of it),
-# the memory cgroup shared_buffers + 256 MB (little page cache: reads reach
-# the device).  Each configuration and cache size starts cold (caches
+# the memory cgroup shared_buffers + --headroom_mb (the backends and a
+# little page cache: most reads reach the device).  Each configuration and cache size starts cold (caches
 # dropped).  Serial queries (max_parallel_workers_per_gather 0): the
 # clients share the cores.
 #   heap_sync     heap, synchronize_seqscans on (PostgreSQL's default)
@@ -23,17 +23,19 @@
 # configuration returns the same rows per query.
 #
 # Options: --sf 1  --tiers "hdd ssd"  --clients 8  --batches 3  --caches "10 50 100"
-#          --window 10  --windows "1 5 30"  --seed 42
+#          --window 10  --windows "1 5 30"  --seed 42  --headroom_mb 128
+#          --read_gap 16 (flashscan.shared_scan_read_gap, blocks)
+#          --variants "heap_sync heap_nosync pax_lone pax_shared"
 
 experiment_main() {
-	local sf=1 tiers="hdd ssd" clients=8 batches=3 caches="10 50 100" window=10 windows="1 5 30" seed=42
+	local sf=1 tiers="hdd ssd" clients=8 batches=3 caches="10 50 100" window=10 windows="1 5 30" seed=42 headroom_mb=128 read_gap=16 variants="heap_sync heap_nosync pax_lone pax_shared"
 	parse_options flashscan-shared "$@"
 
 	local pristine tier data dev pax_mb cache sb first=1 w
 	pristine=$(pristine_cluster "flashscan-shared-sf$sf" load_shared_lineitem "$sf")
 	shared_queries "$seed" "$((clients * batches))" >"$RUN_DIR/queries.sql"
 	echo "tier,cache_pct,variant,window,batch,batch_ms,mean_query_ms,read_requests,read_mb,result_md5" >"$RESULT.csv"
-	meta settings "TPC-H SF ${sf} lineitem in heap and in pax (default groups); ${clients} concurrent queries a batch, ${batches} batches; SELECT sum(c_j), sum(c_k) FROM lineitem WHERE c_i >= alpha, random columns and alpha (seed ${seed}); shared_buffers = cache% of the pax table, memory cgroup shared_buffers + 256 MB; flashscan.shared_scan_cache = shared_buffers / 4; max_parallel_workers_per_gather 0; jit off; every configuration starts cold"
+	meta settings "TPC-H SF ${sf} lineitem in heap and in pax (default groups); ${clients} concurrent queries a batch, ${batches} batches; SELECT sum(c_j), sum(c_k) FROM lineitem WHERE c_i >= alpha, random columns and alpha (seed ${seed}); shared_buffers = cache% of the pax table, memory cgroup shared_buffers + ${headroom_mb} MB; flashscan.shared_scan_cache = shared_buffers / 4; flashscan.shared_scan_read_gap = ${read_gap} blocks; max_parallel_workers_per_gather 0; jit off; every configuration starts cold"
 
 	for tier in $tiers; do
 		data=$(tier_copy "$pristine" "$tier" shared)
@@ -43,9 +45,9 @@ experiment_main() {
 		for cache in $caches; do
 			sb=$((pax_mb * cache / 100))
 			[ "$sb" -lt 16 ] && sb=16
-			set_memory_limit "$((sb + 256))M"
-			local opts="-c shared_buffers=${sb}MB -c flashscan.shared_scan_cache=$((sb / 4))MB -c jit=off -c max_parallel_workers_per_gather=0 -c shared_preload_libraries=flashscan -c max_connections=100"
-			for v in heap_sync heap_nosync pax_lone pax_shared; do
+			set_memory_limit "$((sb + headroom_mb))M"
+			local opts="-c shared_buffers=${sb}MB -c flashscan.shared_scan_cache=$((sb / 4))MB -c flashscan.shared_scan_read_gap=$read_gap -c jit=off -c max_parallel_workers_per_gather=0 -c shared_preload_libraries=flashscan -c max_connections=100"
+			for v in $variants; do
 				shared_batches "$data" "$dev" "$opts" "$tier" "$cache" "$v" "$window" "$clients" "$batches"
 			done
 			if [ "$first" = 1 ]; then
