@@ -73,4 +73,35 @@ ssdkit_qdtt_api(int min_version)
 	return *api;
 }
 
+/*
+ * The queue depth the device under a tablespace serves best, from its QDTT
+ * model: the smallest depth whose cost per page (random reads within "band"
+ * pages) is within 10% of the best of depths 1, 2, 4, ... up to max_depth;
+ * 0 when qdtt_costing is not loaded or this database has no model for the
+ * tablespace.
+ */
+static inline int
+ssdkit_qdtt_queue_depth(Oid spcoid, double band, int max_depth)
+{
+	static const int depths[] = {1, 2, 4, 8, 16, 32, 64};
+	SsdkitQdttApi *api = ssdkit_qdtt_api(1);
+	double		costs[lengthof(depths)];
+	double		best = -1;
+	int			i;
+
+	if (api == NULL)
+		return 0;
+	for (i = 0; i < (int) lengthof(depths) && depths[i] <= max_depth; i++)
+	{
+		if (!api->page_cost(spcoid, band, depths[i], &costs[i]))
+			return 0;
+		if (best < 0 || costs[i] < best)
+			best = costs[i];
+	}
+	for (i = 0; i < (int) lengthof(depths) && depths[i] <= max_depth; i++)
+		if (costs[i] <= best * 1.1)
+			return depths[i];
+	return 0;
+}
+
 #endif							/* SSDKIT_QDTT_H */

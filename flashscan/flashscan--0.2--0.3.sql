@@ -37,16 +37,17 @@ CREATE FUNCTION flashscan_shared_scan_registrations(
 	OUT groups integer,
 	OUT delivered integer,
 	OUT from_stream integer,
-	OUT read_alone integer)
+	OUT read_alone integer,
+	OUT io_depth integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flashscan_shared_scan_registrations'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION flashscan_shared_scan_registrations() IS
-'one row per FlashScan registered with the shared scans'' hub: its groups, how many it has taken, from the shared stream or read alone';
+'one row per FlashScan registered with the shared scans'' hub: its groups, how many it has taken, from the shared stream or read alone, and the reads in flight the pusher keeps for them';
 
 CREATE VIEW flashscan_shared_scans AS
 	SELECT r.pid, r.database, c.oid::regclass AS relation, r.groups, r.delivered,
-		   r.from_stream, r.read_alone
+		   r.from_stream, r.read_alone, r.io_depth
 	FROM flashscan_shared_scan_registrations() r
 	LEFT JOIN pg_class c ON c.relfilenode = r.relfilenode AND r.database = (SELECT oid FROM pg_database WHERE datname = current_database());

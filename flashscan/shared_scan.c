@@ -47,11 +47,12 @@
 #include "utils/rel.h"
 
 #include "shared_scan_hub.h"
+#include "ssdkit_qdtt.h"
 
 bool		flashscan_shared_scans = false;
 int			flashscan_shared_scan_window = 10;
 int			shared_scan_cache_blocks = 4096;
-int			shared_scan_io_depth = 32;
+int			shared_scan_io_depth = 0;
 int			shared_scan_read_gap = 16;
 static int	shared_scan_slots = 64;
 static int	shared_scan_max_units = 16384;
@@ -154,8 +155,8 @@ shared_scan_init(void)
 							PGC_SIGHUP, GUC_UNIT_BLOCKS, NULL, NULL, NULL);
 	DefineCustomIntVariable("flashscan.shared_scan_io_depth",
 							"Reads the shared scans' pusher keeps in flight.",
-							"Set it to the queue depth the device serves best (qdtt_model shows it for a calibrated tablespace).",
-							&shared_scan_io_depth, 32, 1, 256,
+							"0: the queue depth the table's device serves best by its QDTT model (qdtt_costing calibrated), else 32.",
+							&shared_scan_io_depth, 0, 0, 256,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("flashscan.shared_scan_read_gap",
 							"Blocks a pusher read runs on through that no scan needs.",
@@ -189,6 +190,24 @@ uint32
 shared_scan_cache_limit(void)
 {
 	return (uint32) Max(Min(shared_scan_cache_blocks, NBuffers / 4), 1);
+}
+
+/*
+ * Reads in flight for rel's groups: the setting, or else the depth its
+ * tablespace's device serves best by the QDTT model (random reads within
+ * the table), or else SHARED_SCAN_DEFAULT_DEPTH.
+ */
+static int
+io_depth_for(Relation rel, BlockNumber nblocks)
+{
+	Oid			spc = rel->rd_rel->reltablespace;
+	int			depth;
+
+	if (shared_scan_io_depth > 0)
+		return shared_scan_io_depth;
+	depth = ssdkit_qdtt_queue_depth(OidIsValid(spc) ? spc : MyDatabaseTableSpace,
+									Max(nblocks, 1), 64);
+	return depth > 0 ? depth : SHARED_SCAN_DEFAULT_DEPTH;
 }
 
 /* Can scans of rel share reads?  If not, *why says so (for EXPLAIN). */
@@ -350,6 +369,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 	SharedScanReg *reg;
 	MemoryContext old;
 	uint32		mycols = 0;
+	int			depth;
 	int			slot,
 				i,
 				att;
@@ -382,6 +402,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 	reg->cols = mycols;
 	reg->owner = CurrentResourceOwner;
 	MemoryContextSwitchTo(old);
+	depth = io_depth_for(rel, RelationGetNumberOfBlocks(rel));
 
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 	for (slot = 0; slot < hub->nslots; slot++)
@@ -406,6 +427,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 			u->state = UNIT_IDLE;
 			u->permanent = permanent;
 			u->bulk = bulk;
+			u->io_depth = 0;
 			u->iqn = u->rqn = 0;
 			u->cols_known = u->cols_loaded = 0;
 			memset(u->col_refs, 0, sizeof(u->col_refs));
@@ -423,6 +445,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 			if (mycols & ((uint32) 1 << att))
 				u->col_refs[att]++;
 		u->rqn++;
+		u->io_depth = Max(u->io_depth, depth);
 		reg->units[i] = u;
 	}
 	if (slot >= hub->nslots || i < ngroups)
@@ -447,6 +470,7 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 	hub->slots[slot].pid = MyProcPid;
 	hub->slots[slot].rnode = rel->rd_node;
 	hub->slots[slot].ngroups = ngroups;
+	hub->slots[slot].io_depth = depth;
 	hub->slots[slot].delivered = 0;
 	hub->slots[slot].from_stream = 0;
 	hub->slots[slot].alone = 0;
@@ -715,8 +739,8 @@ flashscan_shared_scan_registrations(PG_FUNCTION_ARGS)
 	for (i = 0; i < hub->nslots; i++)
 	{
 		SharedScanSlot *s = &hub->slots[i];
-		Datum		values[7];
-		bool		nulls[7];
+		Datum		values[8];
+		bool		nulls[8];
 
 		if (!s->in_use)
 			continue;
@@ -728,6 +752,7 @@ flashscan_shared_scan_registrations(PG_FUNCTION_ARGS)
 		values[4] = Int32GetDatum(s->delivered);
 		values[5] = Int32GetDatum(s->from_stream);
 		values[6] = Int32GetDatum(s->alone);
+		values[7] = Int32GetDatum(s->io_depth);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(hub->lock);

@@ -32,6 +32,8 @@
 
 /* Columns a unit can carry: later columns a scan reads alone. */
 #define SHARED_SCAN_MAX_COLS	32
+/* Reads in flight where neither the setting nor a QDTT model says. */
+#define SHARED_SCAN_DEFAULT_DEPTH	32
 /* Largest window (groups wanted at once per scan). */
 #define SHARED_SCAN_MAX_WINDOW	64
 

@@ -51,6 +51,7 @@ struct SharedScanUnit
 	bool		permanent;		/* BM_PERMANENT for its buffers */
 	bool		bulk;			/* its table is larger than a quarter of
 								 * shared_buffers: read through a ring */
+	int			io_depth;		/* reads in flight its device serves best */
 	int			iqn;			/* windows holding it, not yet delivered */
 	int			rqn;			/* registrations still to deliver it (>= iqn) */
 	uint32		cols_known;		/* columns whose blocks are below */
@@ -85,6 +86,7 @@ typedef struct SharedScanSlot
 	int			pid;
 	RelFileNode rnode;
 	int			ngroups;
+	int			io_depth;		/* reads in flight for its groups */
 	int			delivered;
 	int			from_stream;
 	int			alone;
@@ -116,7 +118,6 @@ typedef struct SharedScanHub
 extern SharedScanHub *shared_scan_hub;
 extern struct HTAB *shared_scan_units;
 extern int	shared_scan_cache_blocks;
-extern int	shared_scan_io_depth;
 extern int	shared_scan_read_gap;
 
 extern uint32 shared_scan_cache_limit(void);

@@ -7,8 +7,9 @@
  * Each round takes a batch from the merged request list (shared_scan.c):
  * units wanted longest beyond SHARED_SCAN_STARVE_MS first, then by how many
  * windows want them (iqn), how many registrations will (rqn), and age.  The
- * batch's blocks that shared_buffers lacks are read with io_uring, several
- * hundred kB a request and shared_scan_io_depth requests in flight, into
+ * batch's blocks that shared_buffers lacks are read with io_uring, up to
+ * 1 MB a request and as many requests in flight as the device serves best
+ * (flashscan.shared_scan_io_depth, or its tablespace's QDTT model), into
  * scratch memory: this only brings them into the kernel's page cache at the
  * queue depth the device serves best, where single-block reads through the
  * buffer manager would come one at a time.  Then each block is read through
@@ -50,6 +51,8 @@
 
 /* A unit wanted this long is read before better-shared ones. */
 #define SHARED_SCAN_STARVE_MS	500
+/* Units read in one round at most. */
+#define PUSH_BATCH_UNITS		16
 /* Blocks per io_uring read at most (1 MB; kernels split at max_sectors_kb). */
 #define PREREAD_BLOCKS			128
 
@@ -301,7 +304,7 @@ in_shared_buffers(SharedScanUnit *u, BlockNumber blk)
 
 /*
  * Bring the batch's blocks that shared_buffers lacks into the kernel's page
- * cache with io_uring, up to PREREAD_BLOCKS a read and shared_scan_io_depth
+ * cache with io_uring, up to PREREAD_BLOCKS a read and the units' io_depth
  * reads in flight.  The bytes land in one scratch area and are dropped (so
  * reads may overwrite each other there): the buffer manager reads the
  * blocks next, from the page cache.  A failure here is no error: that read
@@ -311,10 +314,15 @@ static uint64
 preread(BatchEntry *batch, int n)
 {
 	uint64		count = 0;
-	int			bi;
+	int			bi,
+				depth = 1;
 
 	if (ring == NULL)
 		return 0;
+	/* the deepest queue any of the batch's devices serves best */
+	for (bi = 0; bi < n; bi++)
+		depth = Max(depth, batch[bi].unit->io_depth);
+	depth = Min(depth, ring->depth);
 	for (bi = 0; bi < n; bi++)
 	{
 		BatchEntry *e = &batch[bi];
@@ -373,7 +381,7 @@ preread(BatchEntry *batch, int n)
 				if (fd < 0)
 					break;
 			}
-			while (ring->inflight + ring->queued >= Min(shared_scan_io_depth, ring->depth))
+			while (ring->inflight + ring->queued >= depth)
 			{
 				SsdkitUringCompletion c[16];
 
@@ -448,7 +456,7 @@ static bool
 push_round(MemoryContext round_cxt)
 {
 	SharedScanHub *hub = shared_scan_hub;
-	int			max = Max(shared_scan_io_depth / 4, 1);
+	int			max = PUSH_BATCH_UNITS;
 	BatchEntry *batch;
 	ResourceOwner *rel;
 	int			nrel,

@@ -225,24 +225,7 @@ next_chunk(uint32 *cursor, Oid dboid)
 static int
 model_queue_depth(Oid spcoid)
 {
-	static const int depths[] = {1, 2, 4, 8, 16, 32};
-	SsdkitQdttApi *api = ssdkit_qdtt_api(1);
-	double		costs[lengthof(depths)];
-	double		best = -1;
-
-	if (api == NULL)
-		return 1;
-	for (int i = 0; i < lengthof(depths); i++)
-	{
-		if (!api->page_cost(spcoid, 1e6, depths[i], &costs[i]))
-			return 1;
-		if (best < 0 || costs[i] < best)
-			best = costs[i];
-	}
-	for (int i = 0; i < lengthof(depths); i++)
-		if (costs[i] <= best * 1.1)
-			return depths[i];
-	return 1;
+	return Max(ssdkit_qdtt_queue_depth(spcoid, 1e6, 32), 1);
 }
 
 /*

@@ -13,7 +13,7 @@ use Time::HiRes qw(usleep);
 use SSDKitTest;
 
 my $node = SSDKitTest::node('shared_scans',
-	preload => ['flashscan'],
+	preload => ['flashscan', 'qdtt_costing'],
 	conf => "flashscan.shared_scans = on\n"
 	  . "flashscan.group_blocks = 4\n"
 	  . "flashscan.shared_scan_cache = 2MB\n"    # evictions, with four clients
@@ -110,6 +110,34 @@ ok(SSDKitTest::poll_until($node, 'SELECT pusher_pid IS NOT NULL FROM flashscan_s
 	'after the pusher was killed (kill -9) and the crash restart, a pusher runs');
 is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected, 'scans after the crash restart are right');
 ok(hub_idle(), 'the hub starts empty');
+
+# --- reads in flight: the setting, else the tablespace's QDTT model, else 32 ---
+sub registered_depth
+{
+	my $cur = $node->background_psql('postgres');
+	$cur->query_safe('BEGIN');
+	$cur->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id FROM sp WHERE k < 60');
+	$cur->query_safe('FETCH 1 FROM c');
+	my $depth = $node->safe_psql('postgres', 'SELECT io_depth FROM flashscan_shared_scans');
+	$cur->query_safe('COMMIT');
+	$cur->quit;
+	return $depth;
+}
+$node->safe_psql('postgres', 'CREATE EXTENSION qdtt_costing');
+is(registered_depth(), '32', 'without a model the pusher keeps 32 reads in flight');
+# a hand-made model of a device that serves 8 reads at once and gains
+# nothing beyond
+$node->safe_psql('postgres', q{
+	INSERT INTO qdtt_calibration (tablespace, band_pages, queue_depth, cost_us)
+	SELECT 'pg_default', b, qd, CASE WHEN b = 1 THEN 10 WHEN qd = 1 THEN 400 WHEN qd = 8 THEN 60 ELSE 58 END
+	  FROM unnest(ARRAY[1, 16, 1000000]) b, unnest(ARRAY[1, 8, 64]) qd;
+});
+is(registered_depth(), '8', "with the tablespace's QDTT model, the depth it serves best");
+$node->safe_psql('postgres', 'ALTER SYSTEM SET flashscan.shared_scan_io_depth = 4; SELECT pg_reload_conf()');
+ok(SSDKitTest::poll_until($node, q{SELECT current_setting('flashscan.shared_scan_io_depth') = '4'}, 30),
+	'the setting reloaded');
+is(registered_depth(), '4', 'the setting overrides the model');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET flashscan.shared_scan_io_depth; SELECT pg_reload_conf()');
 
 # --- DROP and TRUNCATE right after scans the pusher served ---
 $node->safe_psql('postgres', q{
