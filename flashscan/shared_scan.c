@@ -8,22 +8,27 @@
  * A registration lists the groups a scan will read.  Each group is a unit
  * in the hub's table; rqn counts the registrations still to read it, iqn
  * those whose window (the next W undelivered groups of the list) holds it.
- * A unit in some window whose columns are not all pinned is WANTED: that is
- * the merged request list the pusher serves.  A scan asks for any READY unit
- * of its window; delivering one slides the window by one.
+ * A unit in some window whose columns are not all pinned is wanted: that
+ * is the merged request list the pusher serves.  A scan takes any unit of
+ * its window whose columns are pinned; delivering one slides the window.
  *
  * A scan reads a group alone (through the buffer manager, as without the
  * hub) when the pusher failed on it, when no pusher runs, and when the
- * pusher finished nothing for a second while the scan waited (a scan that
+ * pusher finished nothing for a second while a scan waited (a scan that
  * stops consuming, such as a cursor left open, holds its window's units
  * pinned; the others must not wait for it forever: the starvation bound
- * the thesis lacks).
+ * the thesis lacks).  That stall holds for every scan until the pusher
+ * finishes something.
  *
- * Unregistration (end of scan, rescan, error, subtransaction abort, backend
- * exit) drops every reference the registration holds, and waits until the
- * pusher is not reading any of its units: a read that outlived the scan's
- * lock on the relation could load a block of a relation being dropped into
- * shared_buffers after DROP had cleared them.
+ * Unregistration (end of scan, rescan, backend exit, and an error that
+ * releases the resource owner the registration was made under) drops
+ * every reference the registration holds.  It waits until the pusher is
+ * not reading any of its units, and has unpinned those no scan holds any
+ * more: a read that outlived the scan's lock on the relation could load a
+ * block of a relation being dropped after DROP had cleared its buffers,
+ * and a pin that outlived it would make DROP spin until the unpin.  A unit
+ * being read is never delivered, so some registration that will wait for
+ * the read always holds it.
  *
  *-------------------------------------------------------------------------
  */
@@ -536,8 +541,12 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 		if (reg->remaining == 0)
 			break;
 		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-		if (reg->stalled && hub->completions != reg->stalled_at)
-			reg->stalled = false;	/* the pusher moves again */
+		/*
+		 * A stall seen by any scan holds for all until the pusher finishes
+		 * something: a new scan does not wait its own second first.
+		 */
+		if (hub->stalled && hub->completions != hub->stalled_at)
+			hub->stalled = false;	/* the pusher moves again */
 		for (i = reg->first; i < reg->next; i++)
 		{
 			SharedScanUnit *u;
@@ -568,7 +577,7 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 				*from_stream = false;
 			}
 		}
-		if (pick < 0 && (reg->stalled || hub->pusher_pid == 0))
+		if (pick < 0 && (hub->stalled || hub->pusher_pid == 0))
 		{
 			pick = first_open;
 			*from_stream = false;
@@ -595,11 +604,11 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 										PG_WAIT_EXTENSION))
 		{
 			/* timed out: did the pusher finish anything meanwhile? */
-			LWLockAcquire(hub->lock, LW_SHARED);
+			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 			if (hub->completions == completions)
 			{
-				reg->stalled = true;
-				reg->stalled_at = completions;
+				hub->stalled = true;
+				hub->stalled_at = completions;
 			}
 			LWLockRelease(hub->lock);
 		}
@@ -609,9 +618,9 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 	return result;
 }
 
-/* Is one of reg's units being read by the pusher? (under the lock) */
+/* Is the pusher reading one of reg's undelivered units? (under the lock) */
 static bool
-reading_any(SharedScanReg *reg)
+reading_now(SharedScanReg *reg)
 {
 	int			i;
 
@@ -620,6 +629,49 @@ reading_any(SharedScanReg *reg)
 	for (i = reg->first; i < reg->next; i++)
 		if (!reg->done[i] && reg->units[i]->state == UNIT_READING)
 			return true;
+	return false;
+}
+
+/* Sleep until the pusher publishes something; the hub lock is held on entry and exit. */
+static void
+wait_for_pusher(bool *sleeping)
+{
+	LWLockRelease(shared_scan_hub->lock);
+	if (!*sleeping)
+		ConditionVariablePrepareToSleep(&shared_scan_hub->ready_cv);
+	else
+		(void) ConditionVariableTimedSleep(&shared_scan_hub->ready_cv, 100, PG_WAIT_EXTENSION);
+	*sleeping = true;
+	LWLockAcquire(shared_scan_hub->lock, LW_EXCLUSIVE);
+}
+
+/*
+ * Must reg's end wait for the pusher (under the lock)?  While it reads one
+ * of reg's units, and while it still pins one that no scan holds any more:
+ * once the scan's transaction ends, DROP or TRUNCATE of the table must
+ * meet no pinned block (InvalidateBuffer would spin until the unpin).  A
+ * unit reg delivered may have been removed and its entry reused since
+ * (entries stay in shared memory): one of another relation is skipped, one
+ * of the same relation waited for, which is harmless.
+ */
+static bool
+must_wait(SharedScanReg *reg)
+{
+	int			i;
+
+	if (shared_scan_hub->pusher_pid == 0)
+		return false;			/* its exit unpinned and failed them */
+	for (i = 0; i < reg->next; i++)
+	{
+		SharedScanUnit *u = reg->units[i];
+
+		if (!RelFileNodeEquals(u->key.rnode, reg->rnode))
+			continue;
+		if (u->state == UNIT_READING && !reg->done[i])
+			return true;
+		if (u->iqn == 0 && u->rqn == 0 && u->pin_index >= 0)
+			return true;
+	}
 	return false;
 }
 
@@ -644,21 +696,19 @@ shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 	/* wait out the pusher's reads of our units (see the file header) */
-	while (reading_any(reg))
-	{
-		LWLockRelease(hub->lock);
-		if (!sleeping)
-			ConditionVariablePrepareToSleep(&hub->ready_cv);
-		else
-			(void) ConditionVariableTimedSleep(&hub->ready_cv, 100, PG_WAIT_EXTENSION);
-		sleeping = true;
-		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-	}
+	while (reading_now(reg))
+		wait_for_pusher(&sleeping);
 	for (i = reg->first; i < reg->ngroups; i++)
 		if (!reg->done[i])
 			entry_release(reg, i, &wake);
 	if (hub->slots[reg->slot].generation == reg->generation)
 		hub->slots[reg->slot].in_use = false;
+	/* and its unpinning of those no scan holds now */
+	while (must_wait(reg))
+	{
+		wake_pusher();
+		wait_for_pusher(&sleeping);
+	}
 	LWLockRelease(hub->lock);
 	if (sleeping)
 		ConditionVariableCancelSleep();

@@ -52,8 +52,6 @@ typedef struct SharedScanReg
 	uint32		cols;			/* columns it reads (below SHARED_SCAN_MAX_COLS) */
 	int			first;			/* first list entry not delivered */
 	int			next;			/* first list entry not yet in the window */
-	uint64		stalled_at;		/* hub completions when the pusher stalled us */
-	bool		stalled;
 	int			in_window;		/* list entries in the window, not delivered */
 	int			remaining;		/* list entries not delivered */
 	struct ResourceOwnerData *owner;	/* unregistered when an error releases it */

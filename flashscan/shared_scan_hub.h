@@ -98,7 +98,9 @@ typedef struct SharedScanHub
 	ConditionVariable ready_cv; /* a unit became READY or FAILED */
 	int			pusher_pid;		/* 0: no pusher running */
 	Latch	   *pusher_latch;
-	uint64		completions;	/* batches the pusher finished */
+	uint64		completions;	/* units the pusher finished */
+	bool		stalled;		/* a scan waited a second for nothing ... */
+	uint64		stalled_at;		/* ... while completions stood here */
 	uint64		next_generation;
 	uint32		pinned_total;	/* blocks pinned by the pusher */
 	int			nslots;

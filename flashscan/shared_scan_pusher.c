@@ -77,6 +77,8 @@ static PinRecord *pins = NULL;
 static int	npins = 0;
 static int	pins_cap = 0;
 static SsdkitUring *ring = NULL;
+/* Parent of every unit's resource owner: what the pusher's exit releases. */
+static ResourceOwner units_owner = NULL;
 static BufferAccessStrategy bulk_strategy = NULL;
 static char *scratch = NULL;
 
@@ -408,7 +410,7 @@ preread(BatchEntry *batch, int n)
  * reported, the unit's pins released) if a read failed.
  */
 static bool
-pin_unit(BatchEntry *e, ResourceOwner *owner)
+pin_unit(BatchEntry *e, ResourceOwner owner)
 {
 	ResourceOwner save = CurrentResourceOwner;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -416,9 +418,7 @@ pin_unit(BatchEntry *e, ResourceOwner *owner)
 
 	if (e->nblocks == 0)
 		return true;			/* columns with no block (added by ALTER TABLE) */
-	if (*owner == NULL)
-		*owner = ResourceOwnerCreate(NULL, "flashscan shared scan unit");
-	CurrentResourceOwner = *owner;
+	CurrentResourceOwner = owner;
 	PG_TRY();
 	{
 		int			k;
@@ -451,7 +451,55 @@ pin_unit(BatchEntry *e, ResourceOwner *owner)
 	return ok;
 }
 
-/* One round: pick, read, publish.  False if nothing was wanted. */
+/* Release owners (outside the hub lock) and tell waiting scans. */
+static void
+release_owners(ResourceOwner *owners, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		release_owner(owners[i]);
+	if (n > 0)
+		ConditionVariableBroadcast(&shared_scan_hub->ready_cv);
+}
+
+/*
+ * Publish one read unit (under the hub lock): ready with its columns, or
+ * failed; unpinned and removed at once if no scan wants it any more.
+ * Returns the owner to release, if any.
+ */
+static ResourceOwner
+publish_unit(BatchEntry *e)
+{
+	SharedScanHub *hub = shared_scan_hub;
+	SharedScanUnit *u = e->unit;
+
+	u->state = e->ok ? UNIT_IDLE : UNIT_FAILED;
+	if (e->ok)
+	{
+		u->cols_loaded |= e->cols;
+		u->pinned += e->nblocks;
+		hub->pinned_total += e->nblocks;
+		hub->blocks_read += e->nblocks;
+		hub->units_read++;
+	}
+	hub->completions++;
+	/* every scan that wanted it went away (or read it alone) meanwhile */
+	if (u->iqn == 0 && u->rqn == 0)
+	{
+		ResourceOwner owner = detach_pins(u);
+
+		shared_scan_remove_unit(u);
+		return owner;
+	}
+	return NULL;
+}
+
+/*
+ * One round: pick, read ahead, then pin and publish unit by unit (a scan
+ * waiting for one group, or for its last read to end, waits for that unit,
+ * not for the batch).  False if nothing was wanted.
+ */
 static bool
 push_round(MemoryContext round_cxt)
 {
@@ -459,22 +507,23 @@ push_round(MemoryContext round_cxt)
 	int			max = PUSH_BATCH_UNITS;
 	BatchEntry *batch;
 	ResourceOwner *rel;
-	int			nrel,
+	int			relcap,
+				nrel,
 				n,
 				i;
-	uint64		from_disk;
+	uint64		preread_blocks;
 	MemoryContext old = MemoryContextSwitchTo(round_cxt);
 
 	batch = palloc0(sizeof(BatchEntry) * max);
-	/* owners released this round: every pin record, at most once each */
-	rel = palloc(sizeof(ResourceOwner) * (npins + max + 1));
+	/* owners released at once: every pin record, at most once each, + 1 */
+	relcap = npins + max + 1;	/* npins grows by at most max this round */
+	rel = palloc(sizeof(ResourceOwner) * relcap);
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-	n = pick_batch(batch, max, rel, &nrel, npins + 1);
+	n = pick_batch(batch, max, rel, &nrel, relcap);
 	LWLockRelease(hub->lock);
-	for (i = 0; i < nrel; i++)
-		release_owner(rel[i]);
+	release_owners(rel, nrel);
 
-	from_disk = preread(batch, n);
+	preread_blocks = preread(batch, n);
 	for (i = 0; i < n; i++)
 	{
 		BatchEntry *e = &batch[i];
@@ -482,17 +531,13 @@ push_round(MemoryContext round_cxt)
 
 		if (e->unit->pin_index >= 0)
 			owner = pins[e->unit->pin_index].owner;
-		e->ok = pin_unit(e, &owner);
-		if (!e->ok)
+		else if (e->nblocks > 0)
 		{
-			/* every pin of the unit went with its owner */
-			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-			(void) detach_pins(e->unit);
-			LWLockRelease(hub->lock);
-			release_owner(owner);
-		}
-		else if (e->unit->pin_index < 0 && owner != NULL)
-		{
+			/*
+			 * Recorded before any pin is taken: if the pusher is terminated
+			 * while pinning, its exit finds and releases this owner too.
+			 */
+			owner = ResourceOwnerCreate(units_owner, "flashscan shared scan unit");
 			if (npins == pins_cap)
 			{
 				pins_cap = Max(pins_cap * 2, 64);
@@ -500,42 +545,29 @@ push_round(MemoryContext round_cxt)
 					MemoryContextAlloc(TopMemoryContext, sizeof(PinRecord) * pins_cap) :
 					repalloc(pins, sizeof(PinRecord) * pins_cap);
 			}
+			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 			pins[npins].unit = e->unit;
 			pins[npins].owner = owner;
 			e->unit->pin_index = npins++;
+			LWLockRelease(hub->lock);
 		}
-	}
+		e->ok = pin_unit(e, owner);
 
-	nrel = 0;
-	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-	for (i = 0; i < n; i++)
-	{
-		SharedScanUnit *u = batch[i].unit;
-
-		u->state = batch[i].ok ? UNIT_IDLE : UNIT_FAILED;
-		if (batch[i].ok)
-		{
-			u->cols_loaded |= batch[i].cols;
-			u->pinned += batch[i].nblocks;
-			hub->pinned_total += batch[i].nblocks;
-			hub->blocks_read += batch[i].nblocks;
-			hub->units_read++;
-		}
-		/* every scan that wanted it went away (or read it alone) meanwhile */
-		if (u->iqn == 0 && u->rqn == 0)
-		{
-			rel[nrel++] = detach_pins(u);
-			shared_scan_remove_unit(u);
-		}
-	}
-	hub->blocks_preread += from_disk;
-	if (n > 0)
-		hub->completions++;
-	LWLockRelease(hub->lock);
-	if (n > 0)
+		nrel = 0;
+		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+		if (!e->ok && e->unit->pin_index >= 0)
+			rel[nrel++] = detach_pins(e->unit);	/* every pin of the unit goes */
+		if ((rel[nrel] = publish_unit(e)) != NULL)
+			nrel++;
+		/* and what scans let go of meanwhile */
+		nrel += collect_releases(0, rel + nrel, relcap - nrel);
+		if (i == n - 1)
+			hub->blocks_preread += preread_blocks;
+		LWLockRelease(hub->lock);
 		ConditionVariableBroadcast(&hub->ready_cv);
-	for (i = 0; i < nrel; i++)
-		release_owner(rel[i]);
+		release_owners(rel, nrel);
+	}
+
 	/*
 	 * The pusher has no relation cache and hears of no DROP: close the files
 	 * it read, so that it never keeps a dropped relation's segments (and their
@@ -549,8 +581,9 @@ push_round(MemoryContext round_cxt)
 }
 
 /*
- * Exit (shutdown, error, postmaster's death): unpin everything, fail the
- * units being read so no scan waits for them, and say no pusher runs.
+ * Exit (shutdown, error, postmaster's death): unpin everything (every unit
+ * owner is a child of units_owner, whether recorded or being filled), fail
+ * the units being read so no scan waits for them, and say no pusher runs.
  */
 static void
 pusher_exit(int code, Datum arg)
@@ -558,18 +591,21 @@ pusher_exit(int code, Datum arg)
 	SharedScanHub *hub = shared_scan_hub;
 	HASH_SEQ_STATUS status;
 	SharedScanUnit *u;
-	ResourceOwner *owners = palloc(sizeof(ResourceOwner) * (npins + 1));
-	int			n = 0,
-				i;
 
 	AbortBufferIO();
 	UnlockBuffers();
 	LWLockReleaseAll();
+	if (units_owner != NULL)
+	{
+		ResourceOwnerRelease(units_owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, true);
+		ResourceOwnerRelease(units_owner, RESOURCE_RELEASE_LOCKS, false, true);
+		ResourceOwnerRelease(units_owner, RESOURCE_RELEASE_AFTER_LOCKS, false, true);
+	}
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 	while (npins > 0)
 	{
 		u = pins[npins - 1].unit;
-		owners[n++] = detach_pins(u);
+		(void) detach_pins(u);
 		if (u->iqn == 0 && u->rqn == 0 && u->state != UNIT_READING)
 			shared_scan_remove_unit(u);
 	}
@@ -581,8 +617,6 @@ pusher_exit(int code, Datum arg)
 	hub->pusher_latch = NULL;
 	LWLockRelease(hub->lock);
 	ConditionVariableBroadcast(&hub->ready_cv);
-	for (i = 0; i < n; i++)
-		release_owner(owners[i]);
 }
 
 void
@@ -597,6 +631,7 @@ shared_scan_pusher_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "flashscan shared scan pusher");
+	units_owner = ResourceOwnerCreate(NULL, "flashscan shared scan units");
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "flashscan pusher round",
 									  ALLOCSET_DEFAULT_SIZES);
 

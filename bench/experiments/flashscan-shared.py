@@ -25,9 +25,9 @@ lines = ["# flashscan-shared", ""] + report.setup_section(meta) + [""]
 same = True
 for tier in dict.fromkeys(r["tier"] for r in rows):
     lines += [f"## {tier.upper()} tier", "",
-              "| cache | configuration | batch time (s, sum) | mean query (ms) | device reads | read MB |"
-              " reads / lone pax | batch time / lone pax |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| cache | configuration | batch time (s, sum) | mean query (ms) | queries done at 10/50/90% of a batch (ms, mean) |"
+              " device reads | read MB | reads / lone pax | batch time / lone pax |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for cache in dict.fromkeys(r["cache_pct"] for r in rows if r["tier"] == tier):
         keys = [k for k in runs if k[0] == tier and k[1] == cache]
         lone = runs.get((tier, cache, "pax_lone", next((k[3] for k in keys if k[2] == "pax_lone"), "")))
@@ -47,7 +47,9 @@ for tier in dict.fromkeys(r["tier"] for r in rows):
                 lr, lt = total(lone, "read_requests"), total(lone, "batch_ms") / 1000
                 rr = f"{reads / lr:.2f}" if lr else ""
                 tr = f"{t / lt:.2f}" if lt else ""
-            lines.append(f"| {cache}% | {name} | {t:.1f} | {mq:,.0f} | {reads:,.0f} | {mb:,.0f} | {rr} | {tr} |")
+            curve = " / ".join(f"{total(bs, f) / len(bs):,.0f}" for f in ("done_p10_ms", "done_p50_ms", "done_p90_ms")) \
+                if bs[0].get("done_p10_ms") else ""
+            lines.append(f"| {cache}% | {name} | {t:.1f} | {mq:,.0f} | {curve} | {reads:,.0f} | {mb:,.0f} | {rr} | {tr} |")
     lines.append("")
 lines += ["Every configuration returned the same rows for every batch: " + ("yes" if same else "**NO**"), "",
           "Targets (the shared scans issue): device read requests at least 30% below lone FlashScan at every cache"

@@ -18,8 +18,9 @@
 #   pax_lone      pax, FlashScan, flashscan.shared_scans off
 #   pax_shared    pax, FlashScan, flashscan.shared_scans on, window --window
 # Window sweep (pax_shared only, the first cache size): --windows.
-# Reported: batch time (the slowest query), mean query time, device read
-# requests and bytes (/proc/diskstats of the tier), and that every
+# Reported: batch time (the slowest query), mean query time, when 10%, 50%
+# and 90% of a batch's queries had finished (its completion curve), device
+# read requests and bytes (/proc/diskstats of the tier), and that every
 # configuration returns the same rows per query.
 #
 # Options: --sf 1  --tiers "hdd ssd"  --clients 8  --batches 3  --caches "10 50 100"
@@ -34,7 +35,7 @@ experiment_main() {
 	local pristine tier data dev pax_mb cache sb first=1 w
 	pristine=$(pristine_cluster "flashscan-shared-sf$sf" load_shared_lineitem "$sf")
 	shared_queries "$seed" "$((clients * batches))" >"$RUN_DIR/queries.sql"
-	echo "tier,cache_pct,variant,window,batch,batch_ms,mean_query_ms,read_requests,read_mb,result_md5" >"$RESULT.csv"
+	echo "tier,cache_pct,variant,window,batch,batch_ms,mean_query_ms,read_requests,read_mb,result_md5,done_p10_ms,done_p50_ms,done_p90_ms" >"$RESULT.csv"
 	meta settings "TPC-H SF ${sf} lineitem in heap and in pax (default groups); ${clients} concurrent queries a batch, ${batches} batches; SELECT sum(c_j), sum(c_k) FROM lineitem WHERE c_i >= alpha, random columns and alpha (seed ${seed}); shared_buffers = cache% of the pax table, memory cgroup shared_buffers + ${headroom_mb} MB; flashscan.shared_scan_cache = shared_buffers / 4; flashscan.shared_scan_read_gap = ${read_gap} blocks; max_parallel_workers_per_gather 0; jit off; every configuration starts cold"
 
 	for tier in $tiers; do
@@ -124,6 +125,7 @@ shared_batches() {
 				bench_psql -d shared -At -c "$set" -c "$q" >"$dir/$b-$i.out"
 				e=$(date +%s%N)
 				echo $(((e - s) / 1000000)) >"$dir/$b-$i.ms"
+				echo $(((e - t0) / 1000000)) >"$dir/$b-$i.done"
 			) &
 		done
 		wait
@@ -134,10 +136,14 @@ shared_batches() {
 import hashlib, sys
 d, b, n, d0, d1, batch_ms, tier, cache, v, w = sys.argv[1:11]
 ms = [int(open(f"{d}/{b}-{i}.ms").read()) for i in range(int(n))]
+# the completion curve: when the batch's queries finished, from its start
+done = sorted(int(open(f"{d}/{b}-{i}.done").read()) for i in range(int(n)))
+pct = lambda p: done[min(len(done) - 1, int(p * len(done)))]
 h = hashlib.md5("".join(open(f"{d}/{b}-{i}.out").read() for i in range(int(n))).encode()).hexdigest()
 r0, r1 = d0.split(), d1.split()
 print(",".join(str(x) for x in (tier, cache, v, w, b, batch_ms, round(sum(ms) / len(ms)),
-      int(r1[0]) - int(r0[0]), round((int(r1[2]) - int(r0[2])) / 1048576, 1), h)))
+      int(r1[0]) - int(r0[0]), round((int(r1[2]) - int(r0[2])) / 1048576, 1), h,
+      pct(0.1), pct(0.5), pct(0.9))))
 PY
 		log "$tier cache $cache% $v window $w batch $b: $(tail -1 "$RESULT.csv")"
 	done
