@@ -10,7 +10,7 @@
 # shared_buffers is --caches percent of the pax table's size (the thesis's
 # cache size; flashscan.shared_scan_cache takes its most, a quarter of it),
 # the memory cgroup shared_buffers + --headroom_mb (the backends and a
-# little page cache: most reads reach the device).  Each configuration and cache size starts cold (caches
+# little page cache: most reads reach the device; 128 MB for 8 clients).  Each configuration and cache size starts cold (caches
 # dropped).  Serial queries (max_parallel_workers_per_gather 0): the
 # clients share the cores.
 #   heap_sync     heap, synchronize_seqscans on (PostgreSQL's default)
@@ -24,13 +24,15 @@
 # configuration returns the same rows per query.
 #
 # Options: --sf 1  --tiers "hdd ssd"  --clients 8  --batches 3  --caches "10 50 100"
-#          --window 10  --windows "1 5 30"  --seed 42  --headroom_mb 128
+#          --window 10  --windows "1 5 30"  --seed 42  --headroom_mb (64 + 8 x clients)
 #          --read_gap 16 (flashscan.shared_scan_read_gap, blocks)
 #          --variants "heap_sync heap_nosync pax_lone pax_shared"
 
 experiment_main() {
-	local sf=1 tiers="hdd ssd" clients=8 batches=3 caches="10 50 100" window=10 windows="1 5 30" seed=42 headroom_mb=128 read_gap=16 variants="heap_sync heap_nosync pax_lone pax_shared"
+	local sf=1 tiers="hdd ssd" clients=8 batches=3 caches="10 50 100" window=10 windows="1 5 30" seed=42 headroom_mb="" read_gap=16 variants="heap_sync heap_nosync pax_lone pax_shared"
 	parse_options flashscan-shared "$@"
+	# the backends' own memory (a few MB each) comes out of the cgroup too
+	[ -n "$headroom_mb" ] || headroom_mb=$((64 + 8 * clients))
 
 	local pristine tier data dev pax_mb cache sb first=1 w
 	pristine=$(pristine_cluster "flashscan-shared-sf$sf" load_shared_lineitem "$sf")
