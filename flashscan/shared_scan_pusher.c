@@ -47,6 +47,7 @@
 #include "utils/resowner.h"
 
 #include "shared_scan_hub.h"
+#include "ssdkit_cache.h"
 #include "ssdkit_uring.h"
 
 /* A unit wanted this long is read before better-shared ones. */
@@ -288,10 +289,16 @@ drain_ring(void)
 		(void) ssdkit_uring_reap(ring, c, lengthof(c), true);
 }
 
-/* Is block blk of u's relation in shared_buffers? */
+/*
+ * Will the buffer manager's read of block blk of u's relation reach the
+ * data file?  Not if the block is in shared_buffers, nor if ssd_cache
+ * holds it (its read hook serves it from the SSD): reading it ahead from
+ * the disk would only spend the disk's time.
+ */
 static bool
-in_shared_buffers(SharedScanUnit *u, BlockNumber blk)
+read_elsewhere(SharedScanUnit *u, BlockNumber blk)
 {
+	SsdkitCacheApi *cache = ssdkit_cache_api();
 	BufferTag	tag;
 	uint32		hash;
 	int			buf_id;
@@ -301,16 +308,19 @@ in_shared_buffers(SharedScanUnit *u, BlockNumber blk)
 	LWLockAcquire(BufMappingPartitionLock(hash), LW_SHARED);
 	buf_id = BufTableLookup(&tag, hash);
 	LWLockRelease(BufMappingPartitionLock(hash));
-	return buf_id >= 0;
+	if (buf_id >= 0)
+		return true;
+	return cache != NULL && cache->version >= 1 && cache->contains(&tag);
 }
 
 /*
- * Bring the batch's blocks that shared_buffers lacks into the kernel's page
- * cache with io_uring, up to PREREAD_BLOCKS a read and the units' io_depth
- * reads in flight.  The bytes land in one scratch area and are dropped (so
- * reads may overwrite each other there): the buffer manager reads the
- * blocks next, from the page cache.  A failure here is no error: that read
- * will say what is wrong.  Returns the blocks read.
+ * Bring the batch's blocks that neither shared_buffers nor ssd_cache holds
+ * into the kernel's page cache with io_uring, up to PREREAD_BLOCKS a read
+ * and the units' io_depth reads in flight.  The bytes land in one scratch
+ * area and are dropped (so reads may overwrite each other there): the
+ * buffer manager reads the blocks next, from the page cache.  A failure
+ * here is no error: that read will say what is wrong.  Returns the blocks
+ * read.
  */
 static uint64
 preread(BatchEntry *batch, int n)
@@ -340,7 +350,7 @@ preread(BatchEntry *batch, int n)
 			int			len = 1;		/* blocks the read spans */
 			int			nread = 1;		/* of the unit's blocks */
 
-			if (in_shared_buffers(u, start))
+			if (read_elsewhere(u, start))
 			{
 				k++;
 				continue;
@@ -361,7 +371,7 @@ preread(BatchEntry *batch, int n)
 				b = e->blocks[next];
 				if (b - start + 1 > PREREAD_BLOCKS || b / RELSEG_SIZE != seg ||
 					b - (start + len) > (BlockNumber) shared_scan_read_gap ||
-					in_shared_buffers(u, b))
+					read_elsewhere(u, b))
 					break;
 				len = b - start + 1;
 				nread++;

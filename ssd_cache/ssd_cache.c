@@ -35,6 +35,7 @@
 #include "ssd_cache_temperatures.h"
 #include "ssd_cache_warmup.h"
 #include "ssd_cache_writeback.h"
+#include "ssdkit_cache.h"
 #include "ssdkit_status.h"
 
 PG_MODULE_MAGIC;
@@ -301,6 +302,12 @@ ssd_cache_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* What other ssdkit extensions may ask (ssdkit_cache.h). */
+static SsdkitCacheApi cache_api = {
+	.version = SSDKIT_CACHE_API_VERSION,
+	.contains = ssd_cache_contains,
+};
+
 void
 _PG_init(void)
 {
@@ -438,6 +445,8 @@ _PG_init(void)
 
 	ssd_cache_hook_install();
 	ssd_cache_lifecycle_install();
+	/* before any child is forked: every process finds it (ssdkit_cache.h) */
+	*find_rendezvous_variable(SSDKIT_CACHE_RENDEZVOUS) = &cache_api;
 	ssd_cache_warmup_register();
 	if (cache_startable())
 	{

@@ -1,8 +1,9 @@
 # Shared scans (flashscan.shared_scans) in the states a server meets:
 # many concurrent scans, a scan terminated or cancelled half way, the
 # pusher stopped or killed, a page that fails its checksum, and DROP /
-# TRUNCATE right after scans whose groups the pusher had pinned.  Every
-# scan returns what heap returns; nothing stays registered or pinned.
+# TRUNCATE right after scans whose groups the pusher had pinned, and
+# ssd_cache holding a table.  Every scan returns what heap returns; nothing
+# stays registered or pinned.
 use strict;
 use warnings;
 
@@ -169,4 +170,40 @@ ok(SSDKitTest::poll_until($node, 'SELECT pusher_pid IS NOT NULL FROM flashscan_s
 is($node->safe_psql('postgres', 'SELECT count(*) FROM sh WHERE k < 60'), '120000', 'the server still serves');
 
 $node->stop;
+
+# --- with ssd_cache: blocks the SSD cache holds are not read ahead from the disk ---
+my $cnode = SSDKitTest::node('shared_scans_cache', cache => '64MB',
+	conf => "shared_buffers = 16MB\nssd_cache.sequential_detection = none\n"
+	  . "flashscan.shared_scans = on\nflashscan.group_blocks = 4\n"
+	  . "max_parallel_workers_per_gather = 0\nenable_seqscan = off\n");
+$cnode->safe_psql('postgres', q{
+	CREATE EXTENSION ssd_cache;
+	CREATE EXTENSION flashscan;
+	CREATE EXTENSION pg_prewarm;
+	CREATE TABLE cached (id int, k int, v float8, t text) USING pax;
+	CREATE TABLE uncached (LIKE cached) USING pax;
+	INSERT INTO cached SELECT g, g % 100, g * 0.5, md5(g::text) FROM generate_series(1, 100000) g;
+	INSERT INTO uncached SELECT * FROM cached;
+	CHECKPOINT;
+});
+SSDKitTest::warm($cnode, 'cached');
+my $cq = 'SELECT count(*), sum(v), sum(length(t)) FROM %s WHERE k < 60';
+sub preread_by
+{
+	my ($table) = @_;
+	$cnode->restart;    # shared_buffers empty; the cache keeps its blocks
+	SSDKitTest::wait_write_through($cnode);
+	my $before = $cnode->safe_psql('postgres', 'SELECT blocks_preread FROM flashscan_shared_scan_stats()');
+	my $result = $cnode->safe_psql('postgres', sprintf($cq, $table));
+	my ($after, $stream) = split /\|/, $cnode->safe_psql('postgres',
+		'SELECT blocks_preread, groups_from_stream FROM flashscan_shared_scan_stats()');
+	return ($after - $before, $stream, $result);
+}
+my ($pc, $sc, $rc) = preread_by('cached');
+my ($pu, $su, $ru) = preread_by('uncached');
+is($rc, $ru, 'the cached and the uncached table return the same rows');
+cmp_ok($su, '>', 0, 'groups came from the shared stream');
+cmp_ok($pu, '>', 0, "the pusher read ahead the uncached table's blocks ($pu)");
+cmp_ok($pc, '<', $pu / 10, "and hardly any of the table the SSD cache holds ($pc)");
+$cnode->stop;
 done_testing();
