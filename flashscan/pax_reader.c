@@ -15,6 +15,8 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
+
 #include "access/generic_xlog.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -24,7 +26,9 @@
 #include "catalog/storage_xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
+#include "storage/fd.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
@@ -37,6 +41,7 @@
 
 #include "pax.h"
 #include "pax_minipage.h"
+#include "ssdkit_cache.h"
 
 #define PAYLOAD_START	PAX_PAYLOAD_START
 
@@ -88,33 +93,104 @@ pax_needed_blocks(PaxGroupEntry *g, const bool *needed, int natts)
 }
 
 /*
- * Ask for the blocks of a group's needed minipages to be read ahead
- * (PrefetchBuffer: posix_fadvise for blocks not in shared_buffers), so the
- * device has them in flight while the caller works; returns how many (0
- * when the columns cover the whole group: see below).
+ * Will a read of block blk of rnode's main fork reach the data file?  Not
+ * if the block is in shared_buffers, nor if ssd_cache holds it (its read
+ * hook serves it from the SSD).  Asking the disk for such a block ahead
+ * would only spend the disk's time.
+ */
+bool
+pax_block_read_elsewhere(RelFileNode rnode, BlockNumber blk)
+{
+	SsdkitCacheApi *cache = ssdkit_cache_api();
+	BufferTag	tag;
+	uint32		hash;
+	int			buf_id;
+
+	INIT_BUFFERTAG(tag, rnode, MAIN_FORKNUM, blk);
+	hash = BufTableHashCode(&tag);
+	LWLockAcquire(BufMappingPartitionLock(hash), LW_SHARED);
+	buf_id = BufTableLookup(&tag, hash);
+	LWLockRelease(BufMappingPartitionLock(hash));
+	if (buf_id >= 0)
+		return true;
+	return cache != NULL && cache->version >= 1 && cache->contains(&tag);
+}
+
+static int
+block_cmp(const void *pa, const void *pb)
+{
+	BlockNumber a = *(const BlockNumber *) pa,
+				b = *(const BlockNumber *) pb;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * Ask the kernel for blocks [first, first + n) of rel, all in one segment,
+ * with one posix_fadvise: it reads them in requests as large as the run,
+ * where a posix_fadvise per block (PrefetchBuffer) makes 8 kB requests,
+ * which a disk bound by its I/O operations serves at a few MB/s.
+ */
+static void
+prefetch_run(Relation rel, BlockNumber first, uint32 n)
+{
+#ifdef USE_POSIX_FADVISE
+	BlockNumber seg = first / RELSEG_SIZE;
+	char	   *path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
+	char	   *segpath = seg == 0 ? path : psprintf("%s.%u", path, seg);
+	int			fd;
+
+	fd = OpenTransientFile(segpath, O_RDONLY | PG_BINARY);
+	if (fd >= 0)
+	{
+		(void) posix_fadvise(fd, (off_t) (first % RELSEG_SIZE) * BLCKSZ,
+							 (off_t) n * BLCKSZ, POSIX_FADV_WILLNEED);
+		CloseTransientFile(fd);
+	}
+	if (segpath != path)
+		pfree(segpath);
+	pfree(path);
+#else
+	uint32		i;
+
+	for (i = 0; i < n; i++)
+		(void) PrefetchBuffer(rel, MAIN_FORKNUM, first + i);
+#endif
+}
+
+/*
+ * Ask for the blocks of a group's needed minipages to be read ahead, so
+ * the device has them in flight while the caller works; returns how many
+ * (0 when the columns cover the whole group: see below).  Blocks in
+ * shared_buffers or in ssd_cache are skipped; runs of consecutive blocks
+ * go out as one request each.
  */
 uint32
 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int natts)
 {
-	uint32		n = 0;
-	BlockNumber last = InvalidBlockNumber;
+	BlockNumber *blocks;
+	uint32		total = 0,
+				n = 0,
+				count = 0,
+				k;
 	int			att;
 
 	/*
 	 * Reading the whole group is sequential, and the kernel's readahead
 	 * serves it better than a posix_fadvise per block.  Anything less is
-	 * prefetched block by block: left to readahead, a read of most columns
-	 * would pull in the others too (measured: 8 of 16 columns read the whole
-	 * table).
+	 * prefetched: left to readahead, a read of most columns would pull in
+	 * the others too (measured: 8 of 16 columns read the whole table).
 	 */
 	if (PaxGroupIsDelta(g))
 	{
 		(void) PrefetchBuffer(rel, MAIN_FORKNUM, g->first_block);
 		return 1;
 	}
-	if (pax_needed_blocks(g, needed, natts) >= g->nblocks)
+	total = pax_needed_blocks(g, needed, natts);
+	if (total >= g->nblocks || total == 0)
 		return 0;
 
+	blocks = palloc(sizeof(BlockNumber) * total);
 	for (att = 0; att < Min(natts, g->ncols); att++)
 	{
 		BlockNumber first;
@@ -125,15 +201,53 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
 			continue;
 		minipage_blocks(g, &g->cols[att], &first, &nblocks);
 		for (i = 0; i < nblocks; i++)
-		{
-			if (first + i == last)
-				continue;		/* shared with the previous minipage */
-			(void) PrefetchBuffer(rel, MAIN_FORKNUM, first + i);
-			last = first + i;
-			n++;
-		}
+			blocks[n++] = first + i;
 	}
-	return n;
+	qsort(blocks, n, sizeof(BlockNumber), block_cmp);
+
+	for (k = 0; k < n;)
+	{
+		BlockNumber start = blocks[k];
+		uint32		len = 1;
+
+		/* temporary tables' blocks live in local buffers: PrefetchBuffer knows */
+		if (RelationUsesLocalBuffers(rel))
+		{
+			if (k == 0 || blocks[k - 1] != start)
+			{
+				(void) PrefetchBuffer(rel, MAIN_FORKNUM, start);
+				count++;
+			}
+			k++;
+			continue;
+		}
+		if (pax_block_read_elsewhere(rel->rd_node, start))
+		{
+			while (k < n && blocks[k] == start)
+				k++;
+			continue;
+		}
+		/* the run: consecutive blocks (a block two minipages share once) */
+		while (k + 1 < n && (blocks[k + 1] == start + len - 1 || blocks[k + 1] == start + len))
+		{
+			if (blocks[k + 1] == start + len)
+			{
+				if ((start + len) / RELSEG_SIZE != start / RELSEG_SIZE ||
+					pax_block_read_elsewhere(rel->rd_node, start + len))
+					break;
+				len++;
+			}
+			k++;
+		}
+		k++;
+		if (len == 1)
+			(void) PrefetchBuffer(rel, MAIN_FORKNUM, start);
+		else
+			prefetch_run(rel, start, len);
+		count += len;
+	}
+	pfree(blocks);
+	return count;
 }
 
 /* col's buffer, grown to hold at least nbytes (MAXALIGNed, as palloc gives). */

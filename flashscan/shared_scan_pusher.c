@@ -47,7 +47,6 @@
 #include "utils/resowner.h"
 
 #include "shared_scan_hub.h"
-#include "ssdkit_cache.h"
 #include "ssdkit_uring.h"
 
 /* A unit wanted this long is read before better-shared ones. */
@@ -290,30 +289,6 @@ drain_ring(void)
 }
 
 /*
- * Will the buffer manager's read of block blk of u's relation reach the
- * data file?  Not if the block is in shared_buffers, nor if ssd_cache
- * holds it (its read hook serves it from the SSD): reading it ahead from
- * the disk would only spend the disk's time.
- */
-static bool
-read_elsewhere(SharedScanUnit *u, BlockNumber blk)
-{
-	SsdkitCacheApi *cache = ssdkit_cache_api();
-	BufferTag	tag;
-	uint32		hash;
-	int			buf_id;
-
-	INIT_BUFFERTAG(tag, u->key.rnode, MAIN_FORKNUM, blk);
-	hash = BufTableHashCode(&tag);
-	LWLockAcquire(BufMappingPartitionLock(hash), LW_SHARED);
-	buf_id = BufTableLookup(&tag, hash);
-	LWLockRelease(BufMappingPartitionLock(hash));
-	if (buf_id >= 0)
-		return true;
-	return cache != NULL && cache->version >= 1 && cache->contains(&tag);
-}
-
-/*
  * Bring the batch's blocks that neither shared_buffers nor ssd_cache holds
  * into the kernel's page cache with io_uring, up to PREREAD_BLOCKS a read
  * and the units' io_depth reads in flight.  The bytes land in one scratch
@@ -350,7 +325,7 @@ preread(BatchEntry *batch, int n)
 			int			len = 1;		/* blocks the read spans */
 			int			nread = 1;		/* of the unit's blocks */
 
-			if (read_elsewhere(u, start))
+			if (pax_block_read_elsewhere(u->key.rnode, start))
 			{
 				k++;
 				continue;
@@ -371,7 +346,7 @@ preread(BatchEntry *batch, int n)
 				b = e->blocks[next];
 				if (b - start + 1 > PREREAD_BLOCKS || b / RELSEG_SIZE != seg ||
 					b - (start + len) > (BlockNumber) shared_scan_read_gap ||
-					read_elsewhere(u, b))
+					pax_block_read_elsewhere(u->key.rnode, b))
 					break;
 				len = b - start + 1;
 				nread++;
