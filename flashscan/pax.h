@@ -534,6 +534,7 @@ extern uint32 pax_stored_index(Relation rel, PaxGroupEntry *g, uint32 ri);
 extern uint32 pax_needed_blocks(PaxGroupEntry *g, const bool *needed, int natts);
 extern void pax_column_blocks(PaxGroupEntry *g, int att, BlockNumber *first, uint32 *n);
 extern bool pax_block_read_elsewhere(RelFileNode rnode, BlockNumber blk);
+extern int	pax_block_cmp(const void *pa, const void *pb);
 extern uint32 pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed,
 								   int natts);
 

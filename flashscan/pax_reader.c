@@ -116,8 +116,9 @@ pax_block_read_elsewhere(RelFileNode rnode, BlockNumber blk)
 	return cache != NULL && cache->version >= 1 && cache->contains(&tag);
 }
 
-static int
-block_cmp(const void *pa, const void *pb)
+/* qsort comparator of BlockNumbers. */
+int
+pax_block_cmp(const void *pa, const void *pb)
 {
 	BlockNumber a = *(const BlockNumber *) pa,
 				b = *(const BlockNumber *) pb;
@@ -203,7 +204,7 @@ pax_prefetch_columns(Relation rel, PaxGroupEntry *g, const bool *needed, int nat
 		for (i = 0; i < nblocks; i++)
 			blocks[n++] = first + i;
 	}
-	qsort(blocks, n, sizeof(BlockNumber), block_cmp);
+	qsort(blocks, n, sizeof(BlockNumber), pax_block_cmp);
 
 	for (k = 0; k < n;)
 	{

@@ -36,7 +36,6 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "tcop/tcopprot.h"
-#include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -189,15 +188,6 @@ priority_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-static int
-block_cmp(const void *pa, const void *pb)
-{
-	BlockNumber a = *(const BlockNumber *) pa,
-				b = *(const BlockNumber *) pb;
-
-	return (a > b) - (a < b);
-}
-
 /* The distinct blocks of u's columns cols, sorted. */
 static void
 unit_blocks(SharedScanUnit *u, uint32 cols, BatchEntry *e)
@@ -219,7 +209,7 @@ unit_blocks(SharedScanUnit *u, uint32 cols, BatchEntry *e)
 		for (k = 0; k < u->col_blocks[att]; k++)
 			e->blocks[n++] = u->col_first[att] + k;
 	}
-	qsort(e->blocks, n, sizeof(BlockNumber), block_cmp);
+	qsort(e->blocks, n, sizeof(BlockNumber), pax_block_cmp);
 	e->nblocks = 0;
 	for (att = 0; att < n; att++)
 		if (e->nblocks == 0 || e->blocks[e->nblocks - 1] != e->blocks[att])
