@@ -47,6 +47,7 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
+#include "storage/dsm.h"
 #include "storage/predicate.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
@@ -126,6 +127,7 @@ typedef struct FlashScanState
 	int			chunk_n;
 	int			chunk_pos;
 	int			claim_gi;		/* parallel: last group of the last claim */
+	bool		claim_from_stream;	/* parallel: the hub's entry being read was pushed */
 	uint64		hub_from_stream;
 	uint64		hub_alone;
 
@@ -146,6 +148,9 @@ typedef struct FlashScanShared
 {
 	pg_atomic_uint64 next_rownum;	/* first row number not yet claimed */
 	uint64		chunk_rows;		/* row numbers claimed at a time */
+	/* shared scans: the query's registration, for the workers to attach */
+	dsm_handle	hub_list;
+	uint64		hub_generation;
 	/* EXPLAIN ANALYZE: every participant's counters, added at its shutdown */
 	pg_atomic_uint64 groups_scanned;
 	pg_atomic_uint64 groups_skipped;
@@ -1154,27 +1159,68 @@ store_scan_row(FlashScanState *fs, uint32 ri, const int *list, int n)
 	return slot;
 }
 
+/* The directory's groups with rows, into gis; how many. */
+static int
+nonempty_groups(PaxDirectory *dir, int *gis)
+{
+	int			n = 0,
+				gi;
+
+	for (gi = 0; gi < dir->ngroups; gi++)
+		if (!(dir->groups[gi]->flags & PAX_GROUP_EMPTY))
+			gis[n++] = gi;
+	return n;
+}
+
 /*
  * Shared scans: the next group, in the order the hub delivers them; false
- * at the end.  A serial scan registers every group of its directory, a
- * parallel participant the groups of each chunk it claims (so the hub
- * merges them with other queries' scans, and the claim keeps each row to
- * one participant).  Where the hub is full, the list is read alone, in
- * order.
+ * at the end.  A serial scan registers every group of its directory; a
+ * parallel query registers once, its leader at the start
+ * (hub_register_query()), and every participant takes groups from that
+ * registration: the rows of the leader's group, found in its own
+ * directory (which a VACUUM may have merged since), so that each row goes
+ * to one participant.  Rows past the leader's directory, and all of them
+ * when the hub is full, are claimed in chunks and read alone.
  */
 static bool
 hub_next_group(FlashScanState *fs)
 {
 	for (;;)
 	{
+		bool		from_stream;
+		uint64		first_rownum;
+		uint32		nrows;
 		int			gi;
 
+		/* parallel: the groups holding the rest of the rows last taken */
+		if (fs->shared != NULL && fs->hub_reg != NULL &&
+			fs->claim_gi + 1 < fs->dir->ngroups &&
+			fs->dir->groups[fs->claim_gi + 1]->first_rownum < fs->claim_end)
+		{
+			fs->gi = ++fs->claim_gi;
+			if (fs->claim_from_stream)
+				fs->hub_from_stream++;
+			else
+				fs->hub_alone++;
+			return true;
+		}
+		/* a parallel worker joins its leader's registration */
+		if (fs->shared != NULL && fs->hub_reg == NULL && !fs->hub_done)
+		{
+			fs->hub_done = true;
+			if (IsParallelWorker() && fs->shared->hub_list != DSM_HANDLE_INVALID)
+				fs->hub_reg = shared_scan_attach(fs->shared->hub_list,
+												 fs->shared->hub_generation);
+			if (fs->hub_reg != NULL)
+			{
+				fs->hub_gen = fs->hub_reg->generation;
+				fs->hub_done = false;
+			}
+		}
 		if (fs->hub_reg != NULL)
 		{
-			bool		from_stream;
-
-			gi = shared_scan_next(fs->hub_reg, &from_stream);
-			if (gi >= 0)
+			gi = shared_scan_next(fs->hub_reg, &from_stream, &first_rownum, &nrows);
+			if (gi >= 0 && fs->shared == NULL)
 			{
 				fs->gi = gi;
 				if (from_stream)
@@ -1183,8 +1229,27 @@ hub_next_group(FlashScanState *fs)
 					fs->hub_alone++;
 				return true;
 			}
+			if (gi >= 0)
+			{
+				fs->claim_start = first_rownum;
+				fs->claim_end = first_rownum + nrows;
+				fs->claim_gi = pax_first_group_ending_after(fs->dir, first_rownum) - 1;
+				fs->claim_from_stream = from_stream;
+				continue;
+			}
 			shared_scan_unregister(fs->hub_reg, fs->hub_gen);
 			fs->hub_reg = NULL;
+			fs->claim_start = fs->claim_end = 0;
+			fs->claim_gi = -1;
+		}
+		if (fs->shared != NULL)
+		{
+			if (!pax_claim_next_group(fs->dir, &fs->shared->next_rownum,
+									  fs->shared->chunk_rows, &fs->claim_start,
+									  &fs->claim_end, &fs->gi))
+				return false;
+			fs->hub_alone++;
+			return true;
 		}
 		if (fs->chunk_pos < fs->chunk_n)
 		{
@@ -1197,42 +1262,14 @@ hub_next_group(FlashScanState *fs)
 			fs->gi = fs->dir->ngroups;
 			return false;
 		}
-
-		/* the next list: the whole directory, or the next claimed chunk */
-		fs->chunk_n = fs->chunk_pos = 0;
-		if (fs->shared == NULL)
-		{
-			for (gi = 0; gi < fs->dir->ngroups; gi++)
-				if (!(fs->dir->groups[gi]->flags & PAX_GROUP_EMPTY))
-					fs->chunk_gis[fs->chunk_n++] = gi;
-			fs->hub_done = true;
-		}
-		else
-		{
-			gi = fs->claim_gi;
-			if (!pax_claim_next_group(fs->dir, &fs->shared->next_rownum,
-									  fs->shared->chunk_rows, &fs->claim_start,
-									  &fs->claim_end, &gi))
-			{
-				fs->hub_done = true;
-				continue;
-			}
-			for (;;)
-			{
-				if (!(fs->dir->groups[gi]->flags & PAX_GROUP_EMPTY))
-					fs->chunk_gis[fs->chunk_n++] = gi;
-				if (gi + 1 >= fs->dir->ngroups ||
-					fs->dir->groups[gi + 1]->first_rownum >= fs->claim_end)
-					break;
-				gi++;
-			}
-			fs->claim_gi = gi;
-		}
+		fs->hub_done = true;
+		fs->chunk_n = nonempty_groups(fs->dir, fs->chunk_gis);
+		fs->chunk_pos = 0;
 		if (fs->chunk_n == 0)
 			continue;
 		fs->hub_reg = shared_scan_register(fs->rel, fs->dir, fs->chunk_gis, fs->chunk_n,
 										   fs->all_cols, RelationGetDescr(fs->rel)->natts,
-										   fs->strategy != NULL);
+										   fs->strategy != NULL, 1);
 		if (fs->hub_reg != NULL)
 		{
 			fs->hub_gen = fs->hub_reg->generation;
@@ -1241,6 +1278,41 @@ hub_next_group(FlashScanState *fs)
 		else
 			fs->hub_refused = true;
 	}
+}
+
+/*
+ * A parallel query's one registration, made by its leader as the query
+ * (re)starts, for its workers to attach: rows past the leader's directory
+ * are left to the claim counter.  If the hub is full, every row is.
+ */
+static void
+hub_register_query(FlashScanState *fs, int participants)
+{
+	FlashScanShared *sh = fs->shared;
+	int			n;
+
+	sh->hub_list = DSM_HANDLE_INVALID;
+	sh->hub_generation = 0;
+	pg_atomic_write_u64(&sh->next_rownum, 0);
+	fs->hub_done = true;
+	if (!fs->hub_eligible)
+		return;
+	n = nonempty_groups(fs->dir, fs->chunk_gis);
+	if (n == 0)
+		return;
+	fs->hub_reg = shared_scan_register(fs->rel, fs->dir, fs->chunk_gis, n, fs->all_cols,
+									   RelationGetDescr(fs->rel)->natts,
+									   fs->strategy != NULL, participants);
+	if (fs->hub_reg == NULL)
+	{
+		fs->hub_refused = true;
+		return;
+	}
+	fs->hub_done = false;
+	fs->hub_gen = fs->hub_reg->generation;
+	sh->hub_list = shared_scan_handle(fs->hub_reg);
+	sh->hub_generation = fs->hub_gen;
+	pg_atomic_write_u64(&sh->next_rownum, pax_directory_end(fs->dir));
 }
 
 /* Leave the hub: at the end, on rescan, and when the plan shuts down. */
@@ -1477,7 +1549,15 @@ flashscan_rescan(CustomScanState *node)
 	fs->nselected = 0;
 	fs->cur_selected = -1;
 	fs->claim_start = fs->claim_end = 0;
-	hub_leave(fs);
+	fs->claim_gi = -1;
+
+	/*
+	 * A parallel scan's shared state, its registration included, is
+	 * remade by flashscan_reinitialize_dsm(), which may have run already
+	 * (a Gather with a rescan parameter rescans its child after that).
+	 */
+	if (fs->shared == NULL)
+		hub_leave(fs);
 	pgstat_count_heap_scan(fs->rel);
 }
 
@@ -1510,6 +1590,7 @@ flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coo
 	fs->claim_start = fs->claim_end = 0;
 	fs->gi = -1;
 	hub_leave(fs);
+	hub_register_query(fs, pcxt->nworkers + 1);
 }
 
 static void
@@ -1517,10 +1598,11 @@ flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 {
 	FlashScanState *fs = (FlashScanState *) node;
 
-	pg_atomic_write_u64(&fs->shared->next_rownum, 0);
+	fs->shared = (FlashScanShared *) coordinate;
 	fs->claim_start = fs->claim_end = 0;
 	fs->gi = -1;
 	hub_leave(fs);
+	hub_register_query(fs, pcxt->nworkers + 1);
 }
 
 /*

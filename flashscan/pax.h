@@ -486,6 +486,7 @@ extern uint64 pax_claim_chunk_rows(PaxDirectory *dir, uint64 min);
 extern bool pax_claim_next_group(PaxDirectory *dir, pg_atomic_uint64 *counter,
 								 uint64 chunk_rows, uint64 *start, uint64 *end, int *gi);
 extern uint32 pax_claim_mask_rows(PaxGroupEntry *g, bool *visible, uint64 start, uint64 end);
+extern int	pax_first_group_ending_after(PaxDirectory *dir, uint64 rownum);
 extern void pax_check_horizon(PaxGroupEntry *g, Snapshot snapshot);
 extern void pax_recovery_conflict(void) pg_attribute_noreturn();
 extern void pax_check_block_tag(Relation rel, Page page, BlockNumber blkno, uint32 tag);

@@ -607,9 +607,6 @@ pax_claim_next_group(PaxDirectory *dir, pg_atomic_uint64 *counter, uint64 chunk_
 
 	for (;;)
 	{
-		int			lo = 0,
-					hi = dir->ngroups;
-
 		if (*end > *start && *gi + 1 < dir->ngroups &&
 			dir->groups[*gi + 1]->first_rownum < *end)
 		{
@@ -623,20 +620,29 @@ pax_claim_next_group(PaxDirectory *dir, pg_atomic_uint64 *counter, uint64 chunk_
 			*gi = dir->ngroups;
 			return false;
 		}
-		/* the first group ending after *start */
-		while (lo < hi)
-		{
-			int			mid = lo + (hi - lo) / 2;
-			PaxGroupEntry *g = dir->groups[mid];
-
-			if (g->first_rownum + g->nrows <= *start)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		*gi = lo - 1;
+		*gi = pax_first_group_ending_after(dir, *start) - 1;
 		/* a chunk without a group: the loop claims the next */
 	}
+}
+
+/* The index of the first group ending after rownum (ngroups if none). */
+int
+pax_first_group_ending_after(PaxDirectory *dir, uint64 rownum)
+{
+	int			lo = 0,
+				hi = dir->ngroups;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		PaxGroupEntry *g = dir->groups[mid];
+
+		if (g->first_rownum + g->nrows <= rownum)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* Rows of g outside the claim [start, end) made invisible; the visible rest. */

@@ -42,6 +42,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/bufmgr.h"
+#include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "access/htup_details.h"
@@ -254,41 +255,41 @@ unit_released(SharedScanUnit *u, bool *wake_pusher)
 
 /* Add list entry i to the window (under the lock). */
 static void
-window_add(SharedScanReg *reg, int i)
+window_add(SharedScanList *list, int i)
 {
-	SharedScanUnit *u = reg->units[i];
+	SharedScanUnit *u = list->entries[i].unit;
 
 	if (u->iqn++ == 0)
 		u->wanted_since = GetCurrentTimestamp();
 	if (u->state == UNIT_FAILED)
 		u->state = UNIT_IDLE;	/* a failed read is tried again for a new window */
-	reg->in_window++;
+	list->in_window++;
 }
 
 /* Drop entry i's references to its unit: its columns, and iqn if in the window. */
 static void
-entry_release(SharedScanReg *reg, int i, bool *wake)
+entry_release(SharedScanList *list, int i, bool *wake)
 {
-	SharedScanUnit *u = reg->units[i];
+	SharedScanUnit *u = list->entries[i].unit;
 	int			att;
 
 	for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
-		if (reg->cols & ((uint32) 1 << att))
+		if (list->cols & ((uint32) 1 << att))
 			u->col_refs[att]--;
-	if (i < reg->next)
+	if (i < list->next)
 	{
 		u->iqn--;
-		reg->in_window--;
+		list->in_window--;
 	}
 	u->rqn--;
 	unit_released(u, wake);
 }
 
 static void
-window_fill(SharedScanReg *reg)
+window_fill(SharedScanList *list)
 {
-	while (reg->in_window < flashscan_shared_scan_window && reg->next < reg->ngroups)
-		window_add(reg, reg->next++);
+	while (list->in_window < list->window && list->next < list->ngroups)
+		window_add(list, list->next++);
 }
 
 static void
@@ -351,28 +352,84 @@ shared_scan_exit(int code, Datum arg)
 		shared_scan_unregister(my_regs, my_regs->generation);
 }
 
+static Size
+list_size(int ngroups)
+{
+	return add_size(offsetof(SharedScanList, entries),
+					mul_size(sizeof(SharedScanEntry), ngroups));
+}
+
 static void
 reg_free(SharedScanReg *reg)
 {
-	pfree(reg->gis);
-	pfree(reg->units);
-	pfree(reg->done);
+	if (reg->seg != NULL)
+		dsm_detach(reg->seg);
+	else
+		pfree(reg->list);
 	pfree(reg);
+}
+
+static SharedScanReg *
+reg_track(SharedScanList *list, dsm_segment *seg, bool registrant)
+{
+	SharedScanReg *reg;
+
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(shared_scan_xact_callback, NULL);
+		RegisterResourceReleaseCallback(shared_scan_resource_release, NULL);
+		before_shmem_exit(shared_scan_exit, 0);
+		callbacks_registered = true;
+	}
+	reg = MemoryContextAllocZero(TopMemoryContext, sizeof(SharedScanReg));
+	reg->list = list;
+	reg->generation = list->generation;
+	reg->registrant = registrant;
+	reg->seg = seg;
+	reg->owner = CurrentResourceOwner;
+	reg->next_reg = my_regs;
+	my_regs = reg;
+	return reg;
+}
+
+/*
+ * A list for ngroups entries: in this backend's memory, or for a parallel
+ * scan (participants > 1) in a new DSM segment; NULL if none can be made.
+ * The segment's mapping is pinned: it lasts until the registration is
+ * dropped, whatever resource owner goes first.
+ */
+static SharedScanList *
+list_create(int ngroups, int participants, dsm_segment **seg)
+{
+	SharedScanList *list;
+
+	*seg = NULL;
+	if (participants <= 1)
+		return MemoryContextAllocZero(TopMemoryContext, list_size(ngroups));
+	*seg = dsm_create(list_size(ngroups), DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (*seg == NULL)
+		return NULL;
+	dsm_pin_mapping(*seg);
+	list = dsm_segment_address(*seg);
+	memset(list, 0, list_size(ngroups));
+	return list;
 }
 
 /*
  * Register a scan of rel that will read groups gis[0..ngroups) of dir,
  * columns cols[0..natts); NULL if the hub is full (the scan reads alone).
  * bulk: the scan reads through a ring of buffers (a large table), and so
- * should the pusher.
+ * should the pusher.  participants: a parallel scan's processes, which
+ * attach the registration (shared_scan_handle(), shared_scan_attach()) and
+ * share its window, that many times the setting.
  */
 SharedScanReg *
 shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroups,
-					 const bool *cols, int natts, bool bulk)
+					 const bool *cols, int natts, bool bulk, int participants)
 {
 	SharedScanHub *hub = shared_scan_hub;
-	SharedScanReg *reg;
-	MemoryContext old;
+	SharedScanList *list;
+	dsm_segment *seg;
 	uint32		mycols = 0;
 	int			depth;
 	int			slot,
@@ -387,26 +444,27 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 		if (cols[att])
 			mycols |= (uint32) 1 << att;
 
-	if (!callbacks_registered)
+	list = list_create(ngroups, participants, &seg);
+	if (list == NULL)
 	{
-		RegisterXactCallback(shared_scan_xact_callback, NULL);
-		RegisterResourceReleaseCallback(shared_scan_resource_release, NULL);
-		before_shmem_exit(shared_scan_exit, 0);
-		callbacks_registered = true;
+		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+		hub->refused++;
+		LWLockRelease(hub->lock);
+		return NULL;
 	}
+	list->rnode = rel->rd_node;
+	list->ngroups = ngroups;
+	list->remaining = ngroups;
+	list->cols = mycols;
+	list->window = flashscan_shared_scan_window * Max(participants, 1);
+	for (i = 0; i < ngroups; i++)
+	{
+		PaxGroupEntry *g = dir->groups[gis[i]];
 
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	reg = palloc0(sizeof(SharedScanReg));
-	reg->rnode = rel->rd_node;
-	reg->ngroups = ngroups;
-	reg->gis = palloc(sizeof(int) * ngroups);
-	memcpy(reg->gis, gis, sizeof(int) * ngroups);
-	reg->units = palloc0(sizeof(SharedScanUnit *) * ngroups);
-	reg->done = palloc0(sizeof(bool) * ngroups);
-	reg->remaining = ngroups;
-	reg->cols = mycols;
-	reg->owner = CurrentResourceOwner;
-	MemoryContextSwitchTo(old);
+		list->entries[i].gi = gis[i];
+		list->entries[i].first_rownum = g->first_rownum;
+		list->entries[i].nrows = g->nrows;
+	}
 	depth = io_depth_for(rel, RelationGetNumberOfBlocks(rel));
 
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
@@ -451,27 +509,29 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 				u->col_refs[att]++;
 		u->rqn++;
 		u->io_depth = Max(u->io_depth, depth);
-		reg->units[i] = u;
+		list->entries[i].unit = u;
 	}
 	if (slot >= hub->nslots || i < ngroups)
 	{
 		bool		wake = false;
 
 		/* full: take back what was entered, and run alone */
-		reg->cols = mycols;
 		while (--i >= 0)
-			entry_release(reg, i, &wake);
+			entry_release(list, i, &wake);
 		hub->refused++;
 		LWLockRelease(hub->lock);
 		if (wake)
 			wake_pusher();
-		reg_free(reg);
+		if (seg != NULL)
+			dsm_detach(seg);
+		else
+			pfree(list);
 		return NULL;
 	}
-	reg->slot = slot;
-	reg->generation = hub->next_generation++;
+	list->slot = slot;
+	list->generation = hub->next_generation++;
 	hub->slots[slot].in_use = true;
-	hub->slots[slot].generation = reg->generation;
+	hub->slots[slot].generation = list->generation;
 	hub->slots[slot].pid = MyProcPid;
 	hub->slots[slot].rnode = rel->rd_node;
 	hub->slots[slot].ngroups = ngroups;
@@ -480,52 +540,89 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 	hub->slots[slot].from_stream = 0;
 	hub->slots[slot].alone = 0;
 	hub->registrations++;
-	window_fill(reg);
+	window_fill(list);
 	LWLockRelease(hub->lock);
 	wake_pusher();
 
-	reg->next_reg = my_regs;
-	my_regs = reg;
-	return reg;
+	return reg_track(list, seg, true);
+}
+
+/* What a parallel participant passes shared_scan_attach(). */
+uint32
+shared_scan_handle(SharedScanReg *reg)
+{
+	Assert(reg->seg != NULL);
+	return dsm_segment_handle(reg->seg);
+}
+
+/*
+ * A parallel participant's handle on the registration (handle, generation)
+ * its leader made; NULL if it is gone (every group was taken, or the query
+ * ends), and then the participant has nothing more to take from it.
+ */
+SharedScanReg *
+shared_scan_attach(uint32 handle, uint64 generation)
+{
+	dsm_segment *seg = dsm_attach((dsm_handle) handle);
+	SharedScanList *list;
+	bool		alive;
+
+	if (seg == NULL)
+		return NULL;
+	dsm_pin_mapping(seg);
+	list = dsm_segment_address(seg);
+	LWLockAcquire(shared_scan_hub->lock, LW_SHARED);
+	/* the handle may name a newer segment of someone else's */
+	alive = (dsm_segment_map_length(seg) >= offsetof(SharedScanList, entries) &&
+			 list->generation == generation && !list->gone);
+	LWLockRelease(shared_scan_hub->lock);
+	if (!alive)
+	{
+		dsm_detach(seg);
+		return NULL;
+	}
+	return reg_track(list, seg, false);
 }
 
 /* Deliver list entry i (under the lock); slide the window. */
 static void
-deliver(SharedScanReg *reg, int i, bool from_stream, bool *wake)
+deliver(SharedScanList *list, int i, bool from_stream, bool *wake)
 {
-	SharedScanSlot *slot = &shared_scan_hub->slots[reg->slot];
+	SharedScanSlot *slot = &shared_scan_hub->slots[list->slot];
 
-	entry_release(reg, i, wake);
+	entry_release(list, i, wake);
 	*wake = true;				/* a unit left a window: room for the next read */
-	reg->done[i] = true;
-	reg->remaining--;
-	while (reg->first < reg->ngroups && reg->done[reg->first])
-		reg->first++;
+	list->entries[i].done = true;
+	list->remaining--;
+	while (list->first < list->ngroups && list->entries[list->first].done)
+		list->first++;
 	slot->delivered++;
 	if (from_stream)
 	{
 		slot->from_stream++;
-		reg->from_stream++;
 		shared_scan_hub->deliveries++;
 	}
 	else
 	{
 		slot->alone++;
-		reg->alone++;
 		shared_scan_hub->deliveries_alone++;
 	}
-	window_fill(reg);
+	window_fill(list);
 }
 
 /*
- * The next group to read: an index into dir->groups of the registration's
- * directory, or -1 when every group was delivered.  *from_stream says
- * whether the pusher read it (else the scan reads it alone).
+ * The next group to read: an index into the registering scan's directory,
+ * or -1 when every group was delivered (or the registration is gone).
+ * *first_rownum and *nrows give its rows, for a participant whose
+ * directory may differ; *from_stream says whether the pusher read it
+ * (else the scan reads it alone).
  */
 int
-shared_scan_next(SharedScanReg *reg, bool *from_stream)
+shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
+				 uint32 *nrows)
 {
 	SharedScanHub *hub = shared_scan_hub;
+	SharedScanList *list = reg->list;
 	bool		sleeping = false;
 	int			result = -1;
 
@@ -538,22 +635,26 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 		uint64		completions;
 
 		CHECK_FOR_INTERRUPTS();
-		if (reg->remaining == 0)
-			break;
 		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+		if (list->remaining == 0 || list->gone)
+		{
+			LWLockRelease(hub->lock);
+			break;
+		}
+
 		/*
 		 * A stall seen by any scan holds for all until the pusher finishes
 		 * something: a new scan does not wait its own second first.
 		 */
 		if (hub->stalled && hub->completions != hub->stalled_at)
 			hub->stalled = false;	/* the pusher moves again */
-		for (i = reg->first; i < reg->next; i++)
+		for (i = list->first; i < list->next; i++)
 		{
 			SharedScanUnit *u;
 
-			if (reg->done[i])
+			if (list->entries[i].done)
 				continue;
-			u = reg->units[i];
+			u = list->entries[i].unit;
 
 			/*
 			 * A unit being read is never handed out, not even to be read
@@ -565,10 +666,10 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 				continue;
 			if (first_open < 0)
 				first_open = i;
-			if ((reg->cols & ~u->cols_loaded) == 0)
+			if ((list->cols & ~u->cols_loaded) == 0)
 			{
 				pick = i;
-				*from_stream = (reg->cols != 0);
+				*from_stream = (list->cols != 0);
 				break;
 			}
 			if (u->state == UNIT_FAILED && pick < 0)
@@ -584,11 +685,13 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 		}
 		if (pick >= 0)
 		{
-			deliver(reg, pick, *from_stream, &wake);
+			deliver(list, pick, *from_stream, &wake);
+			result = list->entries[pick].gi;
+			*first_rownum = list->entries[pick].first_rownum;
+			*nrows = list->entries[pick].nrows;
 			LWLockRelease(hub->lock);
 			if (wake)
 				wake_pusher();
-			result = reg->gis[pick];
 			break;
 		}
 		completions = hub->completions;
@@ -618,16 +721,16 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream)
 	return result;
 }
 
-/* Is the pusher reading one of reg's undelivered units? (under the lock) */
+/* Is the pusher reading one of list's undelivered units? (under the lock) */
 static bool
-reading_now(SharedScanReg *reg)
+reading_now(SharedScanList *list)
 {
 	int			i;
 
 	if (shared_scan_hub->pusher_pid == 0)
 		return false;			/* its exit marked them failed */
-	for (i = reg->first; i < reg->next; i++)
-		if (!reg->done[i] && reg->units[i]->state == UNIT_READING)
+	for (i = list->first; i < list->next; i++)
+		if (!list->entries[i].done && list->entries[i].unit->state == UNIT_READING)
 			return true;
 	return false;
 }
@@ -646,28 +749,28 @@ wait_for_pusher(bool *sleeping)
 }
 
 /*
- * Must reg's end wait for the pusher (under the lock)?  While it reads one
- * of reg's units, and while it still pins one that no scan holds any more:
+ * Must list's end wait for the pusher (under the lock)?  While it reads one
+ * of list's units, and while it still pins one that no scan holds any more:
  * once the scan's transaction ends, DROP or TRUNCATE of the table must
  * meet no pinned block (InvalidateBuffer would spin until the unpin).  A
- * unit reg delivered may have been removed and its entry reused since
+ * unit the list delivered may have been removed and its entry reused since
  * (entries stay in shared memory): one of another relation is skipped, one
  * of the same relation waited for, which is harmless.
  */
 static bool
-must_wait(SharedScanReg *reg)
+must_wait(SharedScanList *list)
 {
 	int			i;
 
 	if (shared_scan_hub->pusher_pid == 0)
 		return false;			/* its exit unpinned and failed them */
-	for (i = 0; i < reg->next; i++)
+	for (i = 0; i < list->next; i++)
 	{
-		SharedScanUnit *u = reg->units[i];
+		SharedScanUnit *u = list->entries[i].unit;
 
-		if (!RelFileNodeEquals(u->key.rnode, reg->rnode))
+		if (!RelFileNodeEquals(u->key.rnode, list->rnode))
 			continue;
-		if (u->state == UNIT_READING && !reg->done[i])
+		if (u->state == UNIT_READING && !list->entries[i].done)
 			return true;
 		if (u->iqn == 0 && u->rqn == 0 && u->pin_index >= 0)
 			return true;
@@ -676,13 +779,16 @@ must_wait(SharedScanReg *reg)
 }
 
 /*
- * Drop every reference the registration (reg, generation) holds; nothing if
- * it is gone already (an error released its resource owner).
+ * Let go of the registration (reg, generation); nothing if this backend
+ * let go of it already (an error released its resource owner).  The
+ * registrant drops every reference it holds; a parallel participant only
+ * detaches.
  */
 void
 shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 {
 	SharedScanHub *hub = shared_scan_hub;
+	SharedScanList *list;
 	SharedScanReg **p;
 	bool		wake = false;
 	bool		sleeping = false;
@@ -693,28 +799,43 @@ shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 			break;
 	if (*p == NULL)
 		return;
+	list = reg->list;
 
-	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-	/* wait out the pusher's reads of our units (see the file header) */
-	while (reading_now(reg))
-		wait_for_pusher(&sleeping);
-	for (i = reg->first; i < reg->ngroups; i++)
-		if (!reg->done[i])
-			entry_release(reg, i, &wake);
-	if (hub->slots[reg->slot].generation == reg->generation)
-		hub->slots[reg->slot].in_use = false;
-	/* and its unpinning of those no scan holds now */
-	while (must_wait(reg))
+	if (reg->registrant)
 	{
-		wake_pusher();
-		wait_for_pusher(&sleeping);
+		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+		list->gone = true;		/* participants take no more */
+		/* wait out the pusher's reads of our units (see the file header) */
+		while (reading_now(list))
+			wait_for_pusher(&sleeping);
+		/* (marked done, so that a retry after an error here releases none twice) */
+		for (i = list->first; i < list->ngroups; i++)
+			if (!list->entries[i].done)
+			{
+				entry_release(list, i, &wake);
+				list->entries[i].done = true;
+			}
+		list->first = list->ngroups;
+		list->remaining = 0;
+		if (hub->slots[list->slot].generation == list->generation)
+			hub->slots[list->slot].in_use = false;
+		/* and its unpinning of those no scan holds now */
+		while (must_wait(list))
+		{
+			wake_pusher();
+			wait_for_pusher(&sleeping);
+		}
+		LWLockRelease(hub->lock);
+		if (sleeping)
+			ConditionVariableCancelSleep();
+		if (wake)
+			wake_pusher();
+		/* participants waiting for a group see it gone */
+		if (reg->seg != NULL)
+			ConditionVariableBroadcast(&hub->ready_cv);
 	}
-	LWLockRelease(hub->lock);
-	if (sleeping)
-		ConditionVariableCancelSleep();
-	if (wake)
-		wake_pusher();
-
+	for (p = &my_regs; *p != reg; p = &(*p)->next_reg)
+		;
 	*p = reg->next_reg;
 	reg_free(reg);
 }

@@ -11,6 +11,8 @@
  * reads wanted groups with io_uring at the device's queue depth, pins their
  * blocks in shared_buffers and tells every scan whose window holds them; a
  * scan takes any ready group of its window, in whatever order they arrive.
+ * A parallel FlashScan registers once, in its leader; its workers attach
+ * that registration and take groups from it.
  *
  * The hub's cache is a set of pinned shared buffers, so a scan reads a
  * pushed group through the buffer manager as it would read it alone:
@@ -39,26 +41,55 @@
 
 typedef struct SharedScanUnit SharedScanUnit;
 
-/* A backend's registration: its group list and where it is in it. */
+/* One group of a registration's list, as the registering scan's directory has it. */
+typedef struct SharedScanEntry
+{
+	int			gi;				/* index in that directory */
+	bool		done;			/* delivered (or read alone) */
+	uint32		nrows;
+	uint64		first_rownum;	/* its rows: [first_rownum, + nrows) */
+	SharedScanUnit *unit;		/* the hub's unit for it */
+} SharedScanEntry;
+
+/*
+ * A registration's list and where the scan is in it, read and written
+ * under the hub's lock.  A serial scan keeps it in its own memory; a
+ * parallel one in a DSM segment of its own that every participant
+ * attaches, so that the query's participants claim groups from one
+ * registration (each entry goes to one participant).  That segment is not
+ * the parallel query's: it outlives the query's, which an error detaches
+ * before the registration can be dropped.
+ */
+typedef struct SharedScanList
+{
+	uint64		generation;		/* of the hub slot, when registered */
+	int			slot;			/* in the hub's scan table */
+	bool		gone;			/* unregistered: participants stop taking */
+	RelFileNode rnode;
+	uint32		cols;			/* columns it reads (below SHARED_SCAN_MAX_COLS) */
+	int			window;			/* entries wanted at once */
+	int			ngroups;
+	int			first;			/* first entry not delivered */
+	int			next;			/* first entry not yet in the window */
+	int			in_window;		/* entries in the window, not delivered */
+	int			remaining;		/* entries not delivered */
+	SharedScanEntry entries[FLEXIBLE_ARRAY_MEMBER];
+} SharedScanList;
+
+/*
+ * A backend's handle on a registration: the one that made it
+ * (the registrant, which drops it) or a parallel participant attached to
+ * it.
+ */
 typedef struct SharedScanReg
 {
-	int			slot;			/* in the hub's scan table */
-	uint64		generation;		/* of that slot, when registered */
-	RelFileNode rnode;
-	int			ngroups;
-	int		   *gis;			/* the directory's group indexes, in list order */
-	SharedScanUnit **units;		/* the hub's unit of each */
-	bool	   *done;			/* delivered (or read alone) */
-	uint32		cols;			/* columns it reads (below SHARED_SCAN_MAX_COLS) */
-	int			first;			/* first list entry not delivered */
-	int			next;			/* first list entry not yet in the window */
-	int			in_window;		/* list entries in the window, not delivered */
-	int			remaining;		/* list entries not delivered */
-	struct ResourceOwnerData *owner;	/* unregistered when an error releases it */
-	/* EXPLAIN ANALYZE */
-	uint64		from_stream;	/* groups the pusher read (or had ready) */
-	uint64		alone;			/* groups this scan read itself */
-	struct SharedScanReg *next_reg; /* the backend's list of registrations */
+	SharedScanList *list;
+	uint64		generation;		/* list->generation, kept to know it after
+								 * the list is gone */
+	bool		registrant;
+	struct dsm_segment *seg;	/* parallel: the list's segment */
+	struct ResourceOwnerData *owner;	/* dropped when an error releases it */
+	struct SharedScanReg *next_reg; /* the backend's list of handles */
 } SharedScanReg;
 
 extern bool flashscan_shared_scans;
@@ -68,8 +99,12 @@ extern void shared_scan_init(void);
 extern bool shared_scan_available(Relation rel, const char **why);
 extern SharedScanReg *shared_scan_register(Relation rel, PaxDirectory *dir,
 										   const int *gis, int ngroups,
-										   const bool *cols, int natts, bool bulk);
-extern int	shared_scan_next(SharedScanReg *reg, bool *from_stream);
+										   const bool *cols, int natts, bool bulk,
+										   int participants);
+extern uint32 shared_scan_handle(SharedScanReg *reg);
+extern SharedScanReg *shared_scan_attach(uint32 handle, uint64 generation);
+extern int	shared_scan_next(SharedScanReg *reg, bool *from_stream,
+							 uint64 *first_rownum, uint32 *nrows);
 extern void shared_scan_unregister(SharedScanReg *reg, uint64 generation);
 
 /* The pusher (shared_scan_pusher.c) */

@@ -122,13 +122,33 @@ ALTER TABLE sp DROP COLUMN z;
 -- the hub keeps nothing once no scan is registered
 SELECT scans_registered, units, blocks_pinned FROM flashscan_shared_scan_stats();
 
--- Parallel FlashScan: each participant registers the chunks it claims
+-- Parallel FlashScan: the query registers once, and its participants take
+-- groups from that one registration
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM sp WHERE k < 50;
+SELECT registrations AS regs_before FROM flashscan_shared_scan_stats() \gset
 SELECT count(*), sum(v), sum(id) FROM sp WHERE k < 50;
+SELECT registrations - :regs_before AS registrations_made FROM flashscan_shared_scan_stats();
+SET parallel_leader_participation = off;
+SELECT count(*), sum(v), sum(id) FROM sp WHERE k < 50;
+RESET parallel_leader_participation;
+-- a Gather rescanned under a nested loop: each loop registers anew
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+CREATE TEMP TABLE loops AS SELECT g FROM generate_series(1, 3) g;
+ANALYZE loops;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(sp.v) FROM loops, sp WHERE sp.id % 1000 = loops.g;
+SELECT registrations AS regs_before FROM flashscan_shared_scan_stats() \gset
+SELECT count(*), sum(sp.v) FROM loops, sp WHERE sp.id % 1000 = loops.g;
+SELECT registrations - :regs_before AS registrations_made FROM flashscan_shared_scan_stats();
+SELECT count(*), sum(sh.v) FROM loops, sh WHERE sh.id % 1000 = loops.g;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
 SELECT count(*) FROM ((SELECT id, v, t FROM sp WHERE k % 5 = 0 EXCEPT ALL SELECT id, v, t FROM sh WHERE k % 5 = 0)
 	UNION ALL (SELECT id, v, t FROM sh WHERE k % 5 = 0 EXCEPT ALL SELECT id, v, t FROM sp WHERE k % 5 = 0)) d;
 SELECT * FROM shared_counts('SELECT sum(v) FROM sp WHERE k < 10');
@@ -158,5 +178,5 @@ SELECT count(*) FROM flashscan_shared_scans;
 
 RESET ALL;
 DROP FUNCTION shared_counts(text), fetch_across_exception(), rows_left(refcursor);
-DROP TABLE sh, sp, stemp;
+DROP TABLE sh, sp, stemp, loops;
 DROP EXTENSION flashscan;

@@ -85,6 +85,49 @@ $bg->quit;
 $locker->query_safe('SELECT pg_advisory_unlock(7)');
 $locker->quit;
 
+# --- parallel queries: one registration per query, its workers take from it ---
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION slow(int) RETURNS int LANGUAGE plpgsql PARALLEL SAFE AS $$
+	BEGIN
+		IF $1 % 10000 = 0 THEN
+			PERFORM pg_sleep(0.3);
+		END IF;
+		RETURN $1;
+	END $$;
+});
+my $par = "SET max_parallel_workers_per_gather = 2;\nSET parallel_setup_cost = 0;\n"
+  . "SET parallel_tuple_cost = 0;\nSET min_parallel_table_scan_size = 0;\n";
+$script = $node->basedir . '/parallel.sql';
+PostgreSQL::Test::Utils::append_to_file($script, $par . q{
+\set c random(1, 99)
+SELECT count(*), sum(v) FROM sp WHERE k < :c;
+SET max_parallel_workers_per_gather = 0;
+SELECT count(*), sum(length(t)) FROM sp WHERE k > :c;
+});
+($ok, $out, $err) = SSDKitTest::pgbench($node, '-n', '-c', '3', '-j', '2', '-T', '6', '-f', $script);
+ok($ok, 'parallel and serial scans side by side for 6 s without an error') or diag($err);
+my $regs_before = $node->safe_psql('postgres', 'SELECT registrations FROM flashscan_shared_scan_stats()');
+is($node->safe_psql('postgres', $par . sprintf($q, 'sp')), $expected,
+	'a parallel scan returns what heap returns');
+is($node->safe_psql('postgres', 'SELECT registrations FROM flashscan_shared_scan_stats()'), $regs_before + 1,
+	'and registered once for all its participants');
+ok(hub_idle(), 'nothing registered or pinned once the parallel scans ended');
+
+$bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_until(qr/started/, $par . "SET statement_timeout = '1s';\n\\echo started\n"
+	  . "SELECT sum(slow(id)) FROM sp WHERE k < 60;\n");
+usleep(1_500_000);
+ok(hub_idle(), 'a cancelled parallel scan (statement_timeout) unregistered');
+$bg->quit;
+$bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_until(qr/started/, $par . "\\echo started\nSELECT sum(slow(id)) FROM sp WHERE k < 60;\n");
+ok(SSDKitTest::poll_until($node, 'SELECT count(*) = 1 FROM flashscan_shared_scans', 30),
+	'a parallel scan half way is registered once');
+$node->safe_psql('postgres', 'SELECT pg_terminate_backend(pid) FROM flashscan_shared_scans');
+ok(hub_idle(), 'terminating its leader unregistered it');
+eval { $bg->quit };
+is($node->safe_psql('postgres', $par . sprintf($q, 'sp')), $expected, 'parallel scans after that are right');
+
 # --- the pusher stopped (it restarts) and killed (crash restart) ---
 my $pusher = $node->safe_psql('postgres', 'SELECT pusher_pid FROM flashscan_shared_scan_stats()');
 ok($pusher, "the pusher runs (pid $pusher)");
@@ -199,9 +242,9 @@ sub preread_by
 		'SELECT blocks_preread, groups_from_stream FROM flashscan_shared_scan_stats()');
 	return ($after - $before, $stream, $result);
 }
-my ($pc, $sc, $rc) = preread_by('cached');
+my ($pc, $sc, $res_cached) = preread_by('cached');
 my ($pu, $su, $ru) = preread_by('uncached');
-is($rc, $ru, 'the cached and the uncached table return the same rows');
+is($res_cached, $ru, 'the cached and the uncached table return the same rows');
 cmp_ok($su, '>', 0, 'groups came from the shared stream');
 cmp_ok($pu, '>', 0, "the pusher read ahead the uncached table's blocks ($pu)");
 cmp_ok($pc, '<', $pu / 10, "and hardly any of the table the SSD cache holds ($pc)");
