@@ -128,6 +128,8 @@ typedef struct FlashScanState
 	int			chunk_pos;
 	int			claim_gi;		/* parallel: last group of the last claim */
 	bool		claim_from_stream;	/* parallel: the hub's entry being read was pushed */
+	bool		group_pushed;	/* the group's blocks came pinned from the stream */
+	pg_atomic_uint64 *claim_counter;	/* parallel: after the registration */
 	uint64		hub_from_stream;
 	uint64		hub_alone;
 
@@ -151,6 +153,9 @@ typedef struct FlashScanShared
 	/* shared scans: the query's registration, for the workers to attach */
 	dsm_handle	hub_list;
 	uint64		hub_generation;
+	/* every row, where the hub refused that registration as it entered */
+	pg_atomic_uint32 hub_refused;
+	pg_atomic_uint64 refused_rownum;
 	/* EXPLAIN ANALYZE: every participant's counters, added at its shutdown */
 	pg_atomic_uint64 groups_scanned;
 	pg_atomic_uint64 groups_skipped;
@@ -1198,6 +1203,7 @@ hub_next_group(FlashScanState *fs)
 			fs->dir->groups[fs->claim_gi + 1]->first_rownum < fs->claim_end)
 		{
 			fs->gi = ++fs->claim_gi;
+			fs->group_pushed = fs->claim_from_stream;
 			if (fs->claim_from_stream)
 				fs->hub_from_stream++;
 			else
@@ -1223,6 +1229,7 @@ hub_next_group(FlashScanState *fs)
 			if (gi >= 0 && fs->shared == NULL)
 			{
 				fs->gi = gi;
+				fs->group_pushed = from_stream;
 				if (from_stream)
 					fs->hub_from_stream++;
 				else
@@ -1237,23 +1244,48 @@ hub_next_group(FlashScanState *fs)
 				fs->claim_from_stream = from_stream;
 				continue;
 			}
+			/* used up, gone, or refused: the rest is claimed from a counter */
+			if (shared_scan_refused(fs->hub_reg))
+			{
+				fs->hub_refused = true;
+				/* (before the registration can go: see below) */
+				if (fs->shared != NULL)
+					pg_atomic_write_u32(&fs->shared->hub_refused, 1);
+			}
 			shared_scan_unregister(fs->hub_reg, fs->hub_gen);
 			fs->hub_reg = NULL;
+			fs->hub_done = true;
 			fs->claim_start = fs->claim_end = 0;
 			fs->claim_gi = -1;
 		}
 		if (fs->shared != NULL)
 		{
-			if (!pax_claim_next_group(fs->dir, &fs->shared->next_rownum,
+			/*
+			 * Rows past the registered list, or every row if the hub refused
+			 * the list as it was to enter: then no group was taken from it.
+			 * Whoever saw the refusal said so before the registration could
+			 * go, and a participant comes here only after the registration
+			 * ended or could not be attached (the DSM and hub locks order
+			 * the flag before that).
+			 */
+			if (fs->claim_counter == NULL)
+			{
+				pg_memory_barrier();
+				fs->claim_counter = pg_atomic_read_u32(&fs->shared->hub_refused) ?
+					&fs->shared->refused_rownum : &fs->shared->next_rownum;
+			}
+			if (!pax_claim_next_group(fs->dir, fs->claim_counter,
 									  fs->shared->chunk_rows, &fs->claim_start,
 									  &fs->claim_end, &fs->gi))
 				return false;
+			fs->group_pushed = false;
 			fs->hub_alone++;
 			return true;
 		}
 		if (fs->chunk_pos < fs->chunk_n)
 		{
 			fs->gi = fs->chunk_gis[fs->chunk_pos++];
+			fs->group_pushed = false;
 			fs->hub_alone++;
 			return true;
 		}
@@ -1294,6 +1326,9 @@ hub_register_query(FlashScanState *fs, int participants)
 	sh->hub_list = DSM_HANDLE_INVALID;
 	sh->hub_generation = 0;
 	pg_atomic_write_u64(&sh->next_rownum, 0);
+	pg_atomic_write_u64(&sh->refused_rownum, 0);
+	pg_atomic_write_u32(&sh->hub_refused, 0);
+	fs->claim_counter = NULL;
 	fs->hub_done = true;
 	if (!fs->hub_eligible)
 		return;
@@ -1381,9 +1416,13 @@ next_group(FlashScanState *fs, bool backward)
 		fs->group = g;
 		old = MemoryContextSwitchTo(fs->scan_cxt);
 
-		/* the next group's first reads go out while this one is decoded */
+		/*
+		 * The next group's first reads go out while this one is decoded.  A
+		 * group the hub delivered from its stream has its blocks pinned in
+		 * shared_buffers: asking about each would only cost a lookup.
+		 */
 		first_pass_all = !fs->selection_first || fs->nqual_cols == 0;
-		if (fs->prefetched_gi != fs->gi)
+		if (fs->prefetched_gi != fs->gi && !(fs->hub_eligible && !backward && fs->group_pushed))
 			pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
 								 desc->natts);
 		/* with shared scans the pusher reads ahead, in its own order */
@@ -1465,7 +1504,8 @@ next_group(FlashScanState *fs, bool backward)
 		if (!first_pass_all && fs->nproj_cols > 0)
 		{
 			old = MemoryContextSwitchTo(fs->scan_cxt);
-			pax_prefetch_columns(fs->rel, g, fs->proj_cols, desc->natts);
+			if (!(fs->hub_eligible && !backward && fs->group_pushed))
+				pax_prefetch_columns(fs->rel, g, fs->proj_cols, desc->natts);
 			pax_read_columns(fs->rel, g, desc, fs->proj_cols, fs->cols, fs->strategy,
 							 &fs->blocks_read);
 			MemoryContextSwitchTo(old);
@@ -1579,6 +1619,8 @@ flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coo
 
 	fs->shared = (FlashScanShared *) coordinate;
 	pg_atomic_init_u64(&fs->shared->next_rownum, 0);
+	pg_atomic_init_u64(&fs->shared->refused_rownum, 0);
+	pg_atomic_init_u32(&fs->shared->hub_refused, 0);
 	fs->shared->chunk_rows = pax_claim_chunk_rows(fs->dir, FLASHSCAN_MIN_CHUNK_ROWS);
 	pg_atomic_init_u64(&fs->shared->groups_scanned, 0);
 	pg_atomic_init_u64(&fs->shared->groups_skipped, 0);
@@ -1607,10 +1649,11 @@ flashscan_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 
 /*
  * Parallel: each participant adds its counters to the shared ones as it
- * shuts down; the leader, whose shutdown comes after the workers' (they
- * have finished by the time the plan has returned its last row), then
- * shows the totals.  Under a LIMIT that stops the workers early the
- * totals may miss a worker's share.
+ * shuts down; the leader then shows the totals.  Its shutdown comes before
+ * the Gather's (ExecShutdownNode goes to children first), which is after
+ * the workers finished when the plan returned its last row; when a LIMIT
+ * stopped it early, the totals may miss a worker's share, and the workers
+ * still running find the query's registration gone and take nothing more.
  */
 static void
 flashscan_shutdown(CustomScanState *node)
@@ -1649,6 +1692,7 @@ flashscan_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinat
 	FlashScanState *fs = (FlashScanState *) node;
 
 	fs->shared = (FlashScanShared *) coordinate;
+	fs->claim_counter = NULL;
 	fs->claim_start = fs->claim_end = 0;
 	fs->claim_gi = -1;
 }

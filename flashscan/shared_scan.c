@@ -102,6 +102,7 @@ static void
 shared_scan_shmem_startup(void)
 {
 	bool		found;
+	int			i;
 	HASHCTL		info;
 
 	if (prev_shmem_startup_hook)
@@ -115,6 +116,9 @@ shared_scan_shmem_startup(void)
 		ConditionVariableInit(&shared_scan_hub->ready_cv);
 		shared_scan_hub->nslots = shared_scan_slots;
 		shared_scan_hub->next_generation = 1;
+		dlist_init(&shared_scan_hub->wanted);
+		for (i = 0; i < shared_scan_slots; i++)
+			ConditionVariableInit(&shared_scan_hub->slots[i].cv);
 	}
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(SharedScanUnitKey);
@@ -253,16 +257,28 @@ unit_released(SharedScanUnit *u, bool *wake_pusher)
 		shared_scan_remove_unit(u);
 }
 
-/* Add list entry i to the window (under the lock). */
+/*
+ * Add list entry i to the window (under the lock).  *wake: the pusher has
+ * a read to do that it may not know of (it is woken only then, not at
+ * every delivery: where every group is in shared_buffers already, a wakeup
+ * per group costs more than the scans' work).
+ */
 static void
-window_add(SharedScanList *list, int i)
+window_add(SharedScanList *list, int i, bool *wake)
 {
 	SharedScanUnit *u = list->entries[i].unit;
 
 	if (u->iqn++ == 0)
+	{
 		u->wanted_since = GetCurrentTimestamp();
+		dlist_push_tail(&shared_scan_hub->wanted, &u->wanted_node);
+	}
 	if (u->state == UNIT_FAILED)
 		u->state = UNIT_IDLE;	/* a failed read is tried again for a new window */
+	if (u->state == UNIT_IDLE && (list->cols & ~u->cols_loaded) != 0)
+		*wake = true;
+	/* tell the list's scans when it is published (a parallel one's too) */
+	u->waiters |= (uint64) 1 << (list->slot % 64);
 	list->in_window++;
 }
 
@@ -278,7 +294,8 @@ entry_release(SharedScanList *list, int i, bool *wake)
 			u->col_refs[att]--;
 	if (i < list->next)
 	{
-		u->iqn--;
+		if (--u->iqn == 0)
+			dlist_delete(&u->wanted_node);
 		list->in_window--;
 	}
 	u->rqn--;
@@ -286,10 +303,10 @@ entry_release(SharedScanList *list, int i, bool *wake)
 }
 
 static void
-window_fill(SharedScanList *list)
+window_fill(SharedScanList *list, bool *wake)
 {
 	while (list->in_window < list->window && list->next < list->ngroups)
-		window_add(list, list->next++);
+		window_add(list, list->next++, wake);
 }
 
 static void
@@ -299,6 +316,23 @@ wake_pusher(void)
 
 	if (latch != NULL)
 		SetLatch(latch);
+}
+
+/*
+ * Wake the scans sleeping for a unit whose waiters were these (outside the
+ * hub lock): each scan sleeps on its registration's slot, so that a group
+ * published wakes the scans whose window holds it, not every scan.
+ */
+void
+shared_scan_wake_waiters(uint64 waiters)
+{
+	int			i;
+
+	if (waiters == 0)
+		return;
+	for (i = 0; i < shared_scan_hub->nslots; i++)
+		if (waiters & ((uint64) 1 << (i % 64)))
+			ConditionVariableBroadcast(&shared_scan_hub->slots[i].cv);
 }
 
 static void
@@ -353,10 +387,20 @@ shared_scan_exit(int code, Datum arg)
 }
 
 static Size
-list_size(int ngroups)
+list_size(int ngroups, int ncols)
 {
-	return add_size(offsetof(SharedScanList, entries),
-					mul_size(sizeof(SharedScanEntry), ngroups));
+	return add_size(add_size(offsetof(SharedScanList, entries),
+							 mul_size(sizeof(SharedScanEntry), ngroups)),
+					mul_size(mul_size(sizeof(SharedScanColBlocks), ngroups), ncols));
+}
+
+/* Entry i's blocks of the list's k-th column. */
+static inline SharedScanColBlocks *
+list_col_blocks(SharedScanList *list, int i, int k)
+{
+	SharedScanColBlocks *cb = (SharedScanColBlocks *) &list->entries[list->ngroups];
+
+	return &cb[i * list->ncols + k];
 }
 
 static void
@@ -364,11 +408,28 @@ reg_free(SharedScanReg *reg)
 {
 	if (reg->seg != NULL)
 		dsm_detach(reg->seg);
-	else
+	else if (reg->list != NULL)
 		pfree(reg->list);
 	pfree(reg);
 }
 
+/* Forget reg (not yet in the hub) and free it. */
+static void
+reg_untrack(SharedScanReg *reg)
+{
+	SharedScanReg **p;
+
+	for (p = &my_regs; *p != reg; p = &(*p)->next_reg)
+		;
+	*p = reg->next_reg;
+	reg_free(reg);
+}
+
+/*
+ * A handle on list, tracked for the abort and exit paths before the list
+ * holds anything in the hub: no error can come between the hub taking a
+ * reference and the backend knowing to give it back.
+ */
 static SharedScanReg *
 reg_track(SharedScanList *list, dsm_segment *seg, bool registrant)
 {
@@ -393,35 +454,107 @@ reg_track(SharedScanList *list, dsm_segment *seg, bool registrant)
 }
 
 /*
- * A list for ngroups entries: in this backend's memory, or for a parallel
- * scan (participants > 1) in a new DSM segment; NULL if none can be made.
- * The segment's mapping is pinned: it lasts until the registration is
- * dropped, whatever resource owner goes first.
+ * Enter an inactive list into the hub (under the lock): a slot, a unit for
+ * each group, references to the columns it reads, its window.  False if
+ * the hub is full: then the list is refused, and its scans read alone.
  */
-static SharedScanList *
-list_create(int ngroups, int participants, dsm_segment **seg)
+static bool
+list_activate(SharedScanList *list, bool *wake)
 {
-	SharedScanList *list;
+	SharedScanHub *hub = shared_scan_hub;
+	int			slot,
+				i;
 
-	*seg = NULL;
-	if (participants <= 1)
-		return MemoryContextAllocZero(TopMemoryContext, list_size(ngroups));
-	*seg = dsm_create(list_size(ngroups), DSM_CREATE_NULL_IF_MAXSEGMENTS);
-	if (*seg == NULL)
-		return NULL;
-	dsm_pin_mapping(*seg);
-	list = dsm_segment_address(*seg);
-	memset(list, 0, list_size(ngroups));
-	return list;
+	Assert(!list->active && !list->refused && !list->gone);
+	for (slot = 0; slot < hub->nslots; slot++)
+		if (!hub->slots[slot].in_use)
+			break;
+	for (i = 0; slot < hub->nslots && i < list->ngroups; i++)
+	{
+		SharedScanEntry *e = &list->entries[i];
+		SharedScanUnitKey key;
+		SharedScanUnit *u;
+		bool		found;
+		int			att,
+					k = 0;
+
+		memset(&key, 0, sizeof(key));
+		key.rnode = list->rnode;
+		key.first_block = e->first_block;
+		key.first_rownum = e->first_rownum;
+		u = hash_search(shared_scan_units, &key, HASH_ENTER_NULL, &found);
+		if (u == NULL)
+			break;
+		if (!found)
+		{
+			u->state = UNIT_IDLE;
+			u->permanent = list->permanent;
+			u->bulk = list->bulk;
+			u->io_depth = 0;
+			u->iqn = u->rqn = 0;
+			u->cols_known = u->cols_loaded = 0;
+			memset(u->col_refs, 0, sizeof(u->col_refs));
+			u->pinned = 0;
+			u->pin_index = -1;
+			u->waiters = 0;
+		}
+		for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
+		{
+			uint32		bit = (uint32) 1 << att;
+
+			if (!(list->cols & bit))
+				continue;
+			if (!(u->cols_known & bit))
+			{
+				u->col_first[att] = list_col_blocks(list, i, k)->first;
+				u->col_blocks[att] = list_col_blocks(list, i, k)->nblocks;
+				u->cols_known |= bit;
+			}
+			u->col_refs[att]++;
+			k++;
+		}
+		u->rqn++;
+		u->io_depth = Max(u->io_depth, list->io_depth);
+		e->unit = u;
+	}
+	if (slot >= hub->nslots || i < list->ngroups)
+	{
+		/* full: take back what was entered */
+		while (--i >= 0)
+			entry_release(list, i, wake);
+		list->refused = true;
+		hub->refused++;
+		return false;
+	}
+	list->slot = slot;
+	list->active = true;
+	hub->slots[slot].in_use = true;
+	hub->slots[slot].generation = list->generation;
+	hub->slots[slot].pid = list->pid;
+	hub->slots[slot].rnode = list->rnode;
+	hub->slots[slot].ngroups = list->ngroups;
+	hub->slots[slot].io_depth = list->io_depth;
+	hub->slots[slot].delivered = 0;
+	hub->slots[slot].from_stream = 0;
+	hub->slots[slot].alone = 0;
+	hub->registrations++;
+	window_fill(list, wake);
+	return true;
 }
 
 /*
  * Register a scan of rel that will read groups gis[0..ngroups) of dir,
  * columns cols[0..natts); NULL if the hub is full (the scan reads alone).
  * bulk: the scan reads through a ring of buffers (a large table), and so
- * should the pusher.  participants: a parallel scan's processes, which
- * attach the registration (shared_scan_handle(), shared_scan_attach()) and
- * share its window, that many times the setting.
+ * should the pusher.
+ *
+ * participants > 1: a parallel scan's leader registers for its processes,
+ * which attach the registration (shared_scan_handle(), shared_scan_attach())
+ * and share its window, that many times the setting.  Its list goes to a
+ * DSM segment of its own, and enters the hub when a participant first asks
+ * for a group: a parallel scan set up but not yet run (one of a Parallel
+ * Append's many, say) holds no slot and no window.  NULL only when no
+ * segment can be had.
  */
 SharedScanReg *
 shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroups,
@@ -429,153 +562,143 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 {
 	SharedScanHub *hub = shared_scan_hub;
 	SharedScanList *list;
-	dsm_segment *seg;
+	SharedScanReg *reg;
+	dsm_segment *seg = NULL;
 	uint32		mycols = 0;
-	int			depth;
-	int			slot,
+	int			ncols = 0,
+				depth,
 				i,
 				att;
-	bool		permanent = RelationNeedsWAL(rel) ||
-		rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
+	bool		wake = false;
+	bool		ok;
 
 	if (ngroups == 0)
 		return NULL;
 	for (att = 0; att < Min(natts, SHARED_SCAN_MAX_COLS); att++)
 		if (cols[att])
+		{
 			mycols |= (uint32) 1 << att;
+			ncols++;
+		}
+	depth = io_depth_for(rel, RelationGetNumberOfBlocks(rel));
 
-	list = list_create(ngroups, participants, &seg);
-	if (list == NULL)
+	if (participants > 1)
 	{
-		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-		hub->refused++;
-		LWLockRelease(hub->lock);
-		return NULL;
+		seg = dsm_create(list_size(ngroups, ncols), DSM_CREATE_NULL_IF_MAXSEGMENTS);
+		if (seg == NULL)
+		{
+			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+			hub->refused++;
+			LWLockRelease(hub->lock);
+			return NULL;
+		}
+		list = dsm_segment_address(seg);
 	}
+	else
+		list = MemoryContextAlloc(TopMemoryContext, list_size(ngroups, ncols));
+	memset(list, 0, list_size(ngroups, ncols));
+	list->magic = SHARED_SCAN_LIST_MAGIC;
+	list->pid = MyProcPid;
 	list->rnode = rel->rd_node;
+	list->permanent = RelationNeedsWAL(rel) ||
+		rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
+	list->bulk = bulk;
+	list->io_depth = depth;
 	list->ngroups = ngroups;
 	list->remaining = ngroups;
 	list->cols = mycols;
+	list->ncols = ncols;
 	list->window = flashscan_shared_scan_window * Max(participants, 1);
 	for (i = 0; i < ngroups; i++)
 	{
 		PaxGroupEntry *g = dir->groups[gis[i]];
+		int			k = 0;
 
 		list->entries[i].gi = gis[i];
+		list->entries[i].first_block = g->first_block;
 		list->entries[i].first_rownum = g->first_rownum;
 		list->entries[i].nrows = g->nrows;
-	}
-	depth = io_depth_for(rel, RelationGetNumberOfBlocks(rel));
-
-	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-	for (slot = 0; slot < hub->nslots; slot++)
-		if (!hub->slots[slot].in_use)
-			break;
-	for (i = 0; slot < hub->nslots && i < ngroups; i++)
-	{
-		PaxGroupEntry *g = dir->groups[gis[i]];
-		SharedScanUnitKey key;
-		SharedScanUnit *u;
-		bool		found;
-
-		memset(&key, 0, sizeof(key));
-		key.rnode = rel->rd_node;
-		key.first_block = g->first_block;
-		key.first_rownum = g->first_rownum;
-		u = hash_search(shared_scan_units, &key, HASH_ENTER_NULL, &found);
-		if (u == NULL)
-			break;
-		if (!found)
-		{
-			u->state = UNIT_IDLE;
-			u->permanent = permanent;
-			u->bulk = bulk;
-			u->io_depth = 0;
-			u->iqn = u->rqn = 0;
-			u->cols_known = u->cols_loaded = 0;
-			memset(u->col_refs, 0, sizeof(u->col_refs));
-			u->pinned = 0;
-			u->pin_index = -1;
-		}
-		for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
-		{
-			if (!(mycols & ((uint32) 1 << att)) || (u->cols_known & ((uint32) 1 << att)))
-				continue;
-			pax_column_blocks(g, att, &u->col_first[att], &u->col_blocks[att]);
-			u->cols_known |= (uint32) 1 << att;
-		}
 		for (att = 0; att < SHARED_SCAN_MAX_COLS; att++)
 			if (mycols & ((uint32) 1 << att))
-				u->col_refs[att]++;
-		u->rqn++;
-		u->io_depth = Max(u->io_depth, depth);
-		list->entries[i].unit = u;
-	}
-	if (slot >= hub->nslots || i < ngroups)
-	{
-		bool		wake = false;
+			{
+				SharedScanColBlocks *cb = list_col_blocks(list, i, k++);
 
-		/* full: take back what was entered, and run alone */
-		while (--i >= 0)
-			entry_release(list, i, &wake);
-		hub->refused++;
-		LWLockRelease(hub->lock);
-		if (wake)
-			wake_pusher();
-		if (seg != NULL)
-			dsm_detach(seg);
-		else
-			pfree(list);
+				pax_column_blocks(g, att, &cb->first, &cb->nblocks);
+			}
+	}
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	list->generation = hub->next_generation++;
+	LWLockRelease(hub->lock);
+	if (seg != NULL)
+		dsm_pin_mapping(seg);	/* until unregistered, whatever goes first */
+	reg = reg_track(list, seg, true);
+	if (participants > 1)
+		return reg;
+
+	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+	ok = list_activate(list, &wake);
+	LWLockRelease(hub->lock);
+	if (wake)
+		wake_pusher();
+	if (!ok)
+	{
+		reg_untrack(reg);
 		return NULL;
 	}
-	list->slot = slot;
-	list->generation = hub->next_generation++;
-	hub->slots[slot].in_use = true;
-	hub->slots[slot].generation = list->generation;
-	hub->slots[slot].pid = MyProcPid;
-	hub->slots[slot].rnode = rel->rd_node;
-	hub->slots[slot].ngroups = ngroups;
-	hub->slots[slot].io_depth = depth;
-	hub->slots[slot].delivered = 0;
-	hub->slots[slot].from_stream = 0;
-	hub->slots[slot].alone = 0;
-	hub->registrations++;
-	window_fill(list);
-	LWLockRelease(hub->lock);
-	wake_pusher();
-
-	return reg_track(list, seg, true);
+	return reg;
 }
 
-/* What a parallel participant passes shared_scan_attach(). */
+/* What a parallel participant passes shared_scan_attach() (0: none). */
 uint32
 shared_scan_handle(SharedScanReg *reg)
 {
-	Assert(reg->seg != NULL);
-	return dsm_segment_handle(reg->seg);
+	return reg->seg != NULL ? dsm_segment_handle(reg->seg) : DSM_HANDLE_INVALID;
+}
+
+/* Was the registration refused (the hub full when it was to enter)? */
+bool
+shared_scan_refused(SharedScanReg *reg)
+{
+	bool		refused;
+
+	LWLockAcquire(shared_scan_hub->lock, LW_SHARED);
+	refused = reg->list->refused;
+	LWLockRelease(shared_scan_hub->lock);
+	return refused;
 }
 
 /*
  * A parallel participant's handle on the registration (handle, generation)
- * its leader made; NULL if it is gone (every group was taken, or the query
- * ends), and then the participant has nothing more to take from it.
+ * its leader made; NULL if it is gone or used up (every group was taken,
+ * or the query ends), and then the participant has nothing more to take
+ * from it.
  */
 SharedScanReg *
 shared_scan_attach(uint32 handle, uint64 generation)
 {
-	dsm_segment *seg = dsm_attach((dsm_handle) handle);
+	dsm_segment *seg;
 	SharedScanList *list;
 	bool		alive;
 
+	if (handle == DSM_HANDLE_INVALID)
+		return NULL;
+	seg = dsm_attach((dsm_handle) handle);
 	if (seg == NULL)
 		return NULL;
 	dsm_pin_mapping(seg);
 	list = dsm_segment_address(seg);
-	LWLockAcquire(shared_scan_hub->lock, LW_SHARED);
 	/* the handle may name a newer segment of someone else's */
-	alive = (dsm_segment_map_length(seg) >= offsetof(SharedScanList, entries) &&
-			 list->generation == generation && !list->gone);
-	LWLockRelease(shared_scan_hub->lock);
+	alive = dsm_segment_map_length(seg) >= offsetof(SharedScanList, entries) &&
+		list->magic == SHARED_SCAN_LIST_MAGIC && list->generation == generation &&
+		dsm_segment_map_length(seg) >= list_size(list->ngroups, list->ncols);
+	if (alive)
+	{
+		LWLockAcquire(shared_scan_hub->lock, LW_SHARED);
+		/* (a refused list is attached: its next says so, and the
+		 * participant then reads every row alone) */
+		alive = !list->gone && list->remaining > 0;
+		LWLockRelease(shared_scan_hub->lock);
+	}
 	if (!alive)
 	{
 		dsm_detach(seg);
@@ -591,9 +714,14 @@ deliver(SharedScanList *list, int i, bool from_stream, bool *wake)
 	SharedScanSlot *slot = &shared_scan_hub->slots[list->slot];
 
 	entry_release(list, i, wake);
-	*wake = true;				/* a unit left a window: room for the next read */
+	/* a unit left a window: room for a read the cache held up */
+	if (shared_scan_hub->pusher_blocked)
+		*wake = true;
 	list->entries[i].done = true;
-	list->remaining--;
+	/* used up: the slot is free for another scan (the registrant may be
+	 * a parallel leader that never comes to let go before the query ends) */
+	if (--list->remaining == 0 && slot->generation == list->generation)
+		slot->in_use = false;
 	while (list->first < list->ngroups && list->entries[list->first].done)
 		list->first++;
 	slot->delivered++;
@@ -607,7 +735,7 @@ deliver(SharedScanList *list, int i, bool from_stream, bool *wake)
 		slot->alone++;
 		shared_scan_hub->deliveries_alone++;
 	}
-	window_fill(list);
+	window_fill(list, wake);
 }
 
 /*
@@ -636,9 +764,13 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 
 		CHECK_FOR_INTERRUPTS();
 		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-		if (list->remaining == 0 || list->gone)
+		if (!list->active && !list->refused && !list->gone)
+			(void) list_activate(list, &wake);	/* a parallel scan's first ask */
+		if (list->remaining == 0 || list->gone || list->refused)
 		{
 			LWLockRelease(hub->lock);
+			if (wake)
+				wake_pusher();
 			break;
 		}
 
@@ -694,16 +826,22 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 				wake_pusher();
 			break;
 		}
+		/* the pusher wakes us when it publishes one of these */
+		for (i = list->first; i < list->next; i++)
+			if (!list->entries[i].done)
+				list->entries[i].unit->waiters |= (uint64) 1 << (list->slot % 64);
 		completions = hub->completions;
 		LWLockRelease(hub->lock);
+		if (wake)
+			wake_pusher();
 
 		if (!sleeping)
 		{
-			ConditionVariablePrepareToSleep(&hub->ready_cv);
+			ConditionVariablePrepareToSleep(&hub->slots[list->slot].cv);
 			sleeping = true;
 			continue;			/* check again now that a wakeup cannot be missed */
 		}
-		if (ConditionVariableTimedSleep(&hub->ready_cv, SHARED_SCAN_STALL_MS,
+		if (ConditionVariableTimedSleep(&hub->slots[list->slot].cv, SHARED_SCAN_STALL_MS,
 										PG_WAIT_EXTENSION))
 		{
 			/* timed out: did the pusher finish anything meanwhile? */
@@ -808,8 +946,11 @@ shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 		/* wait out the pusher's reads of our units (see the file header) */
 		while (reading_now(list))
 			wait_for_pusher(&sleeping);
-		/* (marked done, so that a retry after an error here releases none twice) */
-		for (i = list->first; i < list->ngroups; i++)
+		/*
+		 * (marked done, so that a retry after an error here releases none
+		 * twice; a list never entered holds nothing)
+		 */
+		for (i = list->first; list->active && i < list->ngroups; i++)
 			if (!list->entries[i].done)
 			{
 				entry_release(list, i, &wake);
@@ -817,7 +958,7 @@ shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 			}
 		list->first = list->ngroups;
 		list->remaining = 0;
-		if (hub->slots[list->slot].generation == list->generation)
+		if (list->active && hub->slots[list->slot].generation == list->generation)
 			hub->slots[list->slot].in_use = false;
 		/* and its unpinning of those no scan holds now */
 		while (must_wait(list))
@@ -832,7 +973,7 @@ shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 			wake_pusher();
 		/* participants waiting for a group see it gone */
 		if (reg->seg != NULL)
-			ConditionVariableBroadcast(&hub->ready_cv);
+			ConditionVariableBroadcast(&hub->slots[list->slot].cv);
 	}
 	for (p = &my_regs; *p != reg; p = &(*p)->next_reg)
 		;
@@ -849,6 +990,7 @@ flashscan_shared_scan_stats(PG_FUNCTION_ARGS)
 	Datum		values[15];
 	bool		nulls[15];
 	HASH_SEQ_STATUS status;
+	dlist_iter	iter;
 	SharedScanUnit *u;
 	int64		units = 0,
 				wanted = 0,
@@ -870,8 +1012,12 @@ flashscan_shared_scan_stats(PG_FUNCTION_ARGS)
 	while ((u = hash_seq_search(&status)) != NULL)
 	{
 		units++;
-		wanted += (u->iqn > 0 && u->state == UNIT_IDLE && shared_scan_unit_missing(u) != 0);
 		ready += (u->pinned > 0);
+	}
+	dlist_foreach(iter, &hub->wanted)
+	{
+		u = dlist_container(SharedScanUnit, wanted_node, iter.cur);
+		wanted += (u->state == UNIT_IDLE && shared_scan_unit_missing(u) != 0);
 	}
 	for (i = 0; i < hub->nslots; i++)
 		registered += hub->slots[i].in_use;

@@ -48,8 +48,18 @@ typedef struct SharedScanEntry
 	bool		done;			/* delivered (or read alone) */
 	uint32		nrows;
 	uint64		first_rownum;	/* its rows: [first_rownum, + nrows) */
-	SharedScanUnit *unit;		/* the hub's unit for it */
+	BlockNumber first_block;	/* with first_rownum, its unit's key */
+	SharedScanUnit *unit;		/* the hub's unit for it, once entered */
 } SharedScanEntry;
+
+/* The blocks of one column of one group (after the list's entries). */
+typedef struct SharedScanColBlocks
+{
+	BlockNumber first;
+	uint32		nblocks;
+} SharedScanColBlocks;
+
+#define SHARED_SCAN_LIST_MAGIC	0x50415853	/* "PAXS" */
 
 /*
  * A registration's list and where the scan is in it, read and written
@@ -62,11 +72,19 @@ typedef struct SharedScanEntry
  */
 typedef struct SharedScanList
 {
-	uint64		generation;		/* of the hub slot, when registered */
-	int			slot;			/* in the hub's scan table */
+	uint32		magic;			/* SHARED_SCAN_LIST_MAGIC */
+	uint64		generation;		/* unique; its slot's, once entered */
+	int			pid;			/* the registrant */
+	int			slot;			/* in the hub's scan table, once entered */
+	bool		active;			/* entered into the hub */
+	bool		refused;		/* the hub was full: its scans read alone */
 	bool		gone;			/* unregistered: participants stop taking */
 	RelFileNode rnode;
+	bool		permanent;		/* BM_PERMANENT for its buffers */
+	bool		bulk;			/* read through a ring */
+	int			io_depth;		/* reads in flight for its groups */
 	uint32		cols;			/* columns it reads (below SHARED_SCAN_MAX_COLS) */
+	int			ncols;			/* how many */
 	int			window;			/* entries wanted at once */
 	int			ngroups;
 	int			first;			/* first entry not delivered */
@@ -74,6 +92,7 @@ typedef struct SharedScanList
 	int			in_window;		/* entries in the window, not delivered */
 	int			remaining;		/* entries not delivered */
 	SharedScanEntry entries[FLEXIBLE_ARRAY_MEMBER];
+	/* then SharedScanColBlocks[ngroups][ncols]: what the hub needs to enter it */
 } SharedScanList;
 
 /*
@@ -102,6 +121,7 @@ extern SharedScanReg *shared_scan_register(Relation rel, PaxDirectory *dir,
 										   const bool *cols, int natts, bool bulk,
 										   int participants);
 extern uint32 shared_scan_handle(SharedScanReg *reg);
+extern bool shared_scan_refused(SharedScanReg *reg);
 extern SharedScanReg *shared_scan_attach(uint32 handle, uint64 generation);
 extern int	shared_scan_next(SharedScanReg *reg, bool *from_stream,
 							 uint64 *first_rownum, uint32 *nrows);

@@ -20,6 +20,7 @@
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+#include "lib/ilist.h"
 #include "utils/timestamp.h"
 
 #include "shared_scan.h"
@@ -63,6 +64,9 @@ struct SharedScanUnit
 	int			pin_index;		/* the pusher's record of them, or -1 (then
 								 * pinned is 0) */
 	TimestampTz wanted_since;	/* when a window first wanted it */
+	dlist_node	wanted_node;	/* in the hub's wanted list while iqn > 0 */
+	uint64		waiters;		/* bit (slot % 64) of each registration
+								 * sleeping until it is published */
 };
 
 /* Columns some registration reads that are not pinned. */
@@ -90,19 +94,25 @@ typedef struct SharedScanSlot
 	int			delivered;
 	int			from_stream;
 	int			alone;
+	ConditionVariable cv;		/* its scans sleep here for a unit */
 } SharedScanSlot;
 
 typedef struct SharedScanHub
 {
 	LWLock	   *lock;
-	ConditionVariable ready_cv; /* a unit became READY or FAILED */
+	ConditionVariable ready_cv; /* the pusher finished a read or unpinned:
+								 * for ends of scans that wait for it */
 	int			pusher_pid;		/* 0: no pusher running */
 	Latch	   *pusher_latch;
 	uint64		completions;	/* units the pusher finished */
+	bool		pusher_blocked; /* its last pick stopped for want of room */
 	bool		stalled;		/* a scan waited a second for nothing ... */
 	uint64		stalled_at;		/* ... while completions stood here */
 	uint64		next_generation;
 	uint32		pinned_total;	/* blocks pinned by the pusher */
+	dlist_head	wanted;			/* units some window holds (iqn > 0): the
+								 * pusher looks for its next reads here, not
+								 * in the whole table */
 	int			nslots;
 	/* statistics since startup */
 	uint64		registrations;
@@ -123,6 +133,7 @@ extern int	shared_scan_cache_blocks;
 extern int	shared_scan_read_gap;
 
 extern uint32 shared_scan_cache_limit(void);
+extern void shared_scan_wake_waiters(uint64 waiters);
 extern void shared_scan_remove_unit(SharedScanUnit *u);
 
 #endif							/* SHARED_SCAN_HUB_H */

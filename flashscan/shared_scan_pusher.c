@@ -224,7 +224,7 @@ static int
 pick_batch(BatchEntry *batch, int max, ResourceOwner *rel, int *nrel, int max_rel)
 {
 	SharedScanHub *hub = shared_scan_hub;
-	HASH_SEQ_STATUS status;
+	dlist_iter	iter;
 	SharedScanUnit *u;
 	SharedScanUnit **cand;
 	long		ncand = 0,
@@ -233,10 +233,14 @@ pick_batch(BatchEntry *batch, int max, ResourceOwner *rel, int *nrel, int max_re
 	uint32		blocks = 0;
 
 	cand = palloc(sizeof(SharedScanUnit *) * Max(hash_get_num_entries(shared_scan_units), 1));
-	hash_seq_init(&status, shared_scan_units);
-	while ((u = hash_seq_search(&status)) != NULL)
-		if (u->iqn > 0 && u->state == UNIT_IDLE && shared_scan_unit_missing(u) != 0)
+	dlist_foreach(iter, &hub->wanted)
+	{
+		u = dlist_container(SharedScanUnit, wanted_node, iter.cur);
+		Assert(u->iqn > 0);
+		if (u->state == UNIT_IDLE && shared_scan_unit_missing(u) != 0)
 			cand[ncand++] = u;
+	}
+	hub->pusher_blocked = false;
 	starve_before = GetCurrentTimestamp() - SHARED_SCAN_STARVE_MS * 1000;
 	qsort(cand, ncand, sizeof(SharedScanUnit *), priority_cmp);
 	*nrel = collect_releases(0, rel, max_rel);
@@ -256,6 +260,7 @@ pick_batch(BatchEntry *batch, int max, ResourceOwner *rel, int *nrel, int max_re
 			(n > 0 || hub->pinned_total > 0))
 		{
 			pfree(e->blocks);
+			hub->pusher_blocked = true;
 			break;
 		}
 		u->state = UNIT_READING;
@@ -444,11 +449,13 @@ release_owners(ResourceOwner *owners, int n)
  * Returns the owner to release, if any.
  */
 static ResourceOwner
-publish_unit(BatchEntry *e)
+publish_unit(BatchEntry *e, uint64 *waiters)
 {
 	SharedScanHub *hub = shared_scan_hub;
 	SharedScanUnit *u = e->unit;
 
+	*waiters = u->waiters;
+	u->waiters = 0;
 	u->state = e->ok ? UNIT_IDLE : UNIT_FAILED;
 	if (e->ok)
 	{
@@ -503,6 +510,7 @@ push_round(MemoryContext round_cxt)
 	{
 		BatchEntry *e = &batch[i];
 		ResourceOwner owner = NULL;
+		uint64		waiters;
 
 		if (e->unit->pin_index >= 0)
 			owner = pins[e->unit->pin_index].owner;
@@ -532,13 +540,14 @@ push_round(MemoryContext round_cxt)
 		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 		if (!e->ok && e->unit->pin_index >= 0)
 			rel[nrel++] = detach_pins(e->unit);	/* every pin of the unit goes */
-		if ((rel[nrel] = publish_unit(e)) != NULL)
+		if ((rel[nrel] = publish_unit(e, &waiters)) != NULL)
 			nrel++;
 		/* and what scans let go of meanwhile */
 		nrel += collect_releases(0, rel + nrel, relcap - nrel);
 		if (i == n - 1)
 			hub->blocks_preread += preread_blocks;
 		LWLockRelease(hub->lock);
+		shared_scan_wake_waiters(waiters);
 		ConditionVariableBroadcast(&hub->ready_cv);
 		release_owners(rel, nrel);
 	}
@@ -592,6 +601,7 @@ pusher_exit(int code, Datum arg)
 	hub->pusher_latch = NULL;
 	LWLockRelease(hub->lock);
 	ConditionVariableBroadcast(&hub->ready_cv);
+	shared_scan_wake_waiters(~(uint64) 0);	/* scans read alone now */
 }
 
 void
@@ -629,6 +639,7 @@ shared_scan_pusher_main(Datum arg)
 	hub->pusher_pid = MyProcPid;
 	hub->pusher_latch = MyLatch;
 	LWLockRelease(hub->lock);
+	shared_scan_wake_waiters(~(uint64) 0);
 	before_shmem_exit(pusher_exit, 0);
 
 	PG_TRY();

@@ -116,17 +116,43 @@ ok(hub_idle(), 'nothing registered or pinned once the parallel scans ended');
 $bg = $node->background_psql('postgres', on_error_stop => 0);
 $bg->query_until(qr/started/, $par . "SET statement_timeout = '1s';\n\\echo started\n"
 	  . "SELECT sum(slow(id)) FROM sp WHERE k < 60;\n");
-usleep(1_500_000);
+ok(SSDKitTest::poll_until($node,
+		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE '%slow(id)%' AND state = 'active' AND pid <> pg_backend_pid()}, 30),
+	'the parallel scan was cancelled');
 ok(hub_idle(), 'a cancelled parallel scan (statement_timeout) unregistered');
 $bg->quit;
 $bg = $node->background_psql('postgres', on_error_stop => 0);
 $bg->query_until(qr/started/, $par . "\\echo started\nSELECT sum(slow(id)) FROM sp WHERE k < 60;\n");
 ok(SSDKitTest::poll_until($node, 'SELECT count(*) = 1 FROM flashscan_shared_scans', 30),
 	'a parallel scan half way is registered once');
-$node->safe_psql('postgres', 'SELECT pg_terminate_backend(pid) FROM flashscan_shared_scans');
+is($node->safe_psql('postgres', 'SELECT bool_and(pg_terminate_backend(pid)) FROM flashscan_shared_scans'), 't',
+	'its leader is terminated');
 ok(hub_idle(), 'terminating its leader unregistered it');
 eval { $bg->quit };
 is($node->safe_psql('postgres', $par . sprintf($q, 'sp')), $expected, 'parallel scans after that are right');
+
+# --- the hub full: scans read alone, serial and parallel alike ---
+$node->safe_psql('postgres', 'ALTER SYSTEM SET flashscan.shared_scan_slots = 1');
+$node->restart;
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN');
+$holder->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id FROM sp WHERE k < 60');
+$holder->query_safe('FETCH 1 FROM c');
+is($node->safe_psql('postgres', 'SELECT scans_registered FROM flashscan_shared_scan_stats()'), '1',
+	'a cursor half way holds the only slot');
+my $refused0 = $node->safe_psql('postgres', 'SELECT registrations_refused FROM flashscan_shared_scan_stats()');
+is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected, 'a serial scan then reads alone, every row once');
+like($node->safe_psql('postgres', 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' . sprintf($q, 'sp')),
+	qr/Shared Scan: on, hub full: groups read alone/, 'EXPLAIN ANALYZE says the hub was full');
+is($node->safe_psql('postgres', $par . sprintf($q, 'sp')), $expected, 'and a parallel one');
+like($node->safe_psql('postgres', $par . 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' . sprintf($q, 'sp')),
+	qr/Workers Launched: [1-9]/, '(which ran with workers)');
+cmp_ok($node->safe_psql('postgres', 'SELECT registrations_refused FROM flashscan_shared_scan_stats()'), '>=', $refused0 + 4,
+	'the hub refused them');
+$holder->query_safe('COMMIT');
+$holder->quit;
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET flashscan.shared_scan_slots');
+$node->restart;
 
 # --- the pusher stopped (it restarts) and killed (crash restart) ---
 my $pusher = $node->safe_psql('postgres', 'SELECT pusher_pid FROM flashscan_shared_scan_stats()');
