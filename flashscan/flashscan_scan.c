@@ -128,7 +128,8 @@ typedef struct FlashScanState
 	int			chunk_pos;
 	int			claim_gi;		/* parallel: last group of the last claim */
 	bool		claim_from_stream;	/* parallel: the hub's entry being read was pushed */
-	bool		group_pushed;	/* the group's blocks came pinned from the stream */
+	bool		group_pushed;	/* the group came from the stream */
+	bool		hub_pushed_all; /* the hub carries every column the scan reads */
 	pg_atomic_uint64 *claim_counter;	/* parallel: after the registration */
 	uint64		hub_from_stream;
 	uint64		hub_alone;
@@ -997,7 +998,8 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	TupleDesc	desc;
 	ListCell   *lc;
-	int			natts;
+	int			natts,
+				i;
 	MemoryContext old;
 
 	fs->rel = node->ss.ss_currentRelation;
@@ -1070,6 +1072,10 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 		fs->strategy = GetAccessStrategy(BAS_BULKREAD);
 	/* a scroll cursor goes back in group order: shared scans go forward only */
 	fs->hub_eligible = shared_scan_available(fs->rel, &fs->hub_why);
+	fs->hub_pushed_all = true;
+	for (i = SHARED_SCAN_MAX_COLS; i < desc->natts; i++)
+		if (fs->all_cols[i])
+			fs->hub_pushed_all = false;
 	if (fs->hub_eligible && (eflags & EXEC_FLAG_BACKWARD))
 	{
 		fs->hub_eligible = false;
@@ -1203,7 +1209,11 @@ hub_next_group(FlashScanState *fs)
 			fs->dir->groups[fs->claim_gi + 1]->first_rownum < fs->claim_end)
 		{
 			fs->gi = ++fs->claim_gi;
-			fs->group_pushed = fs->claim_from_stream;
+			/* (the leader's group, unless a VACUUM merged groups since) */
+			fs->group_pushed = fs->claim_from_stream &&
+				fs->dir->groups[fs->gi]->first_rownum == fs->claim_start &&
+				fs->dir->groups[fs->gi]->first_rownum +
+				fs->dir->groups[fs->gi]->nrows == fs->claim_end;
 			if (fs->claim_from_stream)
 				fs->hub_from_stream++;
 			else
@@ -1378,6 +1388,7 @@ next_group(FlashScanState *fs, bool backward)
 		MemoryContext old;
 		uint32		ri;
 		bool		first_pass_all;
+		bool		pushed;
 
 		CHECK_FOR_INTERRUPTS();
 		if (fs->hub_eligible && !backward)
@@ -1418,11 +1429,14 @@ next_group(FlashScanState *fs, bool backward)
 
 		/*
 		 * The next group's first reads go out while this one is decoded.  A
-		 * group the hub delivered from its stream has its blocks pinned in
-		 * shared_buffers: asking about each would only cost a lookup.
+		 * group the hub delivered from its stream had every block of the
+		 * columns it carries brought into shared_buffers just now: asking
+		 * about each would only cost a lookup (hub_pushed_all: the hub
+		 * carries all the columns the scan reads).
 		 */
 		first_pass_all = !fs->selection_first || fs->nqual_cols == 0;
-		if (fs->prefetched_gi != fs->gi && !(fs->hub_eligible && !backward && fs->group_pushed))
+		pushed = fs->hub_eligible && !backward && fs->group_pushed && fs->hub_pushed_all;
+		if (fs->prefetched_gi != fs->gi && !pushed)
 			pax_prefetch_columns(fs->rel, g, first_pass_all ? fs->all_cols : fs->qual_cols,
 								 desc->natts);
 		/* with shared scans the pusher reads ahead, in its own order */
@@ -1504,7 +1518,7 @@ next_group(FlashScanState *fs, bool backward)
 		if (!first_pass_all && fs->nproj_cols > 0)
 		{
 			old = MemoryContextSwitchTo(fs->scan_cxt);
-			if (!(fs->hub_eligible && !backward && fs->group_pushed))
+			if (!pushed)
 				pax_prefetch_columns(fs->rel, g, fs->proj_cols, desc->natts);
 			pax_read_columns(fs->rel, g, desc, fs->proj_cols, fs->cols, fs->strategy,
 							 &fs->blocks_read);

@@ -295,7 +295,12 @@ entry_release(SharedScanList *list, int i, bool *wake)
 	if (i < list->next)
 	{
 		if (--u->iqn == 0)
+		{
 			dlist_delete(&u->wanted_node);
+			/* pinned and in no window: room the pusher may be waiting for */
+			if (u->pin_index >= 0 && shared_scan_hub->pusher_blocked)
+				*wake = true;
+		}
 		list->in_window--;
 	}
 	u->rqn--;
@@ -629,9 +634,9 @@ shared_scan_register(Relation rel, PaxDirectory *dir, const int *gis, int ngroup
 	LWLockAcquire(hub->lock, LW_EXCLUSIVE);
 	list->generation = hub->next_generation++;
 	LWLockRelease(hub->lock);
+	reg = reg_track(list, seg, true);
 	if (seg != NULL)
 		dsm_pin_mapping(seg);	/* until unregistered, whatever goes first */
-	reg = reg_track(list, seg, true);
 	if (participants > 1)
 		return reg;
 
@@ -817,6 +822,8 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 		}
 		if (pick >= 0)
 		{
+			int			slot = list->slot;
+
 			deliver(list, pick, *from_stream, &wake);
 			result = list->entries[pick].gi;
 			*first_rownum = list->entries[pick].first_rownum;
@@ -824,6 +831,14 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 			LWLockRelease(hub->lock);
 			if (wake)
 				wake_pusher();
+
+			/*
+			 * A parallel scan's other participants may sleep on the slot for
+			 * what this delivery changed: its window slid onto a group ready
+			 * already, or the list is used up.
+			 */
+			if (reg->seg != NULL)
+				ConditionVariableBroadcast(&hub->slots[slot].cv);
 			break;
 		}
 		/* the pusher wakes us when it publishes one of these */
@@ -972,7 +987,7 @@ shared_scan_unregister(SharedScanReg *reg, uint64 generation)
 		if (wake)
 			wake_pusher();
 		/* participants waiting for a group see it gone */
-		if (reg->seg != NULL)
+		if (reg->seg != NULL && list->active)
 			ConditionVariableBroadcast(&hub->slots[list->slot].cv);
 	}
 	for (p = &my_regs; *p != reg; p = &(*p)->next_reg)

@@ -438,6 +438,9 @@ SELECT count(*) AS groups, sum(row_map_blocks) AS map_blocks FROM pax_groups('rm
 DELETE FROM rm WHERE id % 1000 = 7;
 DELETE FROM rmh WHERE id % 1000 = 7;
 SELECT count(*) FILTER (WHERE row_map_blocks > 1) AS full_maps FROM pax_groups('rm');
+-- this backend's pending counts (the INSERT, the DELETE) go out first: sent
+-- after VACUUM or ANALYZE set theirs, they would add to them
+SELECT pg_stat_force_next_flush();
 VACUUM rm;
 SELECT count(*) FILTER (WHERE row_map_blocks = 1) AS bitmaps, count(*) FILTER (WHERE row_map_blocks > 1) AS full_maps,
 	   bool_or(sparse) AS rewritten FROM pax_groups('rm');
