@@ -13,8 +13,9 @@
  * its window whose columns are pinned; delivering one slides the window.
  *
  * A scan reads a group alone (through the buffer manager, as without the
- * hub) when the pusher failed on it, when no pusher runs, and when the
- * pusher finished nothing for a second while a scan waited (a scan that
+ * hub) when the pusher failed on it, when no pusher runs, and when for a
+ * second while a scan waited the pusher finished nothing and no scan took
+ * a group from the stream (a scan that
  * stops consuming, such as a cursor left open, holds its window's units
  * pinned; the others must not wait for it forever: the starvation bound
  * the thesis lacks).  That stall holds for every scan until the pusher
@@ -765,7 +766,7 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 					first_open = -1,
 					pick = -1;
 		bool		wake = false;
-		uint64		completions;
+		uint64		progress;
 
 		CHECK_FOR_INTERRUPTS();
 		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
@@ -845,7 +846,7 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 		for (i = list->first; i < list->next; i++)
 			if (!list->entries[i].done)
 				list->entries[i].unit->waiters |= (uint64) 1 << (list->slot % 64);
-		completions = hub->completions;
+		progress = hub->completions + hub->deliveries;
 		LWLockRelease(hub->lock);
 		if (wake)
 			wake_pusher();
@@ -859,12 +860,17 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 		if (ConditionVariableTimedSleep(&hub->slots[list->slot].cv, SHARED_SCAN_STALL_MS,
 										PG_WAIT_EXTENSION))
 		{
-			/* timed out: did the pusher finish anything meanwhile? */
+			/*
+			 * Timed out: did the pusher finish a read, or a scan take a group
+			 * from the stream (making room the pusher may wait for)?  A
+			 * window larger than the cache fills it with groups other scans
+			 * have yet to take: that is progress, only slower.
+			 */
 			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-			if (hub->completions == completions)
+			if (hub->completions + hub->deliveries == progress)
 			{
 				hub->stalled = true;
-				hub->stalled_at = completions;
+				hub->stalled_at = hub->completions;
 			}
 			LWLockRelease(hub->lock);
 		}

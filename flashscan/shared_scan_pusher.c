@@ -283,6 +283,47 @@ drain_ring(void)
 		(void) ssdkit_uring_reap(ring, c, lengthof(c), true);
 }
 
+/* A relation segment the batch's reads go to, open until they all ended. */
+typedef struct PrereadFile
+{
+	RelFileNode rnode;
+	BlockNumber seg;
+	int			fd;
+} PrereadFile;
+
+/*
+ * The open file of rnode's segment seg among files (opened and added if
+ * need be; a group spans at most two segments: -1 when no more can be or the
+ * open fails).
+ */
+static int
+preread_file(PrereadFile *files, int *nfiles, RelFileNode rnode, BlockNumber seg)
+{
+	char	   *path;
+	char	   *segpath;
+	int			i,
+				fd;
+
+	for (i = 0; i < *nfiles; i++)
+		if (RelFileNodeEquals(files[i].rnode, rnode) && files[i].seg == seg)
+			return files[i].fd;
+	if (*nfiles >= 2 * PUSH_BATCH_UNITS)
+		return -1;
+	path = relpathperm(rnode, MAIN_FORKNUM);
+	segpath = seg == 0 ? pstrdup(path) : psprintf("%s.%u", path, seg);
+	fd = open(segpath, O_RDONLY | PG_BINARY, 0);
+	pfree(segpath);
+	pfree(path);
+	if (fd >= 0)
+	{
+		files[*nfiles].rnode = rnode;
+		files[*nfiles].seg = seg;
+		files[*nfiles].fd = fd;
+		(*nfiles)++;
+	}
+	return fd;
+}
+
 /*
  * Bring the batch's blocks that neither shared_buffers nor ssd_cache holds
  * into the kernel's page cache with io_uring, up to PREREAD_BLOCKS a read
@@ -295,6 +336,8 @@ drain_ring(void)
 static uint64
 preread(BatchEntry *batch, int n)
 {
+	PrereadFile files[2 * PUSH_BATCH_UNITS];
+	int			nfiles = 0;
 	uint64		count = 0;
 	int			bi,
 				depth = 1;
@@ -310,8 +353,6 @@ preread(BatchEntry *batch, int n)
 		BatchEntry *e = &batch[bi];
 		SharedScanUnit *u = e->unit;
 		int			k = 0;
-		int			fd = -1;
-		BlockNumber fd_seg = InvalidBlockNumber;
 
 		while (k < e->nblocks)
 		{
@@ -319,6 +360,7 @@ preread(BatchEntry *batch, int n)
 			BlockNumber seg = start / RELSEG_SIZE;
 			int			len = 1;		/* blocks the read spans */
 			int			nread = 1;		/* of the unit's blocks */
+			int			fd;
 
 			if (pax_block_read_elsewhere(u->key.rnode, start))
 			{
@@ -346,23 +388,9 @@ preread(BatchEntry *batch, int n)
 				len = b - start + 1;
 				nread++;
 			}
-			if (fd < 0 || fd_seg != seg)
-			{
-				char	   *path = relpathperm(u->key.rnode, MAIN_FORKNUM);
-				char	   *segpath = seg == 0 ? pstrdup(path) : psprintf("%s.%u", path, seg);
-
-				if (fd >= 0)
-				{
-					drain_ring();
-					close(fd);
-				}
-				fd = open(segpath, O_RDONLY | PG_BINARY, 0);
-				fd_seg = seg;
-				pfree(segpath);
-				pfree(path);
-				if (fd < 0)
-					break;
-			}
+			fd = preread_file(files, &nfiles, u->key.rnode, seg);
+			if (fd < 0)
+				break;
 			while (ring->inflight + ring->queued >= depth)
 			{
 				SsdkitUringCompletion c[16];
@@ -376,12 +404,11 @@ preread(BatchEntry *batch, int n)
 				count += len;
 			k += nread;
 		}
-		if (fd >= 0)
-		{
-			drain_ring();
-			close(fd);
-		}
 	}
+	/* the whole batch's reads were in flight together; the files close after */
+	drain_ring();
+	while (nfiles > 0)
+		close(files[--nfiles].fd);
 	return count;
 }
 
