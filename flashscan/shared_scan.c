@@ -14,8 +14,9 @@
  *
  * A scan reads a group alone (through the buffer manager, as without the
  * hub) when the pusher failed on it, when no pusher runs, and when for a
- * second while a scan waited the pusher finished nothing and no scan took
- * a group from the stream (a scan that
+ * second while a scan waited the pusher finished nothing and no pinned
+ * group left the last window that held it, or after ten seconds of
+ * waiting whatever moved (a scan that
  * stops consuming, such as a cursor left open, holds its window's units
  * pinned; the others must not wait for it forever: the starvation bound
  * the thesis lacks).  That stall holds for every scan until the pusher
@@ -77,6 +78,8 @@ static bool callbacks_registered = false;
 
 /* A scan waiting this long with no batch finished reads a group alone. */
 #define SHARED_SCAN_STALL_MS	1000
+/* ... and does, whatever moves meanwhile, after this many times as long */
+#define SHARED_SCAN_MAX_WAITS	10
 
 PG_FUNCTION_INFO_V1(flashscan_shared_scan_stats);
 PG_FUNCTION_INFO_V1(flashscan_shared_scan_registrations);
@@ -299,8 +302,12 @@ entry_release(SharedScanList *list, int i, bool *wake)
 		{
 			dlist_delete(&u->wanted_node);
 			/* pinned and in no window: room the pusher may be waiting for */
-			if (u->pin_index >= 0 && shared_scan_hub->pusher_blocked)
-				*wake = true;
+			if (u->pin_index >= 0)
+			{
+				shared_scan_hub->room_freed++;
+				if (shared_scan_hub->pusher_blocked)
+					*wake = true;
+			}
 		}
 		list->in_window--;
 	}
@@ -758,6 +765,7 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 	SharedScanHub *hub = shared_scan_hub;
 	SharedScanList *list = reg->list;
 	bool		sleeping = false;
+	TimestampTz wait_start = 0;
 	int			result = -1;
 
 	for (;;)
@@ -846,7 +854,7 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 		for (i = list->first; i < list->next; i++)
 			if (!list->entries[i].done)
 				list->entries[i].unit->waiters |= (uint64) 1 << (list->slot % 64);
-		progress = hub->completions + hub->deliveries;
+		progress = hub->completions + hub->room_freed;
 		LWLockRelease(hub->lock);
 		if (wake)
 			wake_pusher();
@@ -855,24 +863,35 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 		{
 			ConditionVariablePrepareToSleep(&hub->slots[list->slot].cv);
 			sleeping = true;
+			wait_start = GetCurrentTimestamp();
 			continue;			/* check again now that a wakeup cannot be missed */
 		}
 		if (ConditionVariableTimedSleep(&hub->slots[list->slot].cv, SHARED_SCAN_STALL_MS,
 										PG_WAIT_EXTENSION))
 		{
 			/*
-			 * Timed out: did the pusher finish a read, or a scan take a group
-			 * from the stream (making room the pusher may wait for)?  A
-			 * window larger than the cache fills it with groups other scans
-			 * have yet to take: that is progress, only slower.
+			 * Timed out: did the pusher finish a read, or a pinned group
+			 * leave its last window (room the pusher may wait for)?  Windows
+			 * larger than the cache fill it with groups other scans have yet
+			 * to take: that is progress, only slower.  Still, no scan waits
+			 * more than SHARED_SCAN_MAX_WAITS stall times for one group.
 			 */
 			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-			if (hub->completions + hub->deliveries == progress)
+			if (hub->completions + hub->room_freed == progress)
 			{
 				hub->stalled = true;
 				hub->stalled_at = hub->completions;
 			}
 			LWLockRelease(hub->lock);
+		}
+		if (TimestampDifferenceExceeds(wait_start, GetCurrentTimestamp(),
+									   SHARED_SCAN_STALL_MS * SHARED_SCAN_MAX_WAITS))
+		{
+			LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+			hub->stalled = true;
+			hub->stalled_at = hub->completions;
+			LWLockRelease(hub->lock);
+			wait_start = GetCurrentTimestamp();
 		}
 	}
 	if (sleeping)

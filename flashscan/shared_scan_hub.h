@@ -106,6 +106,7 @@ typedef struct SharedScanHub
 	Latch	   *pusher_latch;
 	uint64		completions;	/* units the pusher finished */
 	bool		pusher_blocked; /* its last pick stopped for want of room */
+	uint64		room_freed;		/* pinned units that left their last window */
 	bool		stalled;		/* a scan waited a second for nothing ... */
 	uint64		stalled_at;		/* ... while completions stood here */
 	uint64		next_generation;

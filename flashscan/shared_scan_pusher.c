@@ -294,7 +294,9 @@ typedef struct PrereadFile
 /*
  * The open file of rnode's segment seg among files (opened and added if
  * need be; a group spans at most two segments: -1 when no more can be or the
- * open fails).
+ * open fails).  Plain open(2): the pusher has no other file open then (its
+ * relations are closed after each round), so these few stay well within
+ * max_files_per_process.
  */
 static int
 preread_file(PrereadFile *files, int *nfiles, RelFileNode rnode, BlockNumber seg)
@@ -390,7 +392,10 @@ preread(BatchEntry *batch, int n)
 			}
 			fd = preread_file(files, &nfiles, u->key.rnode, seg);
 			if (fd < 0)
-				break;
+			{
+				k += nread;		/* the buffer manager will say what is wrong */
+				continue;
+			}
 			while (ring->inflight + ring->queued >= depth)
 			{
 				SsdkitUringCompletion c[16];
