@@ -133,10 +133,27 @@ foreach my $how ('cancel', 'terminate')
 }
 is($node->safe_psql('postgres', $par . sprintf($q, 'sp')), $expected, 'parallel scans after that are right');
 
+# --- a cursor left open with a window that fills the hub's cache ---
+# (the starvation bound: a scan beside it waits a second at most for the
+# pusher, which waits for room the cursor will not free, and reads alone)
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('SET flashscan.shared_scan_window = 64');
+$holder->query_safe('BEGIN');
+$holder->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id, t FROM sp WHERE k < 99');
+$holder->query_safe('FETCH 1 FROM c');
+ok(SSDKitTest::poll_until($node,
+		'SELECT blocks_pinned > 0 FROM flashscan_shared_scan_stats()', 30),
+	'the cursor has the pusher pin its window');
+is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected,
+	'a scan beside a cursor holding the cache finishes, every row once');
+$holder->query_safe('COMMIT');
+$holder->quit;
+ok(hub_idle(), 'and the cursor let go of the hub');
+
 # --- the hub full: scans read alone, serial and parallel alike ---
 $node->safe_psql('postgres', 'ALTER SYSTEM SET flashscan.shared_scan_slots = 1');
 $node->restart;
-my $holder = $node->background_psql('postgres');
+$holder = $node->background_psql('postgres');
 $holder->query_safe('BEGIN');
 $holder->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id FROM sp WHERE k < 60');
 $holder->query_safe('FETCH 1 FROM c');
