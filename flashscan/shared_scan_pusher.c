@@ -69,6 +69,7 @@ typedef struct BatchEntry
 	uint32		cols;			/* columns read */
 	BlockNumber *blocks;		/* sorted, distinct */
 	int			nblocks;
+	int			inflight;		/* its reads queued or in flight */
 	bool		ok;
 } BatchEntry;
 
@@ -271,18 +272,6 @@ pick_batch(BatchEntry *batch, int max, ResourceOwner *rel, int *nrel, int max_re
 	return n;
 }
 
-/* Wait for every read in flight (their data is not used: see preread()). */
-static void
-drain_ring(void)
-{
-	SsdkitUringCompletion c[16];
-
-	if (ring->queued > 0)
-		(void) ssdkit_uring_submit(ring);
-	while (ring->inflight > 0)
-		(void) ssdkit_uring_reap(ring, c, lengthof(c), true);
-}
-
 /* A relation segment the batch's reads go to, open until they all ended. */
 typedef struct PrereadFile
 {
@@ -292,24 +281,40 @@ typedef struct PrereadFile
 } PrereadFile;
 
 /*
- * The open file of rnode's segment seg among files (opened and added if
- * need be; a group spans at most two segments: -1 when no more can be or the
- * open fails).  Plain open(2): the pusher has no other file open then (its
- * relations are closed after each round), so these few stay well within
- * max_files_per_process.
+ * A batch's read-ahead: where it has got to in the batch's blocks, and the
+ * files its reads in flight use.
+ */
+typedef struct Preread
+{
+	BatchEntry *batch;
+	int			n;
+	int			unit;			/* the unit whose blocks are queued next */
+	int			k;				/* and its next block */
+	int			depth;			/* reads in flight at most */
+	uint64		count;			/* blocks read */
+	PrereadFile files[2 * PUSH_BATCH_UNITS];
+	int			nfiles;
+} Preread;
+
+/*
+ * The open file of rnode's segment seg among p's files (opened and added if
+ * need be; a group spans at most two segments: -1 when no more can be or
+ * the open fails).  Plain open(2): the pusher has no other file open then
+ * (its relations are closed after each round), so these few stay well
+ * within max_files_per_process.
  */
 static int
-preread_file(PrereadFile *files, int *nfiles, RelFileNode rnode, BlockNumber seg)
+preread_file(Preread *p, RelFileNode rnode, BlockNumber seg)
 {
 	char	   *path;
 	char	   *segpath;
 	int			i,
 				fd;
 
-	for (i = 0; i < *nfiles; i++)
-		if (RelFileNodeEquals(files[i].rnode, rnode) && files[i].seg == seg)
-			return files[i].fd;
-	if (*nfiles >= 2 * PUSH_BATCH_UNITS)
+	for (i = 0; i < p->nfiles; i++)
+		if (RelFileNodeEquals(p->files[i].rnode, rnode) && p->files[i].seg == seg)
+			return p->files[i].fd;
+	if (p->nfiles >= lengthof(p->files))
 		return -1;
 	path = relpathperm(rnode, MAIN_FORKNUM);
 	segpath = seg == 0 ? pstrdup(path) : psprintf("%s.%u", path, seg);
@@ -318,10 +323,10 @@ preread_file(PrereadFile *files, int *nfiles, RelFileNode rnode, BlockNumber seg
 	pfree(path);
 	if (fd >= 0)
 	{
-		files[*nfiles].rnode = rnode;
-		files[*nfiles].seg = seg;
-		files[*nfiles].fd = fd;
-		(*nfiles)++;
+		p->files[p->nfiles].rnode = rnode;
+		p->files[p->nfiles].seg = seg;
+		p->files[p->nfiles].fd = fd;
+		p->nfiles++;
 	}
 	return fd;
 }
@@ -332,89 +337,143 @@ preread_file(PrereadFile *files, int *nfiles, RelFileNode rnode, BlockNumber seg
  * and the units' io_depth reads in flight.  The bytes land in one scratch
  * area and are dropped (so reads may overwrite each other there): the
  * buffer manager reads the blocks next, from the page cache.  A failure
- * here is no error: that read will say what is wrong.  Returns the blocks
- * read.
+ * here is no error: that read will say what is wrong.
+ *
+ * The reads run ahead of the pinning: unit i is pinned once its own reads
+ * ended, while the later units' reads keep the device busy, so the device
+ * never idles while the pusher copies blocks into shared_buffers, and the
+ * first unit is published after its own reads, not the whole batch's.
  */
-static uint64
-preread(BatchEntry *batch, int n)
+static void
+preread_begin(Preread *p, BatchEntry *batch, int n)
 {
-	PrereadFile files[2 * PUSH_BATCH_UNITS];
-	int			nfiles = 0;
-	uint64		count = 0;
-	int			bi,
-				depth = 1;
+	int			bi;
 
-	if (ring == NULL)
-		return 0;
+	p->batch = batch;
+	p->n = ring == NULL ? 0 : n;
+	p->unit = 0;
+	p->k = 0;
+	p->count = 0;
+	p->nfiles = 0;
 	/* the deepest queue any of the batch's devices serves best */
+	p->depth = 1;
 	for (bi = 0; bi < n; bi++)
-		depth = Max(depth, batch[bi].unit->io_depth);
-	depth = Min(depth, ring->depth);
-	for (bi = 0; bi < n; bi++)
+		p->depth = Max(p->depth, batch[bi].unit->io_depth);
+	if (ring != NULL)
+		p->depth = Min(p->depth, ring->depth);
+}
+
+/* Queue the batch's next reads while fewer than p->depth are in flight. */
+static void
+preread_queue(Preread *p)
+{
+	while (p->unit < p->n && ring->inflight + ring->queued < p->depth)
 	{
-		BatchEntry *e = &batch[bi];
+		BatchEntry *e = &p->batch[p->unit];
 		SharedScanUnit *u = e->unit;
-		int			k = 0;
+		BlockNumber start,
+					seg;
+		int			len = 1;	/* blocks the read spans */
+		int			nread = 1;	/* of the unit's blocks */
+		int			fd;
 
-		while (k < e->nblocks)
+		if (p->k >= e->nblocks)
 		{
-			BlockNumber start = e->blocks[k];
-			BlockNumber seg = start / RELSEG_SIZE;
-			int			len = 1;		/* blocks the read spans */
-			int			nread = 1;		/* of the unit's blocks */
-			int			fd;
+			p->unit++;
+			p->k = 0;
+			continue;
+		}
+		start = e->blocks[p->k];
+		seg = start / RELSEG_SIZE;
+		if (pax_block_read_elsewhere(u->key.rnode, start))
+		{
+			p->k++;
+			continue;
+		}
 
-			if (pax_block_read_elsewhere(u->key.rnode, start))
-			{
-				k++;
-				continue;
-			}
-			/*
-			 * One read runs on over the next blocks the unit needs, and
-			 * through gaps of up to shared_scan_read_gap blocks it does not
-			 * (the other columns of a group): a disk head passes a short gap
-			 * faster than it starts another read.
-			 */
-			for (;;)
-			{
-				int			next = k + nread;
-				BlockNumber b;
+		/*
+		 * One read runs on over the next blocks the unit needs, and through
+		 * gaps of up to shared_scan_read_gap blocks it does not (the other
+		 * columns of a group): a disk head passes a short gap faster than it
+		 * starts another read.
+		 */
+		for (;;)
+		{
+			int			next = p->k + nread;
+			BlockNumber b;
 
-				if (next >= e->nblocks)
-					break;
-				b = e->blocks[next];
-				if (b - start + 1 > PREREAD_BLOCKS || b / RELSEG_SIZE != seg ||
-					b - (start + len) > (BlockNumber) shared_scan_read_gap ||
-					pax_block_read_elsewhere(u->key.rnode, b))
-					break;
-				len = b - start + 1;
-				nread++;
-			}
-			fd = preread_file(files, &nfiles, u->key.rnode, seg);
-			if (fd < 0)
-			{
-				k += nread;		/* the buffer manager will say what is wrong */
-				continue;
-			}
-			while (ring->inflight + ring->queued >= depth)
-			{
-				SsdkitUringCompletion c[16];
-
-				if (ring->queued > 0)
-					(void) ssdkit_uring_submit(ring);
-				(void) ssdkit_uring_reap(ring, c, lengthof(c), true);
-			}
-			if (ssdkit_uring_queue_read(ring, fd, scratch, (Size) len * BLCKSZ,
-										(off_t) (start % RELSEG_SIZE) * BLCKSZ, 0))
-				count += len;
-			k += nread;
+			if (next >= e->nblocks)
+				break;
+			b = e->blocks[next];
+			if (b - start + 1 > PREREAD_BLOCKS || b / RELSEG_SIZE != seg ||
+				b - (start + len) > (BlockNumber) shared_scan_read_gap ||
+				pax_block_read_elsewhere(u->key.rnode, b))
+				break;
+			len = b - start + 1;
+			nread++;
+		}
+		p->k += nread;
+		fd = preread_file(p, u->key.rnode, seg);
+		if (fd < 0)
+			continue;			/* the buffer manager will say what is wrong */
+		if (ssdkit_uring_queue_read(ring, fd, scratch, (Size) len * BLCKSZ,
+									(off_t) (start % RELSEG_SIZE) * BLCKSZ, p->unit))
+		{
+			e->inflight++;
+			p->count += len;
 		}
 	}
-	/* the whole batch's reads were in flight together; the files close after */
-	drain_ring();
-	while (nfiles > 0)
-		close(files[--nfiles].fd);
-	return count;
+	if (ring != NULL && ring->queued > 0)
+		(void) ssdkit_uring_submit(ring);
+}
+
+/* Reap the reads that ended (waiting for one if wait). */
+static void
+preread_reap(Preread *p, bool wait)
+{
+	SsdkitUringCompletion c[16];
+	int			got,
+				i;
+
+	got = ssdkit_uring_reap(ring, c, lengthof(c), wait);
+	for (i = 0; i < got; i++)
+		p->batch[c[i].tag].inflight--;
+}
+
+/* Wait until unit i's reads ended, the later units' reads queued meanwhile. */
+static void
+preread_wait_unit(Preread *p, int i)
+{
+	if (i >= p->n)
+		return;
+	for (;;)
+	{
+		preread_queue(p);
+		if ((p->unit > i && p->batch[i].inflight == 0) || ring->inflight == 0)
+			break;
+		preread_reap(p, true);
+	}
+	/* what ended meanwhile makes room for more before the pinning */
+	if (ring->inflight > 0)
+	{
+		preread_reap(p, false);
+		preread_queue(p);
+	}
+}
+
+/* Wait for every read in flight, close the files; returns the blocks read. */
+static uint64
+preread_end(Preread *p)
+{
+	if (ring != NULL)
+	{
+		preread_wait_unit(p, p->n - 1);
+		while (ring->inflight > 0)
+			preread_reap(p, true);
+	}
+	while (p->nfiles > 0)
+		close(p->files[--p->nfiles].fd);
+	return p->count;
 }
 
 /*
@@ -525,7 +584,7 @@ push_round(MemoryContext round_cxt)
 				nrel,
 				n,
 				i;
-	uint64		preread_blocks;
+	Preread		pre;
 	MemoryContext old = MemoryContextSwitchTo(round_cxt);
 
 	batch = palloc0(sizeof(BatchEntry) * max);
@@ -537,7 +596,7 @@ push_round(MemoryContext round_cxt)
 	LWLockRelease(hub->lock);
 	release_owners(rel, nrel);
 
-	preread_blocks = preread(batch, n);
+	preread_begin(&pre, batch, n);
 	for (i = 0; i < n; i++)
 	{
 		BatchEntry *e = &batch[i];
@@ -566,6 +625,7 @@ push_round(MemoryContext round_cxt)
 			e->unit->pin_index = npins++;
 			LWLockRelease(hub->lock);
 		}
+		preread_wait_unit(&pre, i);
 		e->ok = pin_unit(e, owner);
 
 		nrel = 0;
@@ -576,8 +636,6 @@ push_round(MemoryContext round_cxt)
 			nrel++;
 		/* and what scans let go of meanwhile */
 		nrel += collect_releases(0, rel + nrel, relcap - nrel);
-		if (i == n - 1)
-			hub->blocks_preread += preread_blocks;
 		LWLockRelease(hub->lock);
 		shared_scan_wake_waiters(waiters);
 		ConditionVariableBroadcast(&hub->ready_cv);
@@ -590,7 +648,14 @@ push_round(MemoryContext round_cxt)
 	 * disk space) open.
 	 */
 	if (n > 0)
+	{
+		uint64		preread_blocks = preread_end(&pre);
+
+		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
+		hub->blocks_preread += preread_blocks;
+		LWLockRelease(hub->lock);
 		smgrcloseall();
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(round_cxt);
 	return n > 0;
