@@ -18,6 +18,10 @@
 #   pax_lone      pax, FlashScan, flashscan.shared_scans off
 #   pax_shared    pax, FlashScan, flashscan.shared_scans on, window --window
 # Window sweep (pax_shared only, the first cache size): --windows.
+# --repeats R runs every configuration R times, the variants interleaved
+# (lone, shared, lone, shared, ...), so that a slow minute of the machine
+# does not fall on one variant only; ratios are of mean batch times, and the
+# report gives each repeat's ratio beside the whole run's.
 # Reported: batch time (the slowest query), mean query time, when 10%, 50%
 # and 90% of a batch's queries had finished (its completion curve), device
 # read requests and bytes (/proc/diskstats of the tier), and that every
@@ -26,19 +30,19 @@
 # Options: --sf 1  --tiers "hdd ssd"  --clients 8  --batches 3  --caches "10 50 100"
 #          --window 10  --windows "1 5 30"  --seed 42  --headroom_mb (64 + 8 x clients)
 #          --read_gap 16 (flashscan.shared_scan_read_gap, blocks)
-#          --variants "heap_sync heap_nosync pax_lone pax_shared"
+#          --variants "heap_sync heap_nosync pax_lone pax_shared"  --repeats 1
 
 experiment_main() {
-	local sf=1 tiers="hdd ssd" clients=8 batches=3 caches="10 50 100" window=10 windows="1 5 30" seed=42 headroom_mb="" read_gap=16 variants="heap_sync heap_nosync pax_lone pax_shared"
+	local sf=1 tiers="hdd ssd" clients=8 batches=3 caches="10 50 100" window=10 windows="1 5 30" seed=42 headroom_mb="" read_gap=16 variants="heap_sync heap_nosync pax_lone pax_shared" repeats=1
 	parse_options flashscan-shared "$@"
 	# the backends' own memory (a few MB each) comes out of the cgroup too
 	[ -n "$headroom_mb" ] || headroom_mb=$((64 + 8 * clients))
 
-	local pristine tier data dev pax_mb cache sb first=1 w
+	local pristine tier data dev pax_mb cache sb first=1 w r
 	pristine=$(pristine_cluster "flashscan-shared-sf$sf" load_shared_lineitem "$sf")
 	shared_queries "$seed" "$((clients * batches))" >"$RUN_DIR/queries.sql"
-	echo "tier,cache_pct,variant,window,batch,batch_ms,mean_query_ms,read_requests,read_mb,result_md5,done_p10_ms,done_p50_ms,done_p90_ms" >"$RESULT.csv"
-	meta settings "TPC-H SF ${sf} lineitem in heap and in pax (default groups); ${clients} concurrent queries a batch, ${batches} batches; SELECT sum(c_j), sum(c_k) FROM lineitem WHERE c_i >= alpha, random columns and alpha (seed ${seed}); shared_buffers = cache% of the pax table, memory cgroup shared_buffers + ${headroom_mb} MB; flashscan.shared_scan_cache = shared_buffers / 4; flashscan.shared_scan_read_gap = ${read_gap} blocks; max_parallel_workers_per_gather 0; jit off; every configuration starts cold"
+	echo "tier,cache_pct,variant,window,repeat,batch,batch_ms,mean_query_ms,read_requests,read_mb,result_md5,done_p10_ms,done_p50_ms,done_p90_ms" >"$RESULT.csv"
+	meta settings "TPC-H SF ${sf} lineitem in heap and in pax (default groups); ${clients} concurrent queries a batch, ${batches} batches, each configuration run ${repeats} time(s) interleaved; SELECT sum(c_j), sum(c_k) FROM lineitem WHERE c_i >= alpha, random columns and alpha (seed ${seed}); shared_buffers = cache% of the pax table, memory cgroup shared_buffers + ${headroom_mb} MB; flashscan.shared_scan_cache = shared_buffers / 4; flashscan.shared_scan_read_gap = ${read_gap} blocks; max_parallel_workers_per_gather 0; jit off; every configuration starts cold"
 
 	for tier in $tiers; do
 		data=$(tier_copy "$pristine" "$tier" shared)
@@ -50,15 +54,17 @@ experiment_main() {
 			[ "$sb" -lt 16 ] && sb=16
 			set_memory_limit "$((sb + headroom_mb))M"
 			local opts="-c shared_buffers=${sb}MB -c flashscan.shared_scan_cache=$((sb / 4))MB -c flashscan.shared_scan_read_gap=$read_gap -c jit=off -c max_parallel_workers_per_gather=0 -c shared_preload_libraries=flashscan -c max_connections=100"
-			for v in $variants; do
-				shared_batches "$data" "$dev" "$opts" "$tier" "$cache" "$v" "$window" "$clients" "$batches"
-			done
-			if [ "$first" = 1 ]; then
-				for w in $windows; do
-					shared_batches "$data" "$dev" "$opts" "$tier" "$cache" pax_shared "$w" "$clients" "$batches"
+			for ((r = 1; r <= repeats; r++)); do
+				for v in $variants; do
+					shared_batches "$data" "$dev" "$opts" "$tier" "$cache" "$v" "$window" "$clients" "$batches" "$r"
 				done
-				first=0
-			fi
+				if [ "$first" = 1 ]; then
+					for w in $windows; do
+						shared_batches "$data" "$dev" "$opts" "$tier" "$cache" pax_shared "$w" "$clients" "$batches" "$r"
+					done
+				fi
+			done
+			first=0
 		done
 		pg_stop "$data"
 		rm -rf "$data"
@@ -103,9 +109,9 @@ for _ in range(int(sys.argv[2])):
 PY
 }
 
-# shared_batches DATA DEV OPTS TIER CACHE VARIANT WINDOW CLIENTS BATCHES
+# shared_batches DATA DEV OPTS TIER CACHE VARIANT WINDOW CLIENTS BATCHES REPEAT
 shared_batches() {
-	local data=$1 dev=$2 opts=$3 tier=$4 cache=$5 v=$6 w=$7 clients=$8 batches=$9
+	local data=$1 dev=$2 opts=$3 tier=$4 cache=$5 v=$6 w=$7 clients=$8 batches=$9 rep=${10}
 	local set="SET search_path = pax, public;" b i d0 d1 t0 t1 dir="$RUN_DIR/out-$tier-$cache-$v-$w"
 	case $v in
 	heap_sync) set="SET search_path = public; SET synchronize_seqscans = on;" ;;
@@ -134,20 +140,20 @@ shared_batches() {
 		t1=$(date +%s%N)
 		d1=$(diskstats "$dev")
 		/usr/bin/python3 - "$dir" "$b" "$clients" "$d0" "$d1" "$(((t1 - t0) / 1000000))" \
-			"$tier" "$cache" "$v" "$w" <<'PY' >>"$RESULT.csv"
+			"$tier" "$cache" "$v" "$w" "$rep" <<'PY' >>"$RESULT.csv"
 import hashlib, sys
-d, b, n, d0, d1, batch_ms, tier, cache, v, w = sys.argv[1:11]
+d, b, n, d0, d1, batch_ms, tier, cache, v, w, rep = sys.argv[1:12]
 ms = [int(open(f"{d}/{b}-{i}.ms").read()) for i in range(int(n))]
 # the completion curve: when the batch's queries finished, from its start
 done = sorted(int(open(f"{d}/{b}-{i}.done").read()) for i in range(int(n)))
 pct = lambda p: done[min(len(done) - 1, int(p * len(done)))]
 h = hashlib.md5("".join(open(f"{d}/{b}-{i}.out").read() for i in range(int(n))).encode()).hexdigest()
 r0, r1 = d0.split(), d1.split()
-print(",".join(str(x) for x in (tier, cache, v, w, b, batch_ms, round(sum(ms) / len(ms)),
+print(",".join(str(x) for x in (tier, cache, v, w, rep, b, batch_ms, round(sum(ms) / len(ms)),
       int(r1[0]) - int(r0[0]), round((int(r1[2]) - int(r0[2])) / 1048576, 1), h,
       pct(0.1), pct(0.5), pct(0.9))))
 PY
-		log "$tier cache $cache% $v window $w batch $b: $(tail -1 "$RESULT.csv")"
+		log "$tier cache $cache% $v window $w repeat $rep batch $b: $(tail -1 "$RESULT.csv")"
 	done
 	[ "$v" = pax_shared ] && bench_psql -d shared -At -c "SELECT 'hub: ' || registrations || ' registrations, ' || units_read || ' units read, ' || groups_from_stream || ' groups from the stream, ' || groups_read_alone || ' alone' FROM flashscan_shared_scan_stats()" >>"$RUN_DIR/hub.txt"
 	return 0
