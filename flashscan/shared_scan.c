@@ -121,6 +121,7 @@ shared_scan_shmem_startup(void)
 		shared_scan_hub->nslots = shared_scan_slots;
 		shared_scan_hub->next_generation = 1;
 		dlist_init(&shared_scan_hub->wanted);
+		dlist_init(&shared_scan_hub->loaded);
 		for (i = 0; i < shared_scan_slots; i++)
 			ConditionVariableInit(&shared_scan_hub->slots[i].cv);
 	}
@@ -246,6 +247,9 @@ void
 shared_scan_remove_unit(SharedScanUnit *u)
 {
 	Assert(u->iqn == 0 && u->rqn == 0 && u->pin_index < 0 && u->state != UNIT_READING);
+	/* columns with no block (added by ALTER TABLE) load without a pin */
+	if (u->cols_loaded != 0)
+		dlist_delete(&u->loaded_node);
 	hash_search(shared_scan_units, &u->key, HASH_REMOVE, NULL);
 }
 
@@ -315,11 +319,17 @@ entry_release(SharedScanList *list, int i, bool *wake)
 	unit_released(u, wake);
 }
 
+/* Slide the window on over entries not yet delivered (others were taken
+ * out of turn: see catch_up()). */
 static void
 window_fill(SharedScanList *list, bool *wake)
 {
 	while (list->in_window < list->window && list->next < list->ngroups)
-		window_add(list, list->next++, wake);
+	{
+		if (!list->entries[list->next].done)
+			window_add(list, list->next, wake);
+		list->next++;
+	}
 }
 
 static void
@@ -752,6 +762,70 @@ deliver(SharedScanList *list, int i, bool from_stream, bool *wake)
 }
 
 /*
+ * list's entry, past its window, for unit u (-1 if none is undelivered
+ * there).  Entries are in the directory's order, which is row order.
+ */
+static int
+entry_past_window(SharedScanList *list, SharedScanUnit *u)
+{
+	int			lo = list->next,
+				hi = list->ngroups - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		uint64		r = list->entries[mid].first_rownum;
+
+		if (r == u->key.first_rownum)
+			return (list->entries[mid].unit == u && !list->entries[mid].done) ? mid : -1;
+		if (r < u->key.first_rownum)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * A group past list's window that is pinned now with every column it reads
+ * and that fewer registrations than below_rqn still read (under the lock;
+ * -1 if none).  Scans drift apart (their columns and selectivities
+ * differ), and the cache holds only so many groups: a scan reads what the
+ * others' windows brought in as it passes, rather than only its own
+ * window, or the group it will want is unpinned before it comes and read
+ * again for it.  Of all the ready groups, in its window or past it, a scan
+ * takes the one the fewest registrations still read, whose pins are freed
+ * soonest (cooperative scans' relevance rule; measured on eight scans of a
+ * table 40 times the cache: the pusher read each group 4.4 times a batch
+ * with the window alone).
+ */
+static int
+catch_up(SharedScanList *list, int below_rqn)
+{
+	dlist_iter	iter;
+	int			best = -1;
+	int			best_rqn = below_rqn;
+
+	dlist_foreach(iter, &shared_scan_hub->loaded)
+	{
+		SharedScanUnit *u = dlist_container(SharedScanUnit, loaded_node, iter.cur);
+		int			i;
+
+		if (u->state == UNIT_READING || u->rqn >= best_rqn ||
+			!RelFileNodeEquals(u->key.rnode, list->rnode) ||
+			(list->cols & ~u->cols_loaded) != 0)
+			continue;
+		i = entry_past_window(list, u);
+		if (i >= 0)
+		{
+			best = i;
+			best_rqn = u->rqn;
+		}
+	}
+	return best;
+}
+
+/*
  * The next group to read: an index into the registering scan's directory,
  * or -1 when every group was delivered (or the registration is gone).
  * *first_rownum and *nrows give its rows, for a participant whose
@@ -772,7 +846,9 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 	{
 		int			i,
 					first_open = -1,
-					pick = -1;
+					pick = -1,
+					failed = -1;
+		int			ready_rqn = INT_MAX;
 		bool		wake = false;
 		uint64		progress;
 
@@ -814,15 +890,26 @@ shared_scan_next(SharedScanReg *reg, bool *from_stream, uint64 *first_rownum,
 				first_open = i;
 			if ((list->cols & ~u->cols_loaded) == 0)
 			{
-				pick = i;
-				*from_stream = (list->cols != 0);
-				break;
+				/* the ready group the fewest others still read: its pins go first */
+				if (u->rqn < ready_rqn)
+				{
+					pick = i;
+					ready_rqn = u->rqn;
+				}
 			}
-			if (u->state == UNIT_FAILED && pick < 0)
-			{
-				pick = i;
-				*from_stream = false;
-			}
+			else if (u->state == UNIT_FAILED && failed < 0)
+				failed = i;
+		}
+		*from_stream = (pick >= 0 && list->cols != 0);
+		if (list->cols != 0 && (i = catch_up(list, ready_rqn)) >= 0)
+		{
+			pick = i;
+			*from_stream = true;
+		}
+		if (pick < 0 && failed >= 0)
+		{
+			pick = failed;
+			*from_stream = false;
 		}
 		if (pick < 0 && (hub->stalled || hub->pusher_pid == 0))
 		{

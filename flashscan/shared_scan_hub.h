@@ -65,6 +65,8 @@ struct SharedScanUnit
 								 * pinned is 0) */
 	TimestampTz wanted_since;	/* when a window first wanted it */
 	dlist_node	wanted_node;	/* in the hub's wanted list while iqn > 0 */
+	dlist_node	loaded_node;	/* in the hub's loaded list while
+								 * cols_loaded != 0 */
 	uint64		waiters;		/* bit (slot % 64) of each registration
 								 * sleeping until it is published */
 };
@@ -114,6 +116,8 @@ typedef struct SharedScanHub
 	dlist_head	wanted;			/* units some window holds (iqn > 0): the
 								 * pusher looks for its next reads here, not
 								 * in the whole table */
+	dlist_head	loaded;			/* units with pinned columns: what a scan
+								 * whose window has nothing ready may take */
 	int			nslots;
 	/* statistics since startup */
 	uint64		registrations;

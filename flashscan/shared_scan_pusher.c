@@ -98,6 +98,8 @@ detach_pins(SharedScanUnit *u)
 		pins[i].unit->pin_index = i;
 	hub->pinned_total -= u->pinned;
 	u->pinned = 0;
+	if (u->cols_loaded != 0)
+		dlist_delete(&u->loaded_node);
 	u->cols_loaded = 0;
 	u->pin_index = -1;
 	return owner;
@@ -550,6 +552,8 @@ publish_unit(BatchEntry *e, uint64 *waiters)
 	u->state = e->ok ? UNIT_IDLE : UNIT_FAILED;
 	if (e->ok)
 	{
+		if (u->cols_loaded == 0 && e->cols != 0)
+			dlist_push_tail(&hub->loaded, &u->loaded_node);
 		u->cols_loaded |= e->cols;
 		u->pinned += e->nblocks;
 		hub->pinned_total += e->nblocks;

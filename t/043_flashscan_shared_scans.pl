@@ -190,14 +190,28 @@ is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected, 'and serves scans
 my $old_pusher = $pusher;
 $pusher = $node->safe_psql('postgres', 'SELECT pusher_pid FROM flashscan_shared_scan_stats()');
 isnt($pusher, $old_pusher, "a new pusher runs (pid $pusher)");
+# a crash with a scan registered and its window pinned: a cursor half way
+$holder = $node->background_psql('postgres', on_error_stop => 0);
+$holder->query_safe('BEGIN');
+$holder->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id FROM sp WHERE k < 60');
+$holder->query_safe('FETCH 1 FROM c');
+ok(SSDKitTest::poll_until($node,
+		'SELECT scans_registered = 1 AND blocks_pinned > 0 FROM flashscan_shared_scan_stats()', 30),
+	'a cursor half way is registered and its groups pinned');
 kill 'KILL', $pusher;
 # the postmaster resets shared memory (these tests run with restart_after_crash off)
 usleep(100_000) while -f $node->data_dir . '/postmaster.pid' && kill(0, $node->{_pid});
+eval { $holder->quit };
 $node->stop('immediate', fail_ok => 1);
 $node->start;
 ok(SSDKitTest::poll_until($node, 'SELECT pusher_pid IS NOT NULL FROM flashscan_shared_scan_stats()', 60),
 	'after the pusher was killed (kill -9) and the crash restart, a pusher runs');
+is($node->safe_psql('postgres', 'SELECT scans_registered, units, blocks_pinned FROM flashscan_shared_scan_stats()'),
+	'0|0|0', 'the crash left no registration and no pin behind');
 is($node->safe_psql('postgres', sprintf($q, 'sp')), $expected, 'scans after the crash restart are right');
+$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS pg_buffercache');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_buffercache WHERE pinning_backends > 0'),
+	'0', 'and no buffer stays pinned once they ended');
 ok(hub_idle(), 'the hub starts empty');
 
 # --- reads in flight: the setting, else the tablespace's QDTT model, else 32 ---
