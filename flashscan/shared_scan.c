@@ -9,8 +9,9 @@
  * in the hub's table; rqn counts the registrations still to read it, iqn
  * those whose window (the next W undelivered groups of the list) holds it.
  * A unit in some window whose columns are not all pinned is wanted: that
- * is the merged request list the pusher serves.  A scan takes any unit of
- * its window whose columns are pinned; delivering one slides the window.
+ * is the merged request list the pusher serves.  A scan takes a unit whose
+ * columns are pinned, in its window or past it (catch_up()), the one the
+ * fewest registrations still read; delivering one slides the window.
  *
  * A scan reads a group alone (through the buffer manager, as without the
  * hub) when the pusher failed on it, when no pusher runs, and when for a
@@ -763,7 +764,8 @@ deliver(SharedScanList *list, int i, bool from_stream, bool *wake)
 
 /*
  * list's entry, past its window, for unit u (-1 if none is undelivered
- * there).  Entries are in the directory's order, which is row order.
+ * there).  Entries are in the directory's order, which is row order, and
+ * no two non-empty groups of one directory share a first row.
  */
 static int
 entry_past_window(SharedScanList *list, SharedScanUnit *u)
@@ -1017,10 +1019,13 @@ wait_for_pusher(bool *sleeping)
  * Must list's end wait for the pusher (under the lock)?  While it reads one
  * of list's units, and while it still pins one that no scan holds any more:
  * once the scan's transaction ends, DROP or TRUNCATE of the table must
- * meet no pinned block (InvalidateBuffer would spin until the unpin).  A
- * unit the list delivered may have been removed and its entry reused since
+ * meet no pinned block (InvalidateBuffer would spin until the unpin).
+ * Every entry counts, not only the window's: a group past the window may
+ * have been taken out of turn (catch_up()) or released just now.  A unit
+ * the list delivered may have been removed and its entry reused since
  * (entries stay in shared memory): one of another relation is skipped, one
- * of the same relation waited for, which is harmless.
+ * of the same relation waited for, which is harmless.  A list that never
+ * entered the hub has no units.
  */
 static bool
 must_wait(SharedScanList *list)
@@ -1029,7 +1034,7 @@ must_wait(SharedScanList *list)
 
 	if (shared_scan_hub->pusher_pid == 0)
 		return false;			/* its exit unpinned and failed them */
-	for (i = 0; i < list->next; i++)
+	for (i = 0; list->active && i < list->ngroups; i++)
 	{
 		SharedScanUnit *u = list->entries[i].unit;
 

@@ -116,8 +116,9 @@ typedef struct SharedScanHub
 	dlist_head	wanted;			/* units some window holds (iqn > 0): the
 								 * pusher looks for its next reads here, not
 								 * in the whole table */
-	dlist_head	loaded;			/* units with pinned columns: what a scan
-								 * whose window has nothing ready may take */
+	dlist_head	loaded;			/* units with loaded columns (pinned, or
+								 * with no block): what scans may take past
+								 * their windows */
 	int			nslots;
 	/* statistics since startup */
 	uint64		registrations;

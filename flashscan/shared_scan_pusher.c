@@ -37,6 +37,7 @@
 #include "postmaster/interrupt.h"
 #include "tcop/tcopprot.h"
 #include "storage/bufmgr.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/smgr.h"
@@ -70,6 +71,7 @@ typedef struct BatchEntry
 	BlockNumber *blocks;		/* sorted, distinct */
 	int			nblocks;
 	int			inflight;		/* its reads queued or in flight */
+	uint64		preread;		/* blocks its reads brought in */
 	bool		ok;
 } BatchEntry;
 
@@ -293,7 +295,6 @@ typedef struct Preread
 	int			unit;			/* the unit whose blocks are queued next */
 	int			k;				/* and its next block */
 	int			depth;			/* reads in flight at most */
-	uint64		count;			/* blocks read */
 	PrereadFile files[2 * PUSH_BATCH_UNITS];
 	int			nfiles;
 } Preread;
@@ -301,9 +302,10 @@ typedef struct Preread
 /*
  * The open file of rnode's segment seg among p's files (opened and added if
  * need be; a group spans at most two segments: -1 when no more can be or
- * the open fails).  Plain open(2): the pusher has no other file open then
- * (its relations are closed after each round), so these few stay well
- * within max_files_per_process.
+ * the open fails).  Plain open(2) (io_uring needs the descriptor to stay
+ * open while the buffer manager's own files come and go), each counted
+ * with AcquireExternalFD() so fd.c keeps max_files_per_process in view;
+ * without one to spare the blocks are left to the buffer manager.
  */
 static int
 preread_file(Preread *p, RelFileNode rnode, BlockNumber seg)
@@ -318,12 +320,16 @@ preread_file(Preread *p, RelFileNode rnode, BlockNumber seg)
 			return p->files[i].fd;
 	if (p->nfiles >= lengthof(p->files))
 		return -1;
+	if (!AcquireExternalFD())
+		return -1;
 	path = relpathperm(rnode, MAIN_FORKNUM);
 	segpath = seg == 0 ? pstrdup(path) : psprintf("%s.%u", path, seg);
 	fd = open(segpath, O_RDONLY | PG_BINARY, 0);
 	pfree(segpath);
 	pfree(path);
-	if (fd >= 0)
+	if (fd < 0)
+		ReleaseExternalFD();
+	else
 	{
 		p->files[p->nfiles].rnode = rnode;
 		p->files[p->nfiles].seg = seg;
@@ -355,7 +361,6 @@ preread_begin(Preread *p, BatchEntry *batch, int n)
 	p->n = ring == NULL ? 0 : n;
 	p->unit = 0;
 	p->k = 0;
-	p->count = 0;
 	p->nfiles = 0;
 	/* the deepest queue any of the batch's devices serves best */
 	p->depth = 1;
@@ -422,7 +427,7 @@ preread_queue(Preread *p)
 									(off_t) (start % RELSEG_SIZE) * BLCKSZ, p->unit))
 		{
 			e->inflight++;
-			p->count += len;
+			e->preread += len;
 		}
 	}
 	if (ring != NULL && ring->queued > 0)
@@ -463,8 +468,8 @@ preread_wait_unit(Preread *p, int i)
 	}
 }
 
-/* Wait for every read in flight, close the files; returns the blocks read. */
-static uint64
+/* Wait for every read in flight, close the files. */
+static void
 preread_end(Preread *p)
 {
 	if (ring != NULL)
@@ -474,8 +479,10 @@ preread_end(Preread *p)
 			preread_reap(p, true);
 	}
 	while (p->nfiles > 0)
+	{
 		close(p->files[--p->nfiles].fd);
-	return p->count;
+		ReleaseExternalFD();
+	}
 }
 
 /*
@@ -558,6 +565,7 @@ publish_unit(BatchEntry *e, uint64 *waiters)
 		u->pinned += e->nblocks;
 		hub->pinned_total += e->nblocks;
 		hub->blocks_read += e->nblocks;
+		hub->blocks_preread += e->preread;
 		hub->units_read++;
 	}
 	hub->completions++;
@@ -653,11 +661,7 @@ push_round(MemoryContext round_cxt)
 	 */
 	if (n > 0)
 	{
-		uint64		preread_blocks = preread_end(&pre);
-
-		LWLockAcquire(hub->lock, LW_EXCLUSIVE);
-		hub->blocks_preread += preread_blocks;
-		LWLockRelease(hub->lock);
+		preread_end(&pre);
 		smgrcloseall();
 	}
 	MemoryContextSwitchTo(old);
