@@ -468,16 +468,15 @@ preread_wait_unit(Preread *p, int i)
 	}
 }
 
-/* Wait for every read in flight, close the files. */
+/*
+ * Wait for every read in flight (all were queued: the round waited for each
+ * unit's), close the files.
+ */
 static void
 preread_end(Preread *p)
 {
-	if (ring != NULL)
-	{
-		preread_wait_unit(p, p->n - 1);
-		while (ring->inflight > 0)
-			preread_reap(p, true);
-	}
+	while (ring != NULL && ring->inflight > 0)
+		preread_reap(p, true);
 	while (p->nfiles > 0)
 	{
 		close(p->files[--p->nfiles].fd);

@@ -46,6 +46,20 @@ sub hub_idle
 		30);
 }
 
+# A session holding a NO SCROLL cursor over $query half way (one row
+# fetched): a registration that stays, its window pinned.  @set: settings
+# made first.
+sub cursor_half_way
+{
+	my ($query, @set) = @_;
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	$s->query_safe($_) for @set;
+	$s->query_safe('BEGIN');
+	$s->query_safe("DECLARE c NO SCROLL CURSOR FOR $query");
+	$s->query_safe('FETCH 1 FROM c');
+	return $s;
+}
+
 # --- many scans at once, different columns and predicates ---
 my $script = $node->basedir . '/scans.sql';
 PostgreSQL::Test::Utils::append_to_file($script, q{
@@ -136,11 +150,7 @@ is($node->safe_psql('postgres', $par . sprintf($q, 'sp')), $expected, 'parallel 
 # --- a cursor left open with a window that fills the hub's cache ---
 # (the starvation bound: a scan beside it waits a second at most for the
 # pusher, which waits for room the cursor will not free, and reads alone)
-my $holder = $node->background_psql('postgres');
-$holder->query_safe('SET flashscan.shared_scan_window = 64');
-$holder->query_safe('BEGIN');
-$holder->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id, t FROM sp WHERE k < 99');
-$holder->query_safe('FETCH 1 FROM c');
+my $holder = cursor_half_way('SELECT id, t FROM sp WHERE k < 99', 'SET flashscan.shared_scan_window = 64');
 ok(SSDKitTest::poll_until($node,
 		'SELECT blocks_pinned > 0 FROM flashscan_shared_scan_stats()', 30),
 	'the cursor has the pusher pin its window');
@@ -153,10 +163,7 @@ ok(hub_idle(), 'and the cursor let go of the hub');
 # --- the hub full: scans read alone, serial and parallel alike ---
 $node->safe_psql('postgres', 'ALTER SYSTEM SET flashscan.shared_scan_slots = 1');
 $node->restart;
-$holder = $node->background_psql('postgres');
-$holder->query_safe('BEGIN');
-$holder->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id FROM sp WHERE k < 60');
-$holder->query_safe('FETCH 1 FROM c');
+$holder = cursor_half_way('SELECT id FROM sp WHERE k < 60');
 is($node->safe_psql('postgres', 'SELECT scans_registered FROM flashscan_shared_scan_stats()'), '1',
 	'a cursor half way holds the only slot');
 my $refused0 = $node->safe_psql('postgres', 'SELECT registrations_refused FROM flashscan_shared_scan_stats()');
@@ -191,10 +198,7 @@ my $old_pusher = $pusher;
 $pusher = $node->safe_psql('postgres', 'SELECT pusher_pid FROM flashscan_shared_scan_stats()');
 isnt($pusher, $old_pusher, "a new pusher runs (pid $pusher)");
 # a crash with a scan registered and its window pinned: a cursor half way
-$holder = $node->background_psql('postgres', on_error_stop => 0);
-$holder->query_safe('BEGIN');
-$holder->query_safe('DECLARE c NO SCROLL CURSOR FOR SELECT id FROM sp WHERE k < 60');
-$holder->query_safe('FETCH 1 FROM c');
+$holder = cursor_half_way('SELECT id FROM sp WHERE k < 60');
 ok(SSDKitTest::poll_until($node,
 		'SELECT scans_registered = 1 AND blocks_pinned > 0 FROM flashscan_shared_scan_stats()', 30),
 	'a cursor half way is registered and its groups pinned');
