@@ -13,8 +13,10 @@
  *	4. fetch: pairs stream out of the final merge into a window of the next
  *	   ssd_sort.prefetch_depth TIDs.  Each TID entering the window gets a
  *	   PrefetchBuffer() for its page (posix_fadvise, skipped for pages
- *	   already in shared_buffers), so the device sees up to that many reads in
- *	   flight while the head of the window is read synchronously.  The row is
+ *	   already in shared_buffers, and for the next page of an ascending run,
+ *	   which the kernel's readahead reads), so the device sees up to that
+ *	   many reads in flight while the head of the window is read
+ *	   synchronously.  The row is
  *	   then checked against the same snapshot and returned from the pinned
  *	   page; consecutive TIDs on one page reuse the pin.  Keys are never
  *	   re-evaluated: the order is the pairs'.
@@ -107,6 +109,7 @@ typedef struct SsdSortState
 	int			window_count;
 	bool		pairs_exhausted;
 	BlockNumber last_prefetched;
+	BlockNumber last_entered;	/* page of the TID that entered last */
 	Buffer		buffer;			/* page of the last row fetched, pinned */
 	BlockNumber buffer_block;
 	int			outstanding;	/* prefetched pages not yet read */
@@ -269,6 +272,7 @@ ssd_sort_begin(CustomScanState *css, EState *estate, int eflags)
 	node->buffer = InvalidBuffer;
 	node->buffer_block = InvalidBlockNumber;
 	node->last_prefetched = InvalidBlockNumber;
+	node->last_entered = InvalidBlockNumber;
 }
 
 static double
@@ -349,6 +353,7 @@ fill_window(SsdSortState *node)
 		bool		isnull;
 		ItemPointer tid;
 		BlockNumber block;
+		bool		sequential;
 
 		if (!tuplesort_gettupleslot(node->sortstate, true, false,
 									node->pair_slot, NULL))
@@ -365,8 +370,20 @@ fill_window(SsdSortState *node)
 		node->window_count++;
 
 		block = ItemPointerGetBlockNumber(tid);
-		if (node->prefetch_depth > 0 && block != node->last_prefetched &&
-			block != node->buffer_block)
+		sequential = node->last_entered != InvalidBlockNumber &&
+			(block == node->last_entered || block == node->last_entered + 1);
+		node->last_entered = block;
+
+		/*
+		 * Pages in ascending order (a key correlated with the physical
+		 * order) are left to the kernel's readahead.  posix_fadvise() of one
+		 * page turns into a read of that page alone, and the page cache hit
+		 * it leaves does not move the readahead window on: the fetch would
+		 * read the table in 8 kB requests one or two pages ahead, where
+		 * readahead reads it in large ones.
+		 */
+		if (node->prefetch_depth > 0 && !sequential &&
+			block != node->last_prefetched && block != node->buffer_block)
 		{
 			PrefetchBufferResult r = PrefetchBuffer(rel, MAIN_FORKNUM, block);
 
@@ -525,6 +542,7 @@ reset_fetch(SsdSortState *node)
 	node->buffer = InvalidBuffer;
 	node->buffer_block = InvalidBlockNumber;
 	node->last_prefetched = InvalidBlockNumber;
+	node->last_entered = InvalidBlockNumber;
 	node->window_head = 0;
 	node->window_count = 0;
 	node->outstanding = 0;

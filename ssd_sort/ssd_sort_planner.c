@@ -12,7 +12,9 @@
  * equivalence class that joins the relation to another, so a merge join can
  * take its input sorted this way.
  *
- * Cost = project (a seq scan emitting the pairs)
+ * Cost = project (a seq scan emitting the pairs, at the price the planner
+ *		  put on the relation's own seq scan: qdtt_costing's, when it priced
+ *		  it, so the built-in Sort and we read our input at one price)
  *		+ pair sort (PostgreSQL's cost_sort on the pair width)
  *		+ fetch: page reads (fetch_page_reads(), blended with one read per page
  *		  by the square of the key's correlation, as cost_index() does) at
@@ -455,6 +457,31 @@ scattered_row_cost(int width)
 	return 0.058 + width / 4300.0;
 }
 
+/*
+ * The relation's own Seq Scan path of the given degree (0: serial), as the
+ * planner priced it before us; NULL when there is none.  Where qdtt_costing
+ * (loaded before us, as the README orders them) priced it by where the pages
+ * are, the built-in Sort above it pays that price: the pair scan, which
+ * reads the same pages in the same way, must pay it too, or a warm table's
+ * Sort would read its input at memory prices and SSD Sort at the device's.
+ */
+static Path *
+own_seqscan_path(RelOptInfo *rel, int workers)
+{
+	List	   *paths = workers > 0 ? rel->partial_pathlist : rel->pathlist;
+	ListCell   *lc;
+
+	foreach(lc, paths)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->pathtype == T_SeqScan && IsA(path, Path) &&
+			path->param_info == NULL && path->parallel_workers == workers)
+			return path;
+	}
+	return NULL;
+}
+
 /* One ordering to offer, resolved once for its serial and parallel paths. */
 typedef struct Ordering
 {
@@ -478,6 +505,7 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, const Ordering *order,
 {
 	CustomPath *cpath;
 	Path	   *input;
+	Path	   *own;
 	Path		sort_path;
 	double		divisor = workers > 0 ? parallel_divisor(workers) : 1.0;
 	double		ntuples = Max(clamp_row_est(rel->rows / divisor), 1.0);
@@ -499,6 +527,12 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, const Ordering *order,
 	/* Project: a (parallel) seq scan of the relation emitting the pairs. */
 	input = create_seqscan_path(root, rel, NULL, workers);
 	input->pathtarget = order->pairs;
+	own = own_seqscan_path(rel, workers);
+	if (own != NULL)
+	{
+		input->startup_cost = own->startup_cost;
+		input->total_cost = own->total_cost;
+	}
 
 	/*
 	 * Sort the pairs.  enable_sort steers the planner away from Sort nodes;
@@ -693,11 +727,27 @@ ssd_sort_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (orderings == NIL)
 		return;
 
-	/* As many workers as a parallel seq scan of the relation would get. */
+	/*
+	 * As many workers as the relation's parallel seq scan has (qdtt_costing
+	 * may have chosen fewer than core would), else as core would give one.
+	 */
 	fetch_caches(rel, &node, &caches);
 	if (rel->consider_parallel && max_parallel_workers_per_gather > 0)
-		workers = compute_parallel_worker(rel, rel->pages, -1,
-										  max_parallel_workers_per_gather);
+	{
+		foreach(lc, rel->partial_pathlist)
+		{
+			Path	   *path = (Path *) lfirst(lc);
+
+			if (path->pathtype == T_SeqScan && IsA(path, Path))
+			{
+				workers = path->parallel_workers;
+				break;
+			}
+		}
+		if (workers == 0)
+			workers = compute_parallel_worker(rel, rel->pages, -1,
+											  max_parallel_workers_per_gather);
+	}
 	foreach(lc, orderings)
 	{
 		Ordering	order;

@@ -72,5 +72,52 @@ like($node->safe_psql('postgres',
 	qr/Worker \d:  Pairs Sorted: \d+/,
 	'without the leader, the workers are shown');
 
+# The pair scan costs what the relation's own seq scan costs: with a model
+# and the table counted in memory, qdtt_costing prices the scan under the
+# built-in Sort at memory prices, and SSD Sort's pair scan pays the same.
+$node->safe_psql('postgres', q{
+	INSERT INTO qdtt_calibration (tablespace, band_pages, queue_depth, cost_us)
+	SELECT 'pg_default', b, 1, CASE WHEN b = 1 THEN 10 ELSE 400 END
+	  FROM unnest(ARRAY[1, 16, 1000000]) b;
+	INSERT INTO qdtt_memory_cost VALUES ('pg_default', 0.4, 0.4, 2, 2, 0.05, 0.05, 1.3, 0);
+});
+$node->safe_psql('postgres', 'SELECT qdtt_sample_residency()');
+sub seqscan_cost
+{
+	my ($settings) = @_;
+	my $json = $node->safe_psql('postgres',
+		"SET max_parallel_workers_per_gather = 0; $settings EXPLAIN (FORMAT JSON) $query");
+	return ($json =~ /"Node Type": "Seq Scan",.*?"Total Cost": ([\d.]+)/s)[0];
+}
+my $sort_input = seqscan_cost('SET ssd_sort.enable = off;');
+is(seqscan_cost('SET enable_sort = off;'), $sort_input,
+	'the pair scan costs what the Seq Scan under the built-in Sort costs');
+isnt(seqscan_cost('SET qdtt.enable = off; SET ssd_sort.enable = off;'), $sort_input,
+	'which is the model\'s price, not stock\'s');
+$node->safe_psql('postgres', 'DELETE FROM qdtt_calibration; DELETE FROM qdtt_memory_cost');
+
+# Prefetching leaves ascending pages to the kernel's readahead: a key in
+# the table's physical order prefetches (nearly) nothing, a random key
+# prefetches most pages.  shared_buffers small enough that the pair scan
+# reads through its ring, so the fetch finds the pages outside the pool.
+$node->append_conf('postgresql.conf', "shared_buffers = 16MB\n");
+$node->safe_psql('postgres', q{
+	CREATE TABLE wide_ordered AS SELECT * FROM wide ORDER BY k, id;
+	VACUUM ANALYZE wide_ordered;
+});
+$node->restart;
+sub prefetches
+{
+	my ($table) = @_;
+	my $out = $node->safe_psql('postgres',
+		"$forced SET qdtt.use_residency = off; "
+		  . "EXPLAIN (ANALYZE, COSTS OFF) SELECT id, k FROM $table ORDER BY k, id");
+	like($out, qr/Custom Scan \(SSD Sort\)/, "$table: SSD Sort");
+	return ($out =~ /Prefetches Issued: (\d+)/)[0];
+}
+cmp_ok(prefetches('wide_ordered'), '<=', 2,
+	'pages in ascending order are left to readahead');
+cmp_ok(prefetches('wide'), '>', 1000, 'pages in random order are prefetched');
+
 $node->stop;
 done_testing();
