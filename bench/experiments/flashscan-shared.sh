@@ -8,7 +8,7 @@
 # with its columns and alpha drawn at random (seeded: every configuration
 # runs the same queries), and waits for all; --batches batches.  Memory:
 # shared_buffers is --caches percent of the pax table's size (the thesis's
-# cache size; flashscan.shared_scan_cache takes its most, a quarter of it),
+# cache size; flashscan.shared_scan_cache takes its most, half of it),
 # the memory cgroup shared_buffers + --headroom_mb (the backends and a
 # little page cache: most reads reach the device; 128 MB for 8 clients).  Each configuration and cache size starts cold (caches
 # dropped).  Serial queries (max_parallel_workers_per_gather 0): the
@@ -42,7 +42,7 @@ experiment_main() {
 	pristine=$(pristine_cluster "flashscan-shared-sf$sf" load_shared_lineitem "$sf")
 	shared_queries "$seed" "$((clients * batches))" >"$RUN_DIR/queries.sql"
 	echo "tier,cache_pct,variant,window,repeat,batch,batch_ms,mean_query_ms,read_requests,read_mb,result_md5,done_p10_ms,done_p50_ms,done_p90_ms" >"$RESULT.csv"
-	meta settings "TPC-H SF ${sf} lineitem in heap and in pax (default groups); ${clients} concurrent queries a batch, ${batches} batches, each configuration run ${repeats} time(s) interleaved; SELECT sum(c_j), sum(c_k) FROM lineitem WHERE c_i >= alpha, random columns and alpha (seed ${seed}); shared_buffers = cache% of the pax table, memory cgroup shared_buffers + ${headroom_mb} MB; flashscan.shared_scan_cache = shared_buffers / 4; flashscan.shared_scan_read_gap = ${read_gap} blocks; max_parallel_workers_per_gather 0; jit off; every configuration starts cold"
+	meta settings "TPC-H SF ${sf} lineitem in heap and in pax (default groups); ${clients} concurrent queries a batch, ${batches} batches, each configuration run ${repeats} time(s) interleaved; SELECT sum(c_j), sum(c_k) FROM lineitem WHERE c_i >= alpha, random columns and alpha (seed ${seed}); shared_buffers = cache% of the pax table, memory cgroup shared_buffers + ${headroom_mb} MB; flashscan.shared_scan_cache = shared_buffers / 2; flashscan.shared_scan_read_gap = ${read_gap} blocks; max_parallel_workers_per_gather 0; jit off; every configuration starts cold"
 
 	for tier in $tiers; do
 		data=$(tier_copy "$pristine" "$tier" shared)
@@ -53,7 +53,7 @@ experiment_main() {
 			sb=$((pax_mb * cache / 100))
 			[ "$sb" -lt 16 ] && sb=16
 			set_memory_limit "$((sb + headroom_mb))M"
-			local opts="-c shared_buffers=${sb}MB -c flashscan.shared_scan_cache=$((sb / 4))MB -c flashscan.shared_scan_read_gap=$read_gap -c jit=off -c max_parallel_workers_per_gather=0 -c shared_preload_libraries=flashscan -c max_connections=100"
+			local opts="-c shared_buffers=${sb}MB -c flashscan.shared_scan_cache=$((sb / 2))MB -c flashscan.shared_scan_read_gap=$read_gap -c jit=off -c max_parallel_workers_per_gather=0 -c shared_preload_libraries=flashscan -c max_connections=100"
 			for ((r = 1; r <= repeats; r++)); do
 				for v in $variants; do
 					shared_batches "$data" "$dev" "$opts" "$tier" "$cache" "$v" "$window" "$clients" "$batches" "$r"
