@@ -208,7 +208,7 @@ shared_scan_init(void)
  * the bulk-read rings), and no backend can find every buffer pinned.  Less
  * than half starves the scans of a small pool: with shared_buffers at 10%
  * of the table and 8 scans, the pusher read each group 2.0 times a batch
- * with a quarter, 1.5-1.6 times with half.
+ * with a quarter, 1.6-1.9 times with half.
  */
 uint32
 shared_scan_cache_limit(void)
