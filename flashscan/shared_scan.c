@@ -205,10 +205,12 @@ shared_scan_init(void)
  * Blocks the pusher may hold pinned: the setting, within half of
  * shared_buffers.  Pinned buffers cannot be evicted; the other half stays
  * for everything else the server reads (catalogs, indexes, other tables,
- * the bulk-read rings), and no backend can find every buffer pinned.  Less
- * than half starves the scans of a small pool: with shared_buffers at 10%
- * of the table and 8 scans, the pusher read each group 2.0 times a batch
- * with a quarter, 1.6-1.9 times with half.
+ * the bulk-read rings).  The cache must hold the groups between the
+ * leading and the lagging scans, which drift apart as their queries cost
+ * different CPU per row: in a small pool a quarter could not, and the
+ * pusher read groups again for the laggards (bench/results/
+ * flashscan-shared.md).  A single group larger than the limit is still
+ * pinned whole (pick_batch()).
  */
 uint32
 shared_scan_cache_limit(void)

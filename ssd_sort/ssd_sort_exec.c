@@ -13,8 +13,8 @@
  *	4. fetch: pairs stream out of the final merge into a window of the next
  *	   ssd_sort.prefetch_depth TIDs.  Each TID entering the window gets a
  *	   PrefetchBuffer() for its page (posix_fadvise, skipped for pages
- *	   already in shared_buffers, and for the next page of an ascending run,
- *	   which the kernel's readahead reads), so the device sees up to that
+ *	   already in shared_buffers, and for pages past the first few of an
+ *	   ascending run, which the kernel's readahead reads), so the device sees up to that
  *	   many reads in flight while the head of the window is read
  *	   synchronously.  The row is
  *	   then checked against the same snapshot and returned from the pinned
@@ -53,6 +53,12 @@
 
 #include "ssd_sort.h"
 #include "ssdkit_qdtt.h"
+
+/*
+ * Ascending steps after which the fetch leaves the next pages to the
+ * kernel's readahead (see fill_window()).
+ */
+#define SSD_SORT_READAHEAD_RUN 4
 
 /*
  * What one participant counts for EXPLAIN ANALYZE.  A parallel SSD Sort
@@ -110,6 +116,7 @@ typedef struct SsdSortState
 	bool		pairs_exhausted;
 	BlockNumber last_prefetched;
 	BlockNumber last_entered;	/* page of the TID that entered last */
+	int			ascending_run;	/* +1 steps that led to it */
 	Buffer		buffer;			/* page of the last row fetched, pinned */
 	BlockNumber buffer_block;
 	int			outstanding;	/* prefetched pages not yet read */
@@ -273,6 +280,7 @@ ssd_sort_begin(CustomScanState *css, EState *estate, int eflags)
 	node->buffer_block = InvalidBlockNumber;
 	node->last_prefetched = InvalidBlockNumber;
 	node->last_entered = InvalidBlockNumber;
+	node->ascending_run = 0;
 }
 
 static double
@@ -370,18 +378,25 @@ fill_window(SsdSortState *node)
 		node->window_count++;
 
 		block = ItemPointerGetBlockNumber(tid);
-		sequential = node->last_entered != InvalidBlockNumber &&
-			(block == node->last_entered || block == node->last_entered + 1);
+		if (node->last_entered != InvalidBlockNumber &&
+			block == node->last_entered + 1)
+			node->ascending_run++;
+		else if (block != node->last_entered)
+			node->ascending_run = 0;
 		node->last_entered = block;
 
 		/*
-		 * Pages in ascending order (a key correlated with the physical
+		 * Pages of a long ascending run (a key correlated with the physical
 		 * order) are left to the kernel's readahead.  posix_fadvise() of one
 		 * page turns into a read of that page alone, and the page cache hit
 		 * it leaves does not move the readahead window on: the fetch would
 		 * read the table in 8 kB requests one or two pages ahead, where
-		 * readahead reads it in large ones.
+		 * readahead reads it in large ones.  The first pages of a run are
+		 * still prefetched: readahead starts only once the kernel has seen
+		 * reads in sequence, and a short run (a key partly correlated) may
+		 * end before it does.
 		 */
+		sequential = node->ascending_run >= SSD_SORT_READAHEAD_RUN;
 		if (node->prefetch_depth > 0 && !sequential &&
 			block != node->last_prefetched && block != node->buffer_block)
 		{
@@ -543,6 +558,7 @@ reset_fetch(SsdSortState *node)
 	node->buffer_block = InvalidBlockNumber;
 	node->last_prefetched = InvalidBlockNumber;
 	node->last_entered = InvalidBlockNumber;
+	node->ascending_run = 0;
 	node->window_head = 0;
 	node->window_count = 0;
 	node->outstanding = 0;

@@ -13,8 +13,9 @@
  * take its input sorted this way.
  *
  * Cost = project (a seq scan emitting the pairs, at the price the planner
- *		  put on the relation's own seq scan: qdtt_costing's, when it priced
- *		  it, so the built-in Sort and we read our input at one price)
+ *		  put on the relation's own seq scan of that degree: qdtt_costing's,
+ *		  when it priced it, so a Sort over that scan and we read our input
+ *		  at one price; core's where no such path is left)
  *		+ pair sort (PostgreSQL's cost_sort on the pair width)
  *		+ fetch: page reads (fetch_page_reads(), blended with one read per page
  *		  by the square of the key's correlation, as cost_index() does) at

@@ -275,6 +275,17 @@ ok(SSDKitTest::poll_until($node, 'SELECT pusher_pid IS NOT NULL FROM flashscan_s
 	'the pusher still runs');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM sh WHERE k < 60'), '120000', 'the server still serves');
 
+# --- the hub's cache: the setting, within half of shared_buffers ---
+$node->append_conf('postgresql.conf', "shared_buffers = 2MB\n");
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT cache_blocks FROM flashscan_shared_scan_stats()'),
+	'128', 'a 2 MB setting in a 2 MB pool: half of the pool');
+$node->append_conf('postgresql.conf', "flashscan.shared_scan_cache = 512kB\n");
+$node->reload;
+ok(SSDKitTest::poll_until($node,
+		'SELECT cache_blocks = 64 FROM flashscan_shared_scan_stats()', 30),
+	'a setting below half of the pool: the setting');
+
 $node->stop;
 
 # --- with ssd_cache: blocks the SSD cache holds are not read ahead from the disk ---
