@@ -14,12 +14,12 @@
  *	   ssd_sort.prefetch_depth TIDs.  Each TID entering the window gets a
  *	   PrefetchBuffer() for its page (posix_fadvise, skipped for pages
  *	   already in shared_buffers, and for pages past the first few of an
- *	   ascending run, which the kernel's readahead reads), so the device sees up to that
- *	   many reads in flight while the head of the window is read
- *	   synchronously.  The row is
- *	   then checked against the same snapshot and returned from the pinned
- *	   page; consecutive TIDs on one page reuse the pin.  Keys are never
- *	   re-evaluated: the order is the pairs'.
+ *	   ascending run, which the kernel's readahead reads), so the device
+ *	   sees up to that many reads in flight while the head of the window is
+ *	   read synchronously.  The row is then checked against the same
+ *	   snapshot and returned from the pinned page; consecutive TIDs on one
+ *	   page reuse the pin.  Keys are never re-evaluated: the order is the
+ *	   pairs'.
  *
  * The snapshot is the query's, registered for the whole execution, so
  * VACUUM cannot remove a row version the scan saw and pruning does not move

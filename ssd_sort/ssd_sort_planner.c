@@ -459,8 +459,9 @@ scattered_row_cost(int width)
 }
 
 /*
- * The relation's own Seq Scan path of the given degree (0: serial), as the
- * planner priced it before us; NULL when there is none.  Where qdtt_costing
+ * The relation's own Seq Scan path of the given degree (0: serial; -1: the
+ * first partial one, of any degree), as the planner priced it before us;
+ * NULL when there is none.  Where qdtt_costing
  * (loaded before us, as the README orders them) priced it by where the pages
  * are, the built-in Sort above it pays that price: the pair scan, which
  * reads the same pages in the same way, must pay it too, or a warm table's
@@ -469,7 +470,7 @@ scattered_row_cost(int width)
 static Path *
 own_seqscan_path(RelOptInfo *rel, int workers)
 {
-	List	   *paths = workers > 0 ? rel->partial_pathlist : rel->pathlist;
+	List	   *paths = workers != 0 ? rel->partial_pathlist : rel->pathlist;
 	ListCell   *lc;
 
 	foreach(lc, paths)
@@ -477,7 +478,8 @@ own_seqscan_path(RelOptInfo *rel, int workers)
 		Path	   *path = (Path *) lfirst(lc);
 
 		if (path->pathtype == T_SeqScan && IsA(path, Path) &&
-			path->param_info == NULL && path->parallel_workers == workers)
+			path->param_info == NULL &&
+			(workers < 0 || path->parallel_workers == workers))
 			return path;
 	}
 	return NULL;
@@ -735,19 +737,11 @@ ssd_sort_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	fetch_caches(rel, &node, &caches);
 	if (rel->consider_parallel && max_parallel_workers_per_gather > 0)
 	{
-		foreach(lc, rel->partial_pathlist)
-		{
-			Path	   *path = (Path *) lfirst(lc);
+		Path	   *partial = own_seqscan_path(rel, -1);
 
-			if (path->pathtype == T_SeqScan && IsA(path, Path))
-			{
-				workers = path->parallel_workers;
-				break;
-			}
-		}
-		if (workers == 0)
-			workers = compute_parallel_worker(rel, rel->pages, -1,
-											  max_parallel_workers_per_gather);
+		workers = partial != NULL ? partial->parallel_workers :
+			compute_parallel_worker(rel, rel->pages, -1,
+									max_parallel_workers_per_gather);
 	}
 	foreach(lc, orderings)
 	{
