@@ -110,6 +110,24 @@ is( $node->safe_psql('postgres', qq{$set SET qdtt.use_residency = off;
 		FROM qdtt_explain('$q')}),
 	't', 'and without residency, no fractions and all of it on the device');
 
+# A parallel index scan of the resident table: its participants share the
+# page reads from memory as they share its tuples (core charges every
+# read in full), and its path is not pruned by the parallel bitmap path
+# before either is charged for its work in memory.
+my $par = 'SET qdtt.cost_unit_us = 10; SET max_parallel_workers_per_gather = 2;
+	SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;';
+is( $node->safe_psql('postgres', qq{$par
+		SELECT count(*) FILTER (WHERE scan = 'Parallel Index Scan' AND memory_work_cost < 0) = 1
+		   AND count(*) FILTER (WHERE scan = 'Parallel Bitmap Heap Scan') = 1
+		   AND min(qdtt_cost) FILTER (WHERE scan = 'Parallel Index Scan')
+			   < min(qdtt_cost) FILTER (WHERE scan = 'Index Scan')
+		FROM qdtt_explain('$q')}),
+	't', 'resident: a parallel index scan and a parallel bitmap heap scan are both candidates, the index scan\'s page reads shared');
+is( $node->safe_psql('postgres', qq{$par SET qdtt.use_residency = off;
+		SELECT count(*) FILTER (WHERE scan = 'Parallel Index Scan' AND memory_work_cost < 0) = 0
+		FROM qdtt_explain('$q')}),
+	't', 'device-priced: no page reads handed back to a parallel index scan');
+
 # A relation the sampler has not seen yet is priced as before.
 $node->safe_psql('postgres', q{
 	CREATE TABLE fresh AS SELECT * FROM hot;
