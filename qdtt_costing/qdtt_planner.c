@@ -95,6 +95,7 @@ typedef struct QdttRelPlan
 	double		heap_band;		/* pages of the heap */
 	double		qd_share;		/* queue-depth budget share */
 	double		bitmap_qd;
+	bool		bitmap_prefetch;	/* bitmap heap scans prefetch */
 	bool		bitmap_prefetch_gain;	/* prefetching gains from QD */
 	bool		parallel_gain;	/* parallel index/bitmap scans gain from QD */
 	int			pis_workers;	/* -1: the stock heuristic */
@@ -444,9 +445,13 @@ bitmap_priced_as_serial(const QdttRelPlan *p)
 	 * round may win once they are added, so bitmap paths get a round of
 	 * their own.  Not for a scan of a row at most (pgbench -S's, planned at
 	 * every execution): an index scan of one row re-visits nothing, so its
-	 * charges cannot lift it above a bitmap scan it beat.
+	 * charges cannot lift it above a bitmap scan it beat.  A prefetching
+	 * bitmap scan's pages cost random reads however dense the bitmap (see
+	 * regenerate_paths), which core's prices do not say, except for a row
+	 * at most: one page, which core prices as a random read anyway.
 	 */
-	return !p->bitmap_prefetch_gain && (!p->has_residency || p->at_most_a_row) &&
+	return !p->bitmap_prefetch_gain && (!p->bitmap_prefetch || p->at_most_a_row) &&
+		(!p->has_residency || p->at_most_a_row) &&
 		page_cost(p, p->heap_band, p->bitmap_qd) == page_cost(p, p->heap_band, 1);
 }
 
@@ -498,14 +503,17 @@ parallel_divisor(Path *path)
 }
 
 /*
- * The memory part of a parallel index path's page reads: the path costed
- * again (on copies) with only the memory part of the page prices it was
- * built with (regenerate_paths' parallel round), less the path costed with
- * page reads free.  Core divides only CPU costs among a parallel index
+ * The memory part of a parallel index path's heap page reads: the path
+ * costed again (on copies) with only the memory part of the page prices it
+ * was built with (regenerate_paths' parallel round), less the path costed
+ * with page reads free.  Core divides only CPU costs among a parallel index
  * scan's participants and charges every page read in full, which is right
- * for the device's share (the queue depth prices it) but not for pages
- * served from memory: a buffer copy and its pin are CPU work, spread over
- * the participants like the tuples'.
+ * for the device's share (the queue depth prices it) but not for heap
+ * pages served from memory: a buffer copy and its pin are CPU work, spread
+ * over the participants like the tuples'.  The index's own pages are left
+ * out: a participant reads the next leaf page while it holds the shared
+ * scan (nbtree releases it only once the page is read), so those reads are
+ * serial.
  */
 static Cost
 parallel_index_memory_io(PlannerInfo *root, const QdttRelPlan *p, IndexPath *ip)
@@ -519,14 +527,16 @@ parallel_index_memory_io(PlannerInfo *root, const QdttRelPlan *p, IndexPath *ip)
 	memcpy(with, ip, sizeof(IndexPath));
 	memcpy(without, ip, sizeof(IndexPath));
 	random_page_cost = units(p, memory_us(p, p->heap_band));
-	seq_page_cost = p->parallel_gain ? random_page_cost : units(p, memory_us(p, 1.0));
+	seq_page_cost = (p->parallel_gain || p->bitmap_prefetch) ?
+		random_page_cost : units(p, memory_us(p, 1.0));
 	/* not as a partial path: that would pick the worker count again */
 	cost_index(with, root, 1.0, false);
 	random_page_cost = seq_page_cost = 0;
 	cost_index(without, root, 1.0, false);
 	random_page_cost = saved_random;
 	seq_page_cost = saved_seq;
-	io = with->path.total_cost - without->path.total_cost;
+	io = (with->path.total_cost - without->path.total_cost) -
+		(with->indextotalcost - without->indextotalcost);
 	pfree(with);
 	pfree(without);
 	return Max(io, 0);
@@ -948,18 +958,20 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		 * Core prices their pages between random_page_cost and, as the
 		 * fraction of the table read grows, seq_page_cost: the readahead a
 		 * dense serial scan gets.  But prefetching asks for every page with
-		 * its own posix_fadvise, which readahead never merges, so where the
-		 * device gains from that queue depth every page costs a random read
-		 * at it, however dense the bitmap (measured: 16-19 us a page at
-		 * every density on the SSD tier, against 3-5 us for a seq scan).
+		 * its own posix_fadvise, which readahead never merges, so every page
+		 * costs a random read at that queue depth, however dense the bitmap
+		 * (measured: 16-19 us a page at every density on the SSD tier,
+		 * against 3-5 us for a seq scan; on a disk that gains nothing from
+		 * the queue, 5 ms a page: a bitmap of 1% of T200's rows, which
+		 * visits every page, ran past 10 s where a seq scan took 2.1 s).
 		 * Plain index paths are disabled here so that, priced at this
 		 * queue depth they do not have, they cannot crowd out bitmap paths.
 		 */
 		if (bitmap_priced_as_serial(p))
 		{
 			/*
-			 * Bitmap pages cost what serial ones do (no prefetch, or none the
-			 * model gains from): the bitmap paths of the serial round are
+			 * Bitmap pages cost what serial ones do (no prefetch or a row at
+			 * most, and no gain from the queue): the bitmap paths of the serial round are
 			 * the ones a round of their own would build, at the same costs
 			 * (those index paths pruned there lose to the same paths here).
 			 */
@@ -968,7 +980,7 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		else
 		{
 			set_page_costs(p, p->bitmap_qd, 1);
-			if (p->bitmap_prefetch_gain)
+			if (p->bitmap_prefetch)
 				seq_page_cost = random_page_cost;
 			enable_indexscan = false;
 			enable_indexonlyscan = false;
@@ -988,10 +1000,13 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 			if (p->pis_workers > 0)
 				rel->rel_parallel_workers = p->pis_workers;
 			set_page_costs(p, p->pis_qd, p->pis_qd);
-			/* Participants read heap pages one request each (see above). */
-			if (p->parallel_gain)
+			/*
+			 * Participants read heap pages one request each (see above), as
+			 * a prefetching bitmap scan does.
+			 */
+			if (p->parallel_gain || p->bitmap_prefetch)
 				seq_page_cost = random_page_cost;
-			if (!p->has_residency || p->at_most_a_row)
+			if (!p->has_residency || p->at_most_a_row || p->device_fraction >= 1)
 			{
 				scratch = index_paths_in_scratch(root, rel, true);
 				cands = add_partial_candidates(cands, scratch, rel, p, T_Invalid);
@@ -999,9 +1014,10 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 			else
 			{
 				/*
-				 * charge_memory_work charges a parallel bitmap heap scan
-				 * its unshared page work and hands a parallel index scan
-				 * back its shared page reads, after the scratch rounds:
+				 * With pages in memory, charge_memory_work charges a
+				 * parallel bitmap heap scan its unshared page work and
+				 * hands a parallel index scan back its shared page reads,
+				 * after the scratch rounds:
 				 * in one round the one would prune the other before
 				 * either charge is known (the way the serial round keeps
 				 * bitmap paths apart).
@@ -1184,6 +1200,7 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	/* one clause: the index's estimate is the relation's */
 	p.at_most_a_row = rel->rows <= 1 && list_length(rel->baserestrictinfo) == 1;
 	p.heap_band = Max(rel->pages, 1);
+	p.bitmap_prefetch = get_tablespace_io_concurrency(rel->reltablespace) > 0;
 	p.bitmap_qd = Min(Max(get_tablespace_io_concurrency(rel->reltablespace), 1),
 					  p.qd_share);
 	p.bitmap_prefetch_gain = p.bitmap_qd > 1 &&
