@@ -251,8 +251,10 @@ ALTER TABLESPACE pg_default RESET (random_page_cost);
 -- A flat model (no queue-depth gain) priced like stock (random = 4 x
 -- sequential): plans AND costs are exactly stock's, for scans, index-only
 -- scans, ordered scans, bitmap scans, parallel plans and parameterized
--- nested loops.
+-- nested loops, where bitmap scans do not prefetch (with prefetch, below,
+-- each bitmap page is a random read, which core's prices do not say).
 --
+SET effective_io_concurrency = 0;
 DELETE FROM qdtt_calibration;
 INSERT INTO qdtt_calibration (tablespace, band_pages, queue_depth, cost_us)
 SELECT 'pg_default', b, q, CASE WHEN b = 1 THEN 10 ELSE 40 END
@@ -274,6 +276,12 @@ SELECT q, plan_of(q, true) = plan_of(q, false) AS same_plan_and_costs FROM queri
 SET enable_bitmapscan = off;
 SELECT q, plan_of(q, true) = plan_of(q, false) AS same_plan_and_costs FROM queries;
 RESET enable_bitmapscan;
+-- Prefetching bitmap scans: each page a random read, dearer than stock's
+-- price once the bitmap holds more than a page.
+RESET effective_io_concurrency;
+SELECT q, (SELECT qdtt_cost > stock_cost FROM qdtt_explain(q) WHERE scan = 'Bitmap Heap Scan') AS bitmap_dearer
+FROM (VALUES ('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 1999'),
+			 ('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 9999')) v(q);
 
 DROP TABLE t, small;
 DROP FUNCTION plan_of(text, boolean);
