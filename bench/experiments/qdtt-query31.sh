@@ -10,9 +10,13 @@
 #   warm  no memory cap, table and index read into the OS page cache once
 #         (pg_prewarm), runs back to back;
 #   half  memory capped at shared_buffers + half the table (+ 96 MB for
-#         the processes), started cold,
-#         index and table read through the cap once (so about half the
-#         table stays cached), runs back to back.
+#         the processes); before every run a cold start, then the index
+#         and every other 1 MB of the table read into the OS page cache,
+#         so each plan starts with the same half of the table cached;
+#   repeat the half state's cap, started cold, index and table read
+#         through the cap once, runs back to back: a query repeated finds
+#         the pages its last run read (the state a dashboard's query is
+#         in), which no per-relation residency shows.
 # The residency sampler's background passes are off (qdtt.residency_interval
 # = 0); each planning session first runs a pass (qdtt_sample_residency()),
 # so the QDTT planner sees the state the query runs in, as a server's
@@ -29,12 +33,13 @@
 # planned once in its session and executed after 250 ms idle, so every
 # execution starts with the HDD throttle's full 100 ms slice.
 #
-# Options: --tiers "ssd hdd"  --states "cold warm half"
+# Options: --tiers "ssd hdd"  --states "cold warm half repeat"
 #          --tables "1:60000 33:2000000 200:12000000"
 #          (k:rows, about 470 MB each)  --ssd_sels "..."  --hdd_sels "..."
 #          --calibration_mb 512  --ssd_reps 5 --hdd_reps 1 (cold runs per
 #          plan, 3 at least for a plan under a second; the best counts)
-#          --warm_reps 3 (runs per plan in the warm and half states)
+#          --warm_reps 3 (runs per plan in the warm and repeat states;
+#          the half state takes the cold runs' counts)
 #          --full_calibration true (also calibrate without the early stop,
 #          for the calibration table; the planner uses the early-stop model)
 #          --cost_unit_us auto (qdtt.cost_unit_us for both tiers; auto = the
@@ -54,7 +59,7 @@ experiment_main() {
 
 	echo "tier,state,table,rows_per_page,rows,pages,selectivity_pct,variant,plan,workers,ms,censored,reused" >"$RESULT.csv"
 	echo "tier,early_stop,file_mb,points_measured,points_defaulted,stopped_at_qd,max_beneficial_qd,prepare_s,measure_s" >"$RESULT-calibration.csv"
-	meta settings "shared_buffers 5% of the table, jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16). States ($states): cold = memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), every run cold (stop, drop caches, start); warm = no memory cap (effective_cache_size default), table and index read into the OS page cache once with pg_prewarm, runs back to back; half = memory cgroup shared_buffers + half the table + 96 MB for the processes (effective_cache_size shared_buffers + half the table), started cold, index then table read through the cap once, runs back to back. Each session runs a residency pass first (background passes off), plans the query, then executes it with EXPLAIN ANALYZE after 250 ms idle (the HDD throttle gives the execution a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second), $warm_reps warm or half-cached runs; the plans of a selectivity run in interleaved rounds"
+	meta settings "shared_buffers 5% of the table, jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16). States ($states): cold = memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), every run cold (stop, drop caches, start); warm = no memory cap (effective_cache_size default), table and index read into the OS page cache once with pg_prewarm, runs back to back; half = memory cgroup shared_buffers + half the table + 96 MB for the processes (effective_cache_size shared_buffers + half the table), before every run a cold start, then the index (pg_prewarm) and every other 1 MB of the table (readahead off) read into the OS page cache; repeat = the half state's cap, started cold, index then table read through the cap once, runs back to back. Each session runs a residency pass first (background passes off), plans the query, then executes it with EXPLAIN ANALYZE after 250 ms idle (the HDD throttle gives the execution a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second), $warm_reps warm or repeat runs, the cold counts half-cached; the plans of a selectivity run in interleaved rounds"
 	meta query "SELECT max(c1) FROM Tk WHERE c2 BETWEEN 1000001 AND 1000000 + rows * selectivity (c2 a permutation of 1..rows)"
 
 	local tier data
@@ -174,15 +179,21 @@ table_shared_buffers_mb() {
 HALF_HEADROOM_MB=96
 
 # state_server STATE DATA OPTS TAB: the server as STATE runs a plan: for
-# cold, a cold start before every run; for warm and half, once per table
-# (warm_up then fills the cache).
+# cold and half, a cold start before every run (half then reads its half
+# of TAB); for warm and repeat, once per table (warm_up then fills the
+# cache).
 state_server() {
-	local state=$1 data=$2 opts=$3
+	local state=$1 data=$2 opts=$3 tab=${4:-}
 	case $state in
-	cold) pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts" ;;
+	cold | repeat) pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts" ;;
 	warm) pg_stop "$data"; pg_start "$data" "$RUN_DIR/$tier.log" "$opts" ;;
-	half) pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts" ;;
+	half) pg_cold_start "$data" "$RUN_DIR/$tier.log" "$opts"; half_warm_up "$tab" "$data" ;;
 	esac
+}
+
+# per_run_state STATE: does every run start from its own server start?
+per_run_state() {
+	[ "$1" = cold ] || [ "$1" = half ]
 }
 
 # warm_up TAB: read the index, then the table, through the server (and
@@ -192,11 +203,36 @@ warm_up() {
 		-c "SELECT pg_prewarm('$1', 'read')" >/dev/null
 }
 
+# half_warm_up TAB DATA: read the index (pg_prewarm), then the first 1 MB
+# of every 2 MB of the table, into the OS page cache, leaving
+# shared_buffers empty: half the table cached, spread evenly over it, so a
+# range of c2 (a random permutation) finds half its pages cached, as the
+# residency sampler counts the table.  The table's reads are made with
+# readahead off (POSIX_FADV_RANDOM: the SSD tier's device reads 8 MB ahead,
+# which cached 96% of the table when pg_prewarm read the halves), in the
+# bench cgroups, so the cap and the HDD throttle apply.
+half_warm_up() {
+	local tab=$1 data=$2 file
+	bench_psql -d qdtt -At -c "SELECT sum(pg_prewarm(indexrelid, 'read')) FROM pg_index WHERE indrelid = '$tab'::regclass" >/dev/null
+	file=$data/$(bench_psql -d qdtt -At -c "SELECT pg_relation_filepath('$tab')")
+	in_cgroup python3 -c '
+import glob, os, sys
+base = sys.argv[1]
+segments = [base] + sorted(glob.glob(base + ".[0-9]*"), key=lambda p: int(p.rsplit(".", 1)[1]))
+for path in segments:
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+    for off in range(0, os.fstat(fd).st_size, 2 << 20):
+        os.pread(fd, 1 << 20, off)
+    os.close(fd)
+' "$file"
+}
+
 sweep_table() {
 	local tier=$1 data=$2 k=$3 rows=$4 sels=$5 state=$6
 	local tab="t$k" pages sb_mb sel lo hi variant cap_ms reps=$ssd_reps
 	[ "$tier" = hdd ] && reps=$hdd_reps
-	[ "$state" = cold ] || reps=$warm_reps
+	[ "$state" = warm ] || [ "$state" = repeat ] && reps=$warm_reps
 	local -A censored_from=()
 
 	pages=${TABLE_PAGES[$tab]}
@@ -208,19 +244,19 @@ sweep_table() {
 	local cache_mb
 	case $state in
 	cold) cache_mb=$((sb_mb + 128)) ;;
-	half) cache_mb=$((sb_mb + pages * 8 / 1024 / 2)) ;;
+	half | repeat) cache_mb=$((sb_mb + pages * 8 / 1024 / 2)) ;;
 	warm) cache_mb="" ;;
 	esac
 	case $state in
 	cold) set_memory_limit "${cache_mb}M" ;;
-	half) set_memory_limit "$((cache_mb + HALF_HEADROOM_MB))M" ;;
+	half | repeat) set_memory_limit "$((cache_mb + HALF_HEADROOM_MB))M" ;;
 	warm) set_memory_limit -1 ;;
 	esac
 	local opts="-c shared_buffers=${sb_mb}MB ${cache_mb:+-c effective_cache_size=${cache_mb}MB} -c qdtt.cost_unit_us=$cost_unit_us $QDTT_OPTS"
 
 	# The cap: 3 x a seq scan in the state, at least 10 s.
-	state_server "$state" "$data" "$opts"
-	[ "$state" = cold ] || warm_up "$tab"
+	state_server "$state" "$data" "$opts" "$tab"
+	[ "$state" = warm ] || [ "$state" = repeat ] && warm_up "$tab"
 	local t0 t1
 	t0=$(date +%s%N)
 	bench_psql -d qdtt -At -c "$(variant_settings FTS "$tab") SELECT max(c1) FROM $tab; ROLLBACK" >/dev/null
@@ -242,6 +278,12 @@ sweep_table() {
 		# one of the forced plans.
 		local -A plan_id=() id_of_text=() shape_of=()
 		local plan_settings=() id_shape=() best=() cens=() done_=() nplans=0 settings explain id
+		# the half state plans in the state its runs start from
+		if [ "$state" = half ]; then
+			state_server half "$data" "$opts" "$tab"
+			log "$tier half $tab $sel%: $(bench_psql -d qdtt -At -c "SELECT qdtt_sample_residency()" \
+				-c "SELECT round(100.0 * os_cache_blocks / blocks) FROM qdtt_residency WHERE relation = '$tab'::regclass AND fork = 'main'" | tail -1)% of the table in the page cache"
+		fi
 		for variant in $VARIANTS; do
 			settings=$(variant_settings "$variant" "$tab")
 			explain=$(bench_psql -d qdtt -At -c "SELECT qdtt_sample_residency()" -c "$settings EXPLAIN (COSTS OFF) $query; ROLLBACK" | tail -n +2)
@@ -281,10 +323,10 @@ sweep_table() {
 					continue
 				fi
 				active=1
-				[ "$state" = cold ] && state_server cold "$data" "$opts"
+				per_run_state "$state" && state_server "$state" "$data" "$opts" "$tab"
 				if out=$(bench_psql -d qdtt -At -c "SET statement_timeout = $cap_ms; SELECT qdtt_sample_residency(); ${plan_settings[id]} EXPLAIN (COSTS OFF) $query; SELECT pg_sleep(0.25); EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query; ROLLBACK" 2>&1); then
 					one=$(grep -o 'Execution Time: [0-9.]*' <<<"$out" | grep -o '[0-9.]*$')
-					# a planner choice that moved with the cache (half state)
+					# a planner choice that moved with the cache (repeat state)
 					[ "$(plan_shape "$out")" = "${id_shape[id]}" ] ||
 						log "$tier $state $tab $sel%: planned ${id_shape[id]}, ran $(plan_shape "$out") (${plan_settings[id]})"
 					if [ -z "${best[id]}" ] || awk -v a="$one" -v b="${best[id]}" 'BEGIN { exit !(a < b) }'; then
