@@ -970,10 +970,11 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		if (bitmap_priced_as_serial(p))
 		{
 			/*
-			 * Bitmap pages cost what serial ones do (no prefetch or a row at
-			 * most, and no gain from the queue): the bitmap paths of the serial round are
-			 * the ones a round of their own would build, at the same costs
-			 * (those index paths pruned there lose to the same paths here).
+			 * Bitmap pages cost what serial ones do (no prefetch or a row
+			 * at most, and no gain from the queue): the bitmap paths of the
+			 * serial round are the ones a round of their own would build,
+			 * at the same costs (those index paths pruned there lose to the
+			 * same paths here).
 			 */
 			scratch = serial;
 		}
@@ -1017,10 +1018,9 @@ regenerate_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 				 * With pages in memory, charge_memory_work charges a
 				 * parallel bitmap heap scan its unshared page work and
 				 * hands a parallel index scan back its shared page reads,
-				 * after the scratch rounds:
-				 * in one round the one would prune the other before
-				 * either charge is known (the way the serial round keeps
-				 * bitmap paths apart).
+				 * after the scratch rounds: in one round the one would
+				 * prune the other before either charge is known (the way
+				 * the serial round keeps bitmap paths apart).
 				 */
 				enable_bitmapscan = false;
 				scratch = index_paths_in_scratch(root, rel, true);
