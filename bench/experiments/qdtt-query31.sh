@@ -232,7 +232,7 @@ sweep_table() {
 	local tier=$1 data=$2 k=$3 rows=$4 sels=$5 state=$6
 	local tab="t$k" pages sb_mb sel lo hi variant cap_ms reps=$ssd_reps
 	[ "$tier" = hdd ] && reps=$hdd_reps
-	[ "$state" = warm ] || [ "$state" = repeat ] && reps=$warm_reps
+	per_run_state "$state" || reps=$warm_reps
 	local -A censored_from=()
 
 	pages=${TABLE_PAGES[$tab]}
@@ -256,7 +256,7 @@ sweep_table() {
 
 	# The cap: 3 x a seq scan in the state, at least 10 s.
 	state_server "$state" "$data" "$opts" "$tab"
-	[ "$state" = warm ] || [ "$state" = repeat ] && warm_up "$tab"
+	per_run_state "$state" || warm_up "$tab"
 	local t0 t1
 	t0=$(date +%s%N)
 	bench_psql -d qdtt -At -c "$(variant_settings FTS "$tab") SELECT max(c1) FROM $tab; ROLLBACK" >/dev/null
