@@ -83,7 +83,7 @@ extern int	qdtt_residency_max_pages;
 extern int	qdtt_residency_max_relations;
 extern void qdtt_residency_init(void);
 extern bool qdtt_residency_fractions(const RelFileNode *node, ForkNumber fork,
-									 double *sb, double *os);
+									 double *sb, double *os, double *gaps_per_block);
 extern double qdtt_model_cost(const QdttModel *model, double band, double qd);
 extern int	qdtt_model_beneficial_qd(const QdttModel *model, double threshold);
 extern Oid	qdtt_model_table(bool missing_ok);

@@ -79,6 +79,7 @@ typedef struct ResidencyEntry
 	int64		blocks;			/* the fork's size */
 	int64		sb_blocks;		/* of them in shared_buffers */
 	int64		os_blocks;		/* in the OS page cache, or -1: not measured yet */
+	int64		os_gaps;		/* runs of OS pages not in it (see os_resident_pages) */
 	TimestampTz sampled_at;		/* of the OS count */
 } ResidencyEntry;
 
@@ -103,6 +104,7 @@ typedef struct FoundFork
 	ResidencyKey key;
 	int64		blocks;
 	int64		os_blocks;		/* -1: not counted this pass */
+	int64		os_gaps;
 	uint32		nsegs;			/* segment files 0 .. nsegs - 1 seen */
 } FoundFork;
 
@@ -264,6 +266,7 @@ scan_directory(const char *dir, Oid spc, Oid db, HTAB *found)
 		{
 			f->blocks = 0;
 			f->os_blocks = -1;
+			f->os_gaps = 0;
 			f->nsegs = 0;
 		}
 		f->blocks += st.st_size / BLCKSZ;
@@ -328,10 +331,13 @@ find_forks(void)
 /*
  * OS pages of one file in the page cache, counted with mincore() over a
  * read-only shared mapping (nothing is read); *pages gets the file's OS
- * pages.  A file that vanished or cannot be mapped counts as 0 of 0.
+ * pages and *gaps the runs of pages not in the cache (how often a pass over
+ * the file goes from cached pages to the device: each time the kernel's
+ * readahead starts again small).  A file that vanished or cannot be mapped
+ * counts as 0 of 0.
  */
 static int64
-os_resident_pages(const char *path, int64 *pages)
+os_resident_pages(const char *path, int64 *pages, int64 *gaps)
 {
 	long		pagesize = sysconf(_SC_PAGESIZE);
 	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
@@ -343,6 +349,7 @@ os_resident_pages(const char *path, int64 *pages)
 				resident = 0;
 
 	*pages = 0;
+	*gaps = 0;
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) != 0 || st.st_size == 0)
@@ -359,7 +366,11 @@ os_resident_pages(const char *path, int64 *pages)
 	if (mincore(map, st.st_size, vec) == 0)
 	{
 		for (i = 0; i < n; i++)
+		{
 			resident += vec[i] & 1;
+			if ((vec[i] & 1) == 0 && (i == 0 || (vec[i - 1] & 1) != 0))
+				(*gaps)++;
+		}
 	}
 	munmap(map, st.st_size);
 	pfree(vec);
@@ -459,6 +470,7 @@ run_pass(int64 max_pages)
 		FoundFork  *ff = sorted[(start + k) % nforks];
 		char	   *base;
 		int64		resident = 0;
+		int64		gaps = 0;
 		uint32		seg;
 
 		if (k > 0 && examined >= max_pages)
@@ -471,17 +483,20 @@ run_pass(int64 max_pages)
 		for (seg = 0; seg < ff->nsegs; seg++)
 		{
 			char		path[MAXPGPATH];
-			int64		pages;
+			int64		pages,
+						seg_gaps;
 
 			if (seg == 0)
 				strlcpy(path, base, sizeof(path));
 			else
 				snprintf(path, sizeof(path), "%s.%u", base, seg);
-			resident += os_resident_pages(path, &pages);
+			resident += os_resident_pages(path, &pages, &seg_gaps);
+			gaps += seg_gaps;
 			examined += pages;
 		}
 		pfree(base);
 		ff->os_blocks = Min(resident * os_page / BLCKSZ, ff->blocks);
+		ff->os_gaps = gaps;
 		CHECK_FOR_INTERRUPTS();
 	}
 
@@ -517,6 +532,7 @@ run_pass(int64 max_pages)
 		if (isnew)
 		{
 			e->os_blocks = -1;
+			e->os_gaps = 0;
 			e->sampled_at = 0;
 		}
 		e->blocks = f->blocks;
@@ -525,6 +541,7 @@ run_pass(int64 max_pages)
 		if (f->os_blocks >= 0)
 		{
 			e->os_blocks = f->os_blocks;
+			e->os_gaps = f->os_gaps;
 			e->sampled_at = GetCurrentTimestamp();
 		}
 		else if (e->os_blocks > e->blocks)
@@ -661,6 +678,9 @@ qdtt_residency_init(void)
  * shared_buffers'.  Where the kernel dropped such pages, that errs toward
  * the device, that is, toward the costs the model would charge without
  * residency.  A fork whose OS count is not taken yet has an OS share of 0.
+ * *gaps_per_block (unless NULL) gets the runs of blocks outside the page
+ * cache a pass over the fork meets, per block of the fork (one run in all
+ * before the first OS count).
  *
  * False when nothing is known about the fork (the sampler is not running,
  * has not reached it, or the fork is empty) or the last pass is stale (more
@@ -672,7 +692,7 @@ qdtt_residency_init(void)
 #define RESIDENCY_STALE_MIN_SECONDS	60
 bool
 qdtt_residency_fractions(const RelFileNode *node, ForkNumber fork,
-						 double *sb, double *os)
+						 double *sb, double *os, double *gaps_per_block)
 {
 	ResidencyKey key;
 	ResidencyEntry *e;
@@ -696,6 +716,8 @@ qdtt_residency_fractions(const RelFileNode *node, ForkNumber fork,
 
 		*sb = in_sb / blocks;
 		*os = Max(in_os - in_sb, 0) / blocks;
+		if (gaps_per_block != NULL)
+			*gaps_per_block = ((e->os_blocks < 0) ? 1 : (double) e->os_gaps) / blocks;
 		found = true;
 	}
 	LWLockRelease(table_lock);

@@ -152,6 +152,62 @@ for my $eic (0, 1)
 ok($bhs{1} > 5 * $bhs{0},
 	"a dense prefetching bitmap scan is priced as random reads ($bhs{1}), without prefetch as core interpolates ($bhs{0})");
 
+# A table the page cache holds in pieces (every other MB): a serial seq
+# scan's readahead starts again at every uncached MB, so a Parallel Seq
+# Scan's participants overlap their reads with each other's work, and its
+# path is priced at the longer of the two (the shorter handed back as a
+# negative memory_work_cost).  Cached whole, or cached in one piece (the
+# uncached half one long run), nothing is handed back.
+$node->safe_psql('postgres', q{
+	CREATE TABLE pieces (c1 int, c2 int, pad text);
+	INSERT INTO pieces SELECT g, g % 1000, repeat('p', 80) FROM generate_series(1, 200000) g;
+	ANALYZE pieces;
+	CHECKPOINT;
+});
+my $pieces_file = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('pieces')");
+my $pieces_mb = int((-s $pieces_file) / (1024 * 1024));
+$node->restart;		# nothing of it in shared_buffers
+
+# dd's nocache drops the pages it has read from the page cache, clean ones
+# only: the test nodes run with fsync off, so sync the file first
+sub page_cache
+{
+	my ($keep) = @_;
+	system('sync', $pieces_file) == 0 or die "sync: $?";
+	system('dd', "if=$pieces_file", 'of=/dev/null', 'bs=1M', 'status=none') == 0
+	  or die "dd: $?";
+	for my $mb (0 .. $pieces_mb)
+	{
+		next if $keep->($mb);
+		system('dd', "if=$pieces_file", 'of=/dev/null', 'bs=1M', "skip=$mb", 'count=1',
+			'iflag=nocache', 'status=none') == 0
+		  or die "dd: $?";
+	}
+	$node->safe_psql('postgres', 'SELECT qdtt_sample_residency()');
+	return $node->safe_psql('postgres', q{
+		SELECT round(os_cache_fraction::numeric, 1) FROM qdtt_residency
+		 WHERE relation = 'pieces'::regclass AND fork = 'main'});
+}
+my $pfts = qq{$par SELECT memory_work_cost FROM qdtt_explain('SELECT max(c1) FROM pieces')
+	WHERE scan = 'Parallel Seq Scan' ORDER BY workers LIMIT 1};
+SKIP:
+{
+	my $every_other = page_cache(sub { $_[0] % 2 == 0 });
+	skip "the page cache kept pages dd dropped (os fraction $every_other)", 3
+	  if $every_other < 0.3 || $every_other > 0.7;
+	my $back = $node->safe_psql('postgres', $pfts);
+	ok($back ne '' && $back < 0,
+		"every other MB cached ($every_other): the parallel seq scan overlaps reads and work ($back)");
+	my $whole = page_cache(sub { 1 });
+	my $kept = $node->safe_psql('postgres', $pfts);
+	ok($kept ne '' && $kept >= 0, "cached whole ($whole): nothing handed back ($kept)");
+	my $half = page_cache(sub { $_[0] < $pieces_mb / 2 });
+	$kept = $node->safe_psql('postgres', $pfts);
+	ok($kept ne '' && $kept >= 0, "the first half cached in one piece ($half): nothing handed back ($kept)");
+}
+$node->safe_psql('postgres', 'DROP TABLE pieces');
+
 # A relation the sampler has not seen yet is priced as before.
 $node->safe_psql('postgres', q{
 	CREATE TABLE fresh AS SELECT * FROM hot;
