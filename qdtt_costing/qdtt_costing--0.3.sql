@@ -216,14 +216,15 @@ CREATE FUNCTION qdtt_residency(
 	OUT shared_buffers_blocks bigint,
 	OUT os_cache_blocks bigint,
 	OUT sampled_at timestamptz,
-	OUT untracked_forks bigint)
+	OUT untracked_forks bigint,
+	OUT os_cache_gaps bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'qdtt_residency'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION qdtt_residency() FROM PUBLIC;
 
 COMMENT ON FUNCTION qdtt_residency() IS
-'the residency sampler''s last counts: every relation fork of the cluster, its blocks, those in shared_buffers and in the OS page cache';
+'the residency sampler''s last counts: every relation fork of the cluster, its blocks, those in shared_buffers and in the OS page cache, and the runs of blocks outside the page cache';
 
 CREATE FUNCTION qdtt_sample_residency()
 RETURNS bigint
@@ -243,6 +244,7 @@ SELECT pg_filenode_relation(CASE WHEN r.tablespace = d.dattablespace THEN 0 ELSE
 		 AS shared_buffers_fraction,
 	   CASE WHEN r.blocks > 0 THEN round(r.os_cache_blocks::numeric / r.blocks, 3) END
 		 AS os_cache_fraction,
+	   r.os_cache_gaps,
 	   r.sampled_at,
 	   r.untracked_forks
 FROM qdtt_residency() r, pg_database d

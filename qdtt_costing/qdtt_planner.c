@@ -82,12 +82,16 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 #define SEQ_CACHED_FRACTION		0.98
 
 /*
- * A relation the page cache holds this much of in runs, with the runs
- * between them shorter than this (8 MB), breaks a sequential pass's
- * readahead (see apply_residency).
+ * A relation the page cache holds in pieces breaks a sequential pass's
+ * readahead (see apply_residency): at least this share of it cached, in
+ * this many pieces or more, the pieces this large on average and the
+ * uncached runs between them this short.  Measured with 1 MB pieces and
+ * runs; scattered single pages (what index lookups leave) were not.
  */
-#define RESTART_MIN_OS_FRACTION	0.05
-#define RESTART_MAX_RUN_BLOCKS	1024
+#define RESTART_MIN_CACHED_FRACTION	0.05
+#define RESTART_MIN_GAPS			4
+#define RESTART_MIN_PIECE_BYTES		(256 * 1024)
+#define RESTART_MAX_RUN_BYTES		(8 * 1024 * 1024)
 
 List	   *qdtt_capture = NIL;
 bool		qdtt_capturing = false;
@@ -263,14 +267,15 @@ init_rel_plan(QdttRelPlan *p, const QdttModel *model)
  * as its heap.
  */
 static void
-apply_residency(QdttRelPlan *p, Oid relid)
+apply_residency(QdttRelPlan *p, Oid relid, double pages)
 {
 	const QdttModel *m = p->model;
 	Relation	r;
 	RelFileNode node;
 	double		sb,
 				os,
-				gaps_per_block;
+				gaps_per_block,
+				cached;
 
 	/* a model without memory points (made before 0.2) has all of them 0 */
 	if (!qdtt_use_residency || m->sb_random_us <= 0 || m->sb_seq_us <= 0 ||
@@ -322,9 +327,11 @@ apply_residency(QdttRelPlan *p, Oid relid)
 	 * scan took 190 ms, its read time plus its CPU time (105 + 90), and two
 	 * participants 135 ms; uncached, 140-185 ms against 125-185 ms.
 	 */
-	if (os >= RESTART_MIN_OS_FRACTION && sb + os < SEQ_CACHED_FRACTION &&
-		gaps_per_block > 0 &&
-		p->device_fraction / gaps_per_block < RESTART_MAX_RUN_BLOCKS)
+	cached = sb + os;			/* the page cache's count */
+	if (cached >= RESTART_MIN_CACHED_FRACTION && cached < SEQ_CACHED_FRACTION &&
+		gaps_per_block * pages >= RESTART_MIN_GAPS &&
+		cached / gaps_per_block * BLCKSZ >= RESTART_MIN_PIECE_BYTES &&
+		p->device_fraction / gaps_per_block * BLCKSZ < RESTART_MAX_RUN_BYTES)
 		p->readahead_restarts = true;
 }
 
@@ -342,6 +349,8 @@ parallel_seq_device_us(const QdttRelPlan *p, double qd)
 {
 	double		serial = device_us(p, 1.0, 1.0);
 	double		parallel = device_us(p, 1.0, qd);
+	double		calibrated = (parallel > serial * (1.0 - qdtt_stop_threshold)) ?
+		Max(parallel, serial) : parallel;
 
 	/*
 	 * Where readahead restarts at every uncached run (apply_residency),
@@ -353,22 +362,35 @@ parallel_seq_device_us(const QdttRelPlan *p, double qd)
 	 * at a time still pays for their seeks between the streams.
 	 */
 	if (p->readahead_restarts && p->model->max_beneficial_qd > 1)
-		return serial;
-	return (parallel > serial * (1.0 - qdtt_stop_threshold)) ?
-		Max(parallel, serial) : parallel;
+		return Min(calibrated, serial);
+	return calibrated;
+}
+
+/*
+ * A page from memory costs a copy and a buffer's work, CPU that the
+ * participants share, as many at once as there are CPUs (core divides only
+ * its CPU costs, and would charge every cached page in full).
+ */
+static double
+parallel_seq_memory_us(const QdttRelPlan *p, double qd)
+{
+	return memory_us(p, 1.0) / Min(qd, (double) cpu_count());
 }
 
 static double
 parallel_seq_page_cost(const QdttRelPlan *p, double qd)
 {
-	double		device = parallel_seq_device_us(p, qd);
+	return units(p, parallel_seq_device_us(p, qd) + parallel_seq_memory_us(p, qd));
+}
 
-	/*
-	 * A page from memory costs a copy and a buffer's work, CPU that the
-	 * participants share, as many at once as there are CPUs (core divides
-	 * only its CPU costs, and would charge every cached page in full).
-	 */
-	return units(p, device + memory_us(p, 1.0) / Min(qd, (double) cpu_count()));
+/* The device's share of parallel_seq_page_cost(qd) (qdtt_explain's split). */
+static double
+parallel_seq_device_share(const QdttRelPlan *p, double qd)
+{
+	double		dev = parallel_seq_device_us(p, qd),
+				mem = parallel_seq_memory_us(p, qd);
+
+	return (dev + mem > 0) ? dev / (dev + mem) : 1.0;
 }
 
 static void
@@ -734,9 +756,16 @@ static Cost
 overlap_device_waits(RelOptInfo *rel, const QdttRelPlan *p, Path *path,
 					 double qd)
 {
-	Cost		device = rel->pages * units(p, parallel_seq_device_us(p, qd));
-	Cost		rest = path->total_cost - path->startup_cost - device;
-	Cost		back = Min(device, Max(rest, 0));
+	Cost		device,
+				rest,
+				back;
+
+	/* one participant (the leader not taking part) waits, then works */
+	if (path->parallel_workers + (parallel_leader_participation ? 1 : 0) < 2)
+		return 0;
+	device = rel->pages * units(p, parallel_seq_device_us(p, qd));
+	rest = path->total_cost - path->startup_cost - device;
+	back = Min(device, Max(rest, 0));
 
 	path->total_cost -= back;
 	return back;
@@ -875,9 +904,19 @@ stock_cost_of(PlannerInfo *root, RelOptInfo *rel, Path *path)
 	if (IsA(path, IndexPath))
 	{
 		IndexPath  *c = makeNode(IndexPath);
+		int			saved_rel_workers = rel->rel_parallel_workers;
 
 		memcpy(c, path, sizeof(IndexPath));
+
+		/*
+		 * A partial path is costed for the degree core takes from rel, and
+		 * left as it was where core's own heuristic gives no worker: the
+		 * same degree as the path's, then.
+		 */
+		if (path->parallel_aware)
+			rel->rel_parallel_workers = path->parallel_workers;
 		cost_index(c, root, 1.0, path->parallel_aware);
+		rel->rel_parallel_workers = saved_rel_workers;
 		return c->path.total_cost;
 	}
 	if (IsA(path, BitmapHeapPath))
@@ -962,14 +1001,11 @@ capture_candidates(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		q->memory_work = c->memory_work;
 		random_page_cost = 0;
 		seq_page_cost = 0;
-		/* core's index costing takes a partial path's degree from rel */
-		if (c->path->parallel_aware)
-			rel->rel_parallel_workers = c->path->parallel_workers;
 		io = Max(q->qdtt_cost - c->memory_work - stock_cost_of(root, rel, c->path), 0);
-		rel->rel_parallel_workers = saved_rel_workers;
 		random_page_cost = saved_random;
 		seq_page_cost = saved_seq;
-		share = device_share(p, c->band, c->qd);
+		share = (c->partial && c->path->pathtype == T_SeqScan) ?
+			parallel_seq_device_share(p, c->qd) : device_share(p, c->band, c->qd);
 		q->io_cost_device = io * share;
 		q->io_cost_memory = io - q->io_cost_device;
 	}
@@ -1265,7 +1301,7 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	}
 
 	init_rel_plan(&p, model);
-	apply_residency(&p, rte->relid);
+	apply_residency(&p, rte->relid, rel->pages);
 	/* one clause: the index's estimate is the relation's */
 	p.at_most_a_row = rel->rows <= 1 && list_length(rel->baserestrictinfo) == 1;
 	p.heap_band = Max(rel->pages, 1);

@@ -545,7 +545,10 @@ run_pass(int64 max_pages)
 			e->sampled_at = GetCurrentTimestamp();
 		}
 		else if (e->os_blocks > e->blocks)
+		{
 			e->os_blocks = e->blocks;	/* truncated since */
+			e->os_gaps = Min(e->os_gaps, e->blocks);
+		}
 	}
 	shared->untracked = untracked;
 	shared->published_at = GetCurrentTimestamp();
@@ -743,7 +746,11 @@ require_shared_memory(void)
 /*
  * qdtt_residency(): every tracked fork: tablespace, database, filenode,
  * fork, blocks, shared_buffers_blocks, os_cache_blocks (NULL until its
- * first OS count), sampled_at, and the pass's untracked forks.
+ * first OS count), sampled_at, the pass's untracked forks and, from 0.3,
+ * os_cache_gaps (the runs of blocks outside the page cache; NULL with
+ * os_cache_blocks).  The 0.2 function's result has no os_cache_gaps: a
+ * library updated before ALTER EXTENSION ... UPDATE fills what the
+ * caller's result descriptor has.
  */
 Datum
 qdtt_residency(PG_FUNCTION_ARGS)
@@ -758,8 +765,8 @@ qdtt_residency(PG_FUNCTION_ARGS)
 	hash_seq_init(&seq, shared_hash);
 	while ((e = hash_seq_search(&seq)) != NULL)
 	{
-		Datum		values[9];
-		bool		nulls[9] = {0};
+		Datum		values[10];
+		bool		nulls[10] = {0};
 
 		values[0] = ObjectIdGetDatum(e->key.node.spcNode);
 		values[1] = ObjectIdGetDatum(e->key.node.dbNode);
@@ -772,6 +779,8 @@ qdtt_residency(PG_FUNCTION_ARGS)
 		values[7] = TimestampTzGetDatum(e->sampled_at);
 		nulls[7] = e->sampled_at == 0;
 		values[8] = Int64GetDatum(shared->untracked);
+		values[9] = Int64GetDatum(e->os_gaps);
+		nulls[9] = e->os_blocks < 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(table_lock);
