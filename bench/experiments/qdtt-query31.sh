@@ -196,11 +196,16 @@ per_run_state() {
 	[ "$1" = cold ] || [ "$1" = half ]
 }
 
+# prewarm_index TAB: read TAB's indexes through the server.
+prewarm_index() {
+	bench_psql -d qdtt -At -c "SELECT sum(pg_prewarm(indexrelid, 'read')) FROM pg_index WHERE indrelid = '$1'::regclass" >/dev/null
+}
+
 # warm_up TAB: read the index, then the table, through the server (and
 # its memory cap).
 warm_up() {
-	bench_psql -d qdtt -At -c "SELECT sum(pg_prewarm(indexrelid, 'read')) FROM pg_index WHERE indrelid = '$1'::regclass" \
-		-c "SELECT pg_prewarm('$1', 'read')" >/dev/null
+	prewarm_index "$1"
+	bench_psql -d qdtt -At -c "SELECT pg_prewarm('$1', 'read')" >/dev/null
 }
 
 # half_warm_up TAB DATA: read the index (pg_prewarm), then the first 1 MB
@@ -213,7 +218,7 @@ warm_up() {
 # bench cgroups, so the cap and the HDD throttle apply.
 half_warm_up() {
 	local tab=$1 data=$2 file
-	bench_psql -d qdtt -At -c "SELECT sum(pg_prewarm(indexrelid, 'read')) FROM pg_index WHERE indrelid = '$tab'::regclass" >/dev/null
+	prewarm_index "$tab"
 	file=$data/$(bench_psql -d qdtt -At -c "SELECT pg_relation_filepath('$tab')")
 	in_cgroup python3 -c '
 import glob, os, sys
