@@ -13,6 +13,8 @@ set -euo pipefail
 PACKAGES=(
 	postgresql-15 postgresql-client-15 postgresql-contrib postgresql-server-dev-15
 	liburing-dev libipc-run-perl fio
+	# bench/hddsim, the benchmarks' one-head disk model
+	fuse3 libfuse3-dev
 	# libpq/libpq-be.h (ssd_cache's connection gate) includes gssapi.h
 	libkrb5-dev
 	build-essential pkg-config

@@ -2,11 +2,16 @@
 #
 # Tiers (DESIGN.md, "Storage tiers"):
 #   ssd  a directory on the machine's own disk.
-#   hdd  a file-backed loop device (direct I/O), ext4, read_ahead_kb 1024,
-#        throttled to HDD_IOPS read and write IOPS through a cgroup-v1 blkio
-#        cgroup.  cgroup v1 charges buffered writeback to the root cgroup, so
-#        while a server runs on the hdd tier the same write limit is also set
-#        on the root cgroup for the loop device (nothing else uses it).
+#   hdd  a loop device (direct I/O), ext4, read_ahead_kb 1024, over one of
+#        two disk models (HDD_MODEL, fixed when the tier is made):
+#        head      (default) bench/hddsim: a FUSE file whose requests, reads
+#                  and writes alike, queue for one head: HDD_ACCESS_US per
+#                  random access, HDD_MBPS for sequential runs.
+#        throttle  a cgroup-v1 blkio throttle of HDD_IOPS read and HDD_IOPS
+#                  write IOPS (separate budgets).  cgroup v1 charges buffered
+#                  writeback to the root cgroup, so while a server runs on the
+#                  hdd tier the same write limit is also set on the root
+#                  cgroup for the loop device (nothing else uses it).
 # Every server runs inside a memory cgroup sized per experiment, because
 # PostgreSQL 15 reads through the OS page cache, which would hide the tiers.
 #
@@ -17,7 +22,10 @@
 
 BENCH_DIR=${SSDKIT_BENCH_DIR:-/var/tmp/ssdkit-bench}
 HDD_IMAGE_SIZE=${HDD_IMAGE_SIZE:-16G}
+HDD_MODEL=${HDD_MODEL:-head}
 HDD_IOPS=${HDD_IOPS:-200}
+HDD_ACCESS_US=${HDD_ACCESS_US:-5000}
+HDD_MBPS=${HDD_MBPS:-150}
 HDD_READ_AHEAD_KB=1024
 CG_NAME=${SSDKIT_CG_NAME:-ssdkit_bench}
 CG_MEM=/sys/fs/cgroup/memory/$CG_NAME
@@ -57,12 +65,31 @@ tier_majmin() {
 }
 
 tiers_are_up() {
-	[ -f "$BENCH_DIR/loopdev" ] && mountpoint -q "$BENCH_DIR/hdd" && [ -d "$CG_BLKIO" ]
+	[ -f "$BENCH_DIR/loopdev" ] && mountpoint -q "$BENCH_DIR/hdd" && [ -d "$CG_BLKIO" ] &&
+		{ [ "$(hdd_model)" = throttle ] || mountpoint -q "$BENCH_DIR/hddsim"; }
 }
 
-# Set (or with 0 clear) the root cgroup's write-IOPS limit on the loop device.
+# The model the hdd tier was made with (a tier made before models existed
+# was throttled).
+hdd_model() {
+	cat "$BENCH_DIR/hdd_model" 2>/dev/null || echo throttle
+}
+
+# One line for a run's settings.
+hdd_tier_desc() {
+	local base="loop device, ext4, direct I/O, read_ahead_kb $HDD_READ_AHEAD_KB"
+	if [ "$(hdd_model)" = head ]; then
+		echo "$base, one head (bench/hddsim: $(cat "$BENCH_DIR/hddsim.args" 2>/dev/null), reads and writes share it)"
+	else
+		echo "$base, blkio $HDD_IOPS read + $HDD_IOPS write IOPS"
+	fi
+}
+
+# Set (or with 0 clear) the root cgroup's write-IOPS limit on the loop device;
+# nothing to do for the head model, which throttles itself.
 root_write_throttle() {
 	local majmin
+	[ "$(hdd_model)" = throttle ] || return 0
 	majmin=$(tier_majmin hdd)
 	echo "$majmin $1" >"$CG_ROOT_BLKIO/blkio.throttle.write_iops_device"
 }
