@@ -64,6 +64,8 @@ name = os.path.basename(result)
 title = os.environ.get("SSDKIT_OLTP_TITLE", "ssd-cache-oltp: ssd_cache on the HDD tier, skewed select-only")
 if "tpcc" in name:
     title = "ssd-cache-tpcc: ssd_cache on the HDD tier, " + meta.get("workloads", "TPC-C-like").split(",")[0]
+elif "tpcb" in name:
+    title = "ssd-cache-tpcb: ssd_cache on the HDD tier, " + meta.get("workloads", "TPC-B-like").split(",")[0]
 md = ["# " + title, "",
       f"Command: `bench/run {name} " + meta.get("args", "").strip() + "`", ""]
 md += report.setup_section(meta)

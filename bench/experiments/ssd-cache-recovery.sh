@@ -32,11 +32,20 @@
 #   after    the same read phase as "before".
 # Transactions of a write phase are counted in pgbench_history (those that
 # survived the crash).  The nocache configuration runs the same phases.
+# --workload tpcc runs the thesis's workload instead (Tables 2.1-2.3 are
+# TPC-C): --scale is then the number of warehouses, and the warm-up, the
+# read phases and the write load are all the TPC-C-like standard mix
+# (bench/workloads/tpcc); a write phase's transactions are what pgbench
+# reported committed (its per-10-s progress) before the crash.
+# --wal ssd puts pg_wal on the SSD tier in every configuration (a log device
+# of its own, as in the thesis's set-up): recovery then waits on data pages,
+# which are what the cache holds, rather than on reading the WAL back from
+# the slow disk.
 #
 # Options: --scale 30 --pct 25 --shared_buffers_mb 128 --warmup 120
 #          --read_seconds 30 --crash_after "60 180" --clients 4
 #          --read_clients 8 --configs "cache nocache" --stop kill
-#          --ramp_seconds 0
+#          --ramp_seconds 0 --wal tier --workload tpcb
 # --stop fast replaces the crash by a fast shutdown (pg_ctl stop -m fast):
 # the control for what the write load alone does to the cache's hit ratio.
 # --rate N (transactions per second, 0 = as fast as possible) throttles the
@@ -56,17 +65,32 @@ rec_so_id() {
 
 experiment_main() {
 	local scale=30 pct=25 shared_buffers_mb=128 warmup=120 read_seconds=30 crash_after="60 180"
-	local clients=4 read_clients=8 configs="cache nocache" stop=kill rate=0 ramp_seconds=0
+	local clients=4 read_clients=8 configs="cache nocache" stop=kill rate=0 ramp_seconds=0 wal=tier
+	local workload=tpcb
 	parse_options ssd-cache-recovery "$@"
+	case $workload in
+	tpcb) OLTP_DB=bench ;;
+	tpcc) OLTP_DB=tpcc ;;
+	*) die "ssd-cache-recovery: --workload is tpcb or tpcc, not '$workload'" ;;
+	esac
+	REC_WORKLOAD=$workload
+	case $wal in tier | ssd) ;; *) die "ssd-cache-recovery: --wal is tier or ssd, not '$wal'" ;; esac
+	CACHE_WAL=$wal
 	REC_RAMP_SECONDS=$ramp_seconds
 	local so_start
 	so_start=$(rec_so_id)
 	meta ssd_cache_build "installed ssd_cache.so at the start: $so_start"
 	local pristine db_mb config
-	pristine=$(cache_pristine "$scale")
+	if [ "$workload" = tpcc ]; then
+		pristine=$(cache_pristine_tpcc "$scale")
+	else
+		pristine=$(cache_pristine "$scale")
+	fi
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
+	[ "$workload" = tpcc ] &&
+		meta workloads "TPC-C-like, $scale warehouses (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers), standard mix NO 45 / P 43 / OS 4 / D 4 / SL 4 for the warm-up, the read phases and the write load (-c $clients -j 2 for writes, -c $read_clients for the others); transactions: committed, from pgbench's progress before the crash$([ "$rate" = 0 ] || echo "; write load throttled to $rate tps (pgbench -R)")" ||
 	meta workloads "pgbench scale $scale (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers): write load pgbench's TPC-B-like script (-n -c $clients -j 2); read phases and warm-up skewed select-only (bench/workloads/select-skewed.sql, -c $read_clients -j 2)$([ "$rate" = 0 ] || echo "; write load throttled to $rate tps (pgbench -R)")"
-	meta settings "HDD tier; shared_buffers ${shared_buffers_mb} MB, memory cap shared_buffers + max(10% of the database, 96 MB); PostgreSQL defaults otherwise (checkpoint_timeout 5min, max_wal_size 1GB, data checksums on); cache: ssd_cache tac at ${pct}% of the database on the SSD tier; no cache: stock PostgreSQL (shared_preload_libraries empty); warm-up ${warmup} s, read phases ${read_seconds} s, read phases after a clean restart (before) and after the crash recovery (after), both with cold shared_buffers and OS cache; crash T s after a CHECKPOINT for T in: ${crash_after}; crash = kill -9 of the postmaster, wait for its children, sync + drop_caches, start$([ "$stop" = kill ] || echo "; CONTROL RUN: --stop $stop, a clean pg_ctl stop -m $stop instead of the crash")"
+	meta settings "HDD tier; shared_buffers ${shared_buffers_mb} MB, memory cap shared_buffers + max(10% of the database, 96 MB); PostgreSQL defaults otherwise (checkpoint_timeout 5min, max_wal_size 1GB, data checksums on); cache: ssd_cache tac at ${pct}% of the database on the SSD tier; no cache: stock PostgreSQL (shared_preload_libraries empty); warm-up ${warmup} s, read phases ${read_seconds} s, read phases after a clean restart (before) and after the crash recovery (after), both with cold shared_buffers and OS cache; crash T s after a CHECKPOINT for T in: ${crash_after}; crash = kill -9 of the postmaster, wait for its children, sync + drop_caches, start; WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "HDD tier")$([ "$stop" = kill ] || echo "; CONTROL RUN: --stop $stop, a clean pg_ctl stop -m $stop instead of the crash")"
 	echo "config,stop,crash_after_s,cache_mb,write_tps,transactions,wal_mb,recovery_s,log_recovery_s,redo_s,checkpoint_s,checkpoint_buffers,hdd_reads,hdd_writes,verify_s,mode_at_crash,used_at_crash,write_hit_ratio,used_after_recovery,recovery_hits,recovery_misses,recovery_admissions,recovery_evictions,recovery_invalidations,hit_before,hit_after,used_after_read,read_tps_before,read_tps_after,ramp_s,ramp_tps,cache_log" >"$RESULT.csv"
 
 	for config in $configs; do
@@ -96,11 +120,51 @@ rec_reset_stats() {
 	[ "$CACHE_MB" -eq 0 ] || rec_sql "SELECT ssd_cache_reset_stats()" >/dev/null
 }
 
+# rec_load SECONDS CLIENTS SCALE OUT [pgbench options]: the read phase's
+# load (skewed select-only, or the TPC-C mix).
+rec_load() {
+	local seconds=$1 clients=$2 scale=$3 out=$4
+	shift 4
+	if [ "$REC_WORKLOAD" = tpcc ]; then
+		# shellcheck disable=SC2046
+		bench_pgbench $(tpcc_pgbench_args "$scale") -c "$clients" -j 2 -T "$seconds" "$@" tpcc >"$out" 2>&1
+	else
+		skewed_pgbench "$seconds" "$clients" "$scale" "$out" "$@"
+	fi
+}
+
+# rec_write_load SECONDS CLIENTS SCALE OUT RATE PROGRESS: the write phase's
+# load (pgbench's TPC-B-like script, or the TPC-C mix), tps reported every
+# PROGRESS seconds.
+rec_write_load() {
+	local seconds=$1 clients=$2 scale=$3 out=$4 rate=$5 progress=$6 args
+	args="-n -c $clients -j 2 -T $seconds -P $progress $([ "$rate" = 0 ] || echo "-R $rate")"
+	if [ "$REC_WORKLOAD" = tpcc ]; then
+		# shellcheck disable=SC2046,SC2086
+		bench_pgbench $(tpcc_pgbench_args "$scale") $args tpcc >"$out" 2>&1
+	else
+		# shellcheck disable=SC2086
+		bench_pgbench $args bench >"$out" 2>&1
+	fi
+}
+
+# Transactions a write phase committed: pgbench_history's rows (TPC-B), or
+# for TPC-C the sum of pgbench's per-10-s progress up to T seconds.
+rec_transactions() {
+	local since=$1 out=$2 t=$3
+	if [ "$REC_WORKLOAD" = tpcc ]; then
+		sed -n 's/^progress: \([0-9.]*\) s, \([0-9.]*\) tps.*/\1 \2/p' "$out" |
+			awk -v t="$t" '$1 <= t { n += $2 * 10 } END { printf "%d", n }'
+	else
+		echo $(($(rec_sql "SELECT count(*) FROM pgbench_history") - since))
+	fi
+}
+
 # rec_read_phase SECONDS CLIENTS SCALE OUT: prints "tps hit_ratio used_slots".
 rec_read_phase() {
 	local stats
 	rec_reset_stats
-	skewed_pgbench "$@"
+	rec_load "$@"
 	stats=$(rec_cache_stats)
 	echo "$(pgbench_result "$4" | cut -d' ' -f1) $(echo "$stats" | cut -d' ' -f1-2)"
 }
@@ -128,7 +192,7 @@ recovery_config() {
 	SERVER_OPTS="-c shared_buffers=${sb_mb}MB"
 	log "$config: shared_buffers ${sb_mb} MB, memory cap $((sb_mb + os_mb)) MB"
 	pg_cold_start "$DATA" "$RUN_DIR/$config-start.log" "$SERVER_OPTS"
-	skewed_pgbench "$warmup" "$read_clients" "$scale" "$RUN_DIR/$config-warmup.out"
+	rec_load "$warmup" "$read_clients" "$scale" "$RUN_DIR/$config-warmup.out"
 	log "$config: warm-up done, cache: $(rec_cache_stats)"
 	for t in $crash_after; do
 		recovery_crash "$config" "$t" "$scale" "$read_seconds" "$clients" "$read_clients" "$stop" "$rate"
@@ -138,7 +202,7 @@ recovery_config() {
 
 recovery_crash() {
 	local config=$1 t=$2 scale=$3 read_seconds=$4 clients=$5 read_clients=$6 stop=$7 rate=$8
-	local tag="$config-$2s" before after h0 h1 wpid crash_stats logf dev d0 d1 s0 s1
+	local tag="$config-$2s" before after h0 n wpid crash_stats logf dev d0 d1 s0 s1
 	local hit_w used_c mode_c recovery_s
 	logf="$RUN_DIR/$tag.log"
 	dev=$(tier_device hdd)
@@ -147,10 +211,11 @@ recovery_crash() {
 	pg_cold_start "$DATA" "$RUN_DIR/$tag-restart.log" "$SERVER_OPTS"
 	before=$(rec_read_phase "$read_seconds" "$read_clients" "$scale" "$RUN_DIR/$tag-before.out")
 	log "$tag: before the crash: read tps, hit ratio, used slots: $before"
-	h0=$(rec_sql "SELECT count(*) FROM pgbench_history")
+	h0=0
+	[ "$REC_WORKLOAD" = tpcc ] || h0=$(rec_sql "SELECT count(*) FROM pgbench_history")
 	rec_sql "CHECKPOINT" >/dev/null
 	rec_reset_stats
-	bench_pgbench -n -c "$clients" -j 2 -T $((t + 120)) -P 10 $([ "$rate" = 0 ] || echo "-R $rate") bench >"$RUN_DIR/$tag-write.out" 2>&1 &
+	rec_write_load $((t + 120)) "$clients" "$scale" "$RUN_DIR/$tag-write.out" "$rate" 10 &
 	wpid=$!
 	sleep "$t"
 	crash_stats=$(rec_cache_stats)
@@ -209,10 +274,10 @@ recovery_crash() {
 
 	# Ramp-up: the write load at once, against the throughput before the crash.
 	local ramp_s="" ramp_tps="" pre_tps
-	h1=$(rec_sql "SELECT count(*) FROM pgbench_history")
+	n=$(rec_transactions "$h0" "$RUN_DIR/$tag-write.out" "$t")
 	if [ "${REC_RAMP_SECONDS:-0}" -gt 0 ]; then
-		pre_tps=$(awk -v n="$((h1 - h0))" -v t="$t" 'BEGIN { printf "%.2f", n / t }')
-		bench_pgbench -n -c "$clients" -j 2 -T "$REC_RAMP_SECONDS" -P 5 $([ "$rate" = 0 ] || echo "-R $rate") bench >"$RUN_DIR/$tag-ramp.out" 2>&1 || true
+		pre_tps=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.2f", n / t }')
+		rec_write_load "$REC_RAMP_SECONDS" "$clients" "$scale" "$RUN_DIR/$tag-ramp.out" "$rate" 5 || true
 		ramp_tps=$(pgbench_progress "$RUN_DIR/$tag-ramp.out")
 		ramp_s=$(echo "$ramp_tps" | awk -v p="$pre_tps" '{ for (i = 1; i <= NF; i++) if ($i >= 0.9 * p) { print i * 5; exit } }')
 		log "$tag: ramp-up: 90% of the ${pre_tps} tps before the crash after ${ramp_s:-more than $REC_RAMP_SECONDS} s; tps every 5 s: $ramp_tps"
@@ -221,8 +286,7 @@ recovery_crash() {
 	after=$(rec_read_phase "$read_seconds" "$read_clients" "$scale" "$RUN_DIR/$tag-after.out")
 	log "$tag: after recovery: read tps, hit ratio, used slots: $after"
 
-	local n wtps hdd_r hdd_w tb hb ub ta ha ua
-	n=$((h1 - h0))
+	local wtps hdd_r hdd_w tb hb ub ta ha ua
 	wtps=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.1f", n / t }')
 	read -r hdd_r hdd_w <<<"$(echo "$d0 $d1" | awk '{ print $5 - $1, $6 - $2 }')"
 	read -r tb hb ub <<<"$before"

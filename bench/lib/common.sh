@@ -26,6 +26,7 @@ HDD_MODEL=${HDD_MODEL:-head}
 HDD_IOPS=${HDD_IOPS:-200}
 HDD_ACCESS_US=${HDD_ACCESS_US:-5000}
 HDD_MBPS=${HDD_MBPS:-150}
+HDD_RPM=${HDD_RPM:-7200}
 HDD_READ_AHEAD_KB=1024
 CG_NAME=${SSDKIT_CG_NAME:-ssdkit_bench}
 CG_MEM=/sys/fs/cgroup/memory/$CG_NAME
@@ -64,9 +65,20 @@ tier_majmin() {
 	lsblk -n -d -o MAJ:MIN "$dev" | tr -d ' '
 }
 
+# Is something mounted at DIR?  (mountpoint(1) stats DIR, which fails on a
+# FUSE mount whose process died, and for other users than root.)
+is_mounted() {
+	awk -v d="$1" '$5 == d { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+hddsim_alive() {
+	[ -f "$BENCH_DIR/hddsim.pid" ] && kill -0 "$(cat "$BENCH_DIR/hddsim.pid")" 2>/dev/null &&
+		[ -f "$BENCH_DIR/hddsim/disk" ]
+}
+
 tiers_are_up() {
-	[ -f "$BENCH_DIR/loopdev" ] && mountpoint -q "$BENCH_DIR/hdd" && [ -d "$CG_BLKIO" ] &&
-		{ [ "$(hdd_model)" = throttle ] || mountpoint -q "$BENCH_DIR/hddsim"; }
+	[ -f "$BENCH_DIR/loopdev" ] && is_mounted "$BENCH_DIR/hdd" && [ -d "$CG_BLKIO" ] &&
+		{ [ "$(hdd_model)" = throttle ] || hddsim_alive; }
 }
 
 # The model the hdd tier was made with (a tier made before models existed
@@ -113,6 +125,9 @@ drop_caches() {
 # pg_start DATADIR LOGFILE ["server options"]: start a server in the bench cgroups.
 pg_start() {
 	local data=$1 logfile=$2 opts=${3:-}
+	if [ -f "$BENCH_DIR/loopdev" ] && [ "$(hdd_model)" = head ] && ! hddsim_alive; then
+		die "hddsim is not running: the HDD tier is gone (see $BENCH_DIR/hddsim.log; 'bench/tiers down' and up)"
+	fi
 	in_cgroup runuser -u postgres -- "$PGBIN/pg_ctl" -D "$data" -l "$logfile" -o "$opts" -w -t 600 start >/dev/null ||
 		{ tail -20 "$logfile" >&2; die "server on $data did not start"; }
 }
