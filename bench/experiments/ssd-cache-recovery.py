@@ -14,6 +14,8 @@ num = report.num
 result = sys.argv[1]
 rows = report.read_csv(result)
 meta = report.read_meta(result)
+# The read phases run the workload the meta names (TPC-C mix or skewed select-only).
+phase = "TPC-C mix" if meta.get("workloads", "").startswith("TPC-C") else "skewed select-only"
 name = os.path.basename(result)
 crashes = sorted({int(r["crash_after_s"]) for r in rows})
 configs = [c for c in ("cache", "wb", "lc", "nocache") if any(r["config"] == c for r in rows)]
@@ -83,7 +85,7 @@ for k, t in enumerate(crashes):
 ax.set_ylim(0, 1.1)
 ax.set_xticks(range(len(crashes)), [f"{t} s" for t in crashes])
 ax.set_xlabel(f"{event} after")
-ax.set_ylabel("ssd_cache hit ratio, skewed select-only phase")
+ax.set_ylabel(f"ssd_cache hit ratio, {phase} phase")
 ax.set_title(f"Cache hit ratio before the {event} and after the start")
 ax.legend(fontsize=8)
 fig.tight_layout()
@@ -121,7 +123,7 @@ for config in configs:
             f"| {float(r['read_tps_before']):,.0f} → {float(r['read_tps_after']):,.0f} |")
 md += ["", "recovery s: from `pg_ctl start` until it reports the server accepting connections (redo, the "
        "end-of-recovery checkpoint, the rest of startup); redo s and the checkpoint come from the server log. "
-       "Hit ratio and read tps: the skewed select-only phase after a clean restart (before) and right after "
+       f"Hit ratio and read tps: the {phase} phase after a clean restart (before) and right after "
        "the crash recovery (after), both with shared_buffers and the OS cache cold; recovery hits / misses: "
        "the cache's counters from the start until the mode became write-through (admissions, evictions and "
        "invalidations likewise).",

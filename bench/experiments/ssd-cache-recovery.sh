@@ -35,8 +35,9 @@
 # --workload tpcc runs the thesis's workload instead (Tables 2.1-2.3 are
 # TPC-C): --scale is then the number of warehouses, and the warm-up, the
 # read phases and the write load are all the TPC-C-like standard mix
-# (bench/workloads/tpcc); a write phase's transactions are what pgbench
-# reported committed (its per-10-s progress) before the crash.
+# (bench/workloads/tpcc); a write phase's transactions are then its
+# New-Orders that survived the crash (district.d_next_o_id, the thesis's
+# tpmC basis), and its tps the mean of pgbench's progress before the crash.
 # --wal ssd puts pg_wal on the SSD tier in every configuration (a log device
 # of its own, as in the thesis's set-up): recovery then waits on data pages,
 # which are what the cache holds, rather than on reading the WAL back from
@@ -88,7 +89,7 @@ experiment_main() {
 	fi
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	[ "$workload" = tpcc ] &&
-		meta workloads "TPC-C-like, $scale warehouses (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers), standard mix NO 45 / P 43 / OS 4 / D 4 / SL 4 for the warm-up, the read phases and the write load (-c $clients -j 2 for writes, -c $read_clients for the others); transactions: committed, from pgbench's progress before the crash$([ "$rate" = 0 ] || echo "; write load throttled to $rate tps (pgbench -R)")" ||
+		meta workloads "TPC-C-like, $scale warehouses (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers), standard mix NO 45 / P 43 / OS 4 / D 4 / SL 4 for the warm-up, the read phases and the write load (-c $clients -j 2 for writes, -c $read_clients for the others); transactions: New-Orders that survived the crash, write tps: pgbench's progress before it (all five transactions)$([ "$rate" = 0 ] || echo "; write load throttled to $rate tps (pgbench -R)")" ||
 	meta workloads "pgbench scale $scale (database ${db_mb} MB, $(awk -v d="$db_mb" -v s="$shared_buffers_mb" 'BEGIN { printf "%.1f", d / s }')x shared_buffers): write load pgbench's TPC-B-like script (-n -c $clients -j 2); read phases and warm-up skewed select-only (bench/workloads/select-skewed.sql, -c $read_clients -j 2)$([ "$rate" = 0 ] || echo "; write load throttled to $rate tps (pgbench -R)")"
 	meta settings "HDD tier; shared_buffers ${shared_buffers_mb} MB, memory cap shared_buffers + max(10% of the database, 96 MB); PostgreSQL defaults otherwise (checkpoint_timeout 5min, max_wal_size 1GB, data checksums on); cache: ssd_cache tac at ${pct}% of the database on the SSD tier; no cache: stock PostgreSQL (shared_preload_libraries empty); warm-up ${warmup} s, read phases ${read_seconds} s, read phases after a clean restart (before) and after the crash recovery (after), both with cold shared_buffers and OS cache; crash T s after a CHECKPOINT for T in: ${crash_after}; crash = kill -9 of the postmaster, wait for its children, sync + drop_caches, start; WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "HDD tier")$([ "$stop" = kill ] || echo "; CONTROL RUN: --stop $stop, a clean pg_ctl stop -m $stop instead of the crash")"
 	echo "config,stop,crash_after_s,cache_mb,write_tps,transactions,wal_mb,recovery_s,log_recovery_s,redo_s,checkpoint_s,checkpoint_buffers,hdd_reads,hdd_writes,verify_s,mode_at_crash,used_at_crash,write_hit_ratio,used_after_recovery,recovery_hits,recovery_misses,recovery_admissions,recovery_evictions,recovery_invalidations,hit_before,hit_after,used_after_read,read_tps_before,read_tps_after,ramp_s,ramp_tps,cache_log" >"$RESULT.csv"
@@ -148,15 +149,25 @@ rec_write_load() {
 	fi
 }
 
-# Transactions a write phase committed: pgbench_history's rows (TPC-B), or
-# for TPC-C the sum of pgbench's per-10-s progress up to T seconds.
-rec_transactions() {
-	local since=$1 out=$2 t=$3
+# The survivors' counter: pgbench_history's rows (TPC-B, one per
+# transaction) or the New-Orders (TPC-C).
+rec_committed() {
+	if [ "$REC_WORKLOAD" = tpcc ]; then
+		tpcc_new_orders "$OLTP_DB"
+	else
+		rec_sql "SELECT count(*) FROM pgbench_history"
+	fi
+}
+
+# A write phase's throughput: its survivors over T (TPC-B), or the mean of
+# pgbench's progress up to T (TPC-C, whose survivors are New-Orders only).
+rec_write_tps() {
+	local n=$1 out=$2 t=$3
 	if [ "$REC_WORKLOAD" = tpcc ]; then
 		sed -n 's/^progress: \([0-9.]*\) s, \([0-9.]*\) tps.*/\1 \2/p' "$out" |
-			awk -v t="$t" '$1 <= t { n += $2 * 10 } END { printf "%d", n }'
+			awk -v t="$t" '$1 <= t { s += $2; k++ } END { if (k) printf "%.1f", s / k }'
 	else
-		echo $(($(rec_sql "SELECT count(*) FROM pgbench_history") - since))
+		awk -v n="$n" -v t="$t" 'BEGIN { printf "%.1f", n / t }'
 	fi
 }
 
@@ -202,7 +213,7 @@ recovery_config() {
 
 recovery_crash() {
 	local config=$1 t=$2 scale=$3 read_seconds=$4 clients=$5 read_clients=$6 stop=$7 rate=$8
-	local tag="$config-$2s" before after h0 n wpid crash_stats logf dev d0 d1 s0 s1
+	local tag="$config-$2s" before after h0 h1 n wtps wpid crash_stats logf dev d0 d1 s0 s1
 	local hit_w used_c mode_c recovery_s
 	logf="$RUN_DIR/$tag.log"
 	dev=$(tier_device hdd)
@@ -211,8 +222,7 @@ recovery_crash() {
 	pg_cold_start "$DATA" "$RUN_DIR/$tag-restart.log" "$SERVER_OPTS"
 	before=$(rec_read_phase "$read_seconds" "$read_clients" "$scale" "$RUN_DIR/$tag-before.out")
 	log "$tag: before the crash: read tps, hit ratio, used slots: $before"
-	h0=0
-	[ "$REC_WORKLOAD" = tpcc ] || h0=$(rec_sql "SELECT count(*) FROM pgbench_history")
+	h0=$(rec_committed)
 	rec_sql "CHECKPOINT" >/dev/null
 	rec_reset_stats
 	rec_write_load $((t + 120)) "$clients" "$scale" "$RUN_DIR/$tag-write.out" "$rate" 10 &
@@ -274,9 +284,11 @@ recovery_crash() {
 
 	# Ramp-up: the write load at once, against the throughput before the crash.
 	local ramp_s="" ramp_tps="" pre_tps
-	n=$(rec_transactions "$h0" "$RUN_DIR/$tag-write.out" "$t")
+	h1=$(rec_committed)
+	n=$((h1 - h0))
+	wtps=$(rec_write_tps "$n" "$RUN_DIR/$tag-write.out" "$t")
 	if [ "${REC_RAMP_SECONDS:-0}" -gt 0 ]; then
-		pre_tps=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.2f", n / t }')
+		pre_tps=$wtps
 		rec_write_load "$REC_RAMP_SECONDS" "$clients" "$scale" "$RUN_DIR/$tag-ramp.out" "$rate" 5 || true
 		ramp_tps=$(pgbench_progress "$RUN_DIR/$tag-ramp.out")
 		ramp_s=$(echo "$ramp_tps" | awk -v p="$pre_tps" '{ for (i = 1; i <= NF; i++) if ($i >= 0.9 * p) { print i * 5; exit } }')
@@ -286,8 +298,7 @@ recovery_crash() {
 	after=$(rec_read_phase "$read_seconds" "$read_clients" "$scale" "$RUN_DIR/$tag-after.out")
 	log "$tag: after recovery: read tps, hit ratio, used slots: $after"
 
-	local wtps hdd_r hdd_w tb hb ub ta ha ua
-	wtps=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.1f", n / t }')
+	local hdd_r hdd_w tb hb ub ta ha ua
 	read -r hdd_r hdd_w <<<"$(echo "$d0 $d1" | awk '{ print $5 - $1, $6 - $2 }')"
 	read -r tb hb ub <<<"$before"
 	read -r ta ha ua <<<"$after"
