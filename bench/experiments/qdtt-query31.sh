@@ -30,8 +30,9 @@
 # hit the cap is not run again at higher selectivities (it only gets slower).
 # The plans of one selectivity run in rounds (one cold run of each per
 # round), so the VM's drift reaches all of them alike.  A timed run is
-# planned once in its session and executed after 250 ms idle, so every
-# execution starts with the HDD throttle's full 100 ms slice.
+# planned once in its session and executed after 250 ms idle, so on the
+# throttle model (HDD_MODEL=throttle) every execution starts with the
+# throttle's full 100 ms slice; on the head model the pause changes nothing.
 #
 # Options: --tiers "ssd hdd"  --states "cold warm half repeat"
 #          --tables "1:60000 33:2000000 200:12000000"
@@ -59,7 +60,7 @@ experiment_main() {
 
 	echo "tier,state,table,rows_per_page,rows,pages,selectivity_pct,variant,plan,workers,ms,censored,reused" >"$RESULT.csv"
 	echo "tier,early_stop,file_mb,points_measured,points_defaulted,stopped_at_qd,max_beneficial_qd,prepare_s,measure_s" >"$RESULT-calibration.csv"
-	meta settings "shared_buffers 5% of the table, jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16). States ($states): cold = memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), every run cold (stop, drop caches, start); warm = no memory cap (effective_cache_size default), table and index read into the OS page cache once with pg_prewarm, runs back to back; half = memory cgroup shared_buffers + half the table + 96 MB for the processes (effective_cache_size shared_buffers + half the table), before every run a cold start, then the index (pg_prewarm) and every other 1 MB of the table (readahead off) read into the OS page cache; repeat = the half state's cap, started cold, index then table read through the cap once, runs back to back. Each session runs a residency pass first (background passes off), plans the query, then executes it with EXPLAIN ANALYZE after 250 ms idle (the HDD throttle gives the execution a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second), $warm_reps warm or repeat runs, the cold counts half-cached; the plans of a selectivity run in interleaved rounds"
+	meta settings "shared_buffers 5% of the table, jit off, effective_io_concurrency 32, max_parallel_workers_per_gather 8 (max_worker_processes 16). States ($states): cold = memory cgroup shared_buffers + 128 MB (effective_cache_size the same; the calibration runs with the largest table's settings), every run cold (stop, drop caches, start); warm = no memory cap (effective_cache_size default), table and index read into the OS page cache once with pg_prewarm, runs back to back; half = memory cgroup shared_buffers + half the table + 96 MB for the processes (effective_cache_size shared_buffers + half the table), before every run a cold start, then the index (pg_prewarm) and every other 1 MB of the table (readahead off) read into the OS page cache; repeat = the half state's cap, started cold, index then table read through the cap once, runs back to back. Each session runs a residency pass first (background passes off), plans the query, then executes it with EXPLAIN ANALYZE after 250 ms idle (on the throttle model the execution then gets a fresh 100 ms slice); each plan the best of $ssd_reps cold runs on the SSD tier, $hdd_reps on the HDD tier (3 for a plan whose runs take under a second), $warm_reps warm or repeat runs, the cold counts half-cached; the plans of a selectivity run in interleaved rounds"
 	meta query "SELECT max(c1) FROM Tk WHERE c2 BETWEEN 1000001 AND 1000000 + rows * selectivity (c2 a permutation of 1..rows)"
 
 	local tier data
