@@ -808,13 +808,27 @@ ssd_cache_after_disk_write(const BufferTag *tag, const char *buffer, int32 begun
 	}
 }
 
-/* Is the block cached (readable now)? */
+/*
+ * Would a read of the block be served by the SSD now?  While the cache
+ * verifies after a crash, that is its fresher pages only (as in
+ * ssd_cache_read).  Recovery's prefetcher asks before it hints the kernel
+ * to read a block: answering "no" for a fresher page cost one wasted disk
+ * read per page that replay then read from the SSD (on the HDD tier, 12,066
+ * disk reads during one TPC-C recovery for 2,201 cache misses).
+ */
 bool
 ssd_cache_contains(const BufferTag *tag)
 {
-	if (!cache_readable())
+	int32		slot;
+	bool		fresher;
+
+	if (!cache_writable())
 		return false;
-	return find_valid(tag, -1, false, NULL) >= 0;
+	slot = find_readable(tag, !cache_readable(), &fresher);
+	if (slot < 0)
+		return false;
+	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+	return true;
 }
 
 /*
