@@ -114,13 +114,6 @@ segment_tag(const BufferTag *tag, FileTag *ftag)
  * Make durable the data-file writes of tags[0..n-1] (but the skipped ones,
  * if skip is not NULL): one fsync per distinct segment.  A failure is
  * treated as PostgreSQL treats a failed data-file fsync.
- *
- * Every page's writeback is started first, so that the disk gets the whole
- * batch at once and its elevator orders it; fsyncing segment after segment
- * instead left a disk head one file's pages at a time, each round behind
- * the reads queued meanwhile (on the HDD tier, with reads saturating the
- * disk, a batch of 16 pages over five files took seconds).  The first
- * fsync then commits the file system's journal for all of them.
  */
 void
 ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
@@ -128,13 +121,6 @@ ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
 	int			i,
 				j;
 
-	for (i = 0; i < n; i++)
-	{
-		if (skip && skip[i])
-			continue;
-		mdwriteback(smgropen(tags[i].rnode, InvalidBackendId), tags[i].forkNum,
-					tags[i].blockNum, 1);
-	}
 	for (i = 0; i < n; i++)
 	{
 		FileTag		ftag;
