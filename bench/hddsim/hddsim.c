@@ -347,13 +347,27 @@ sim_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* Clamp a request to the image, book the head, copy, complete on time. */
 static int
-sim_read(const char *path, char *buf, size_t len, off_t off,
-		 struct fuse_file_info *fi)
+serve(void *buf, size_t len, off_t off, int is_write)
 {
 	int64_t		done_at;
 	ssize_t		n;
 
+	if ((off_t) len > image_size - off)
+		len = image_size - off;
+	done_at = book_head(off, len, is_write);
+	n = is_write ? pwrite(image_fd, buf, len, off) : pread(image_fd, buf, len, off);
+	if (n < 0)
+		return -errno;
+	wait_until(done_at);
+	return n;
+}
+
+static int
+sim_read(const char *path, char *buf, size_t len, off_t off,
+		 struct fuse_file_info *fi)
+{
 	(void) fi;
 	if (strcmp(path, stats_path) == 0)
 	{
@@ -369,36 +383,19 @@ sim_read(const char *path, char *buf, size_t len, off_t off,
 	}
 	if (off >= image_size)
 		return 0;
-	if ((off_t) len > image_size - off)
-		len = image_size - off;
-	done_at = book_head(off, len, 0);
-	n = pread(image_fd, buf, len, off);
-	if (n < 0)
-		return -errno;
-	wait_until(done_at);
-	return n;
+	return serve(buf, len, off, 0);
 }
 
 static int
 sim_write(const char *path, const char *buf, size_t len, off_t off,
 		  struct fuse_file_info *fi)
 {
-	int64_t		done_at;
-	ssize_t		n;
-
 	(void) fi;
 	if (strcmp(path, disk_path) != 0)
 		return -EACCES;
 	if (off >= image_size)
 		return -ENOSPC;
-	if ((off_t) len > image_size - off)
-		len = image_size - off;
-	done_at = book_head(off, len, 1);
-	n = pwrite(image_fd, buf, len, off);
-	if (n < 0)
-		return -errno;
-	wait_until(done_at);
-	return n;
+	return serve((void *) buf, len, off, 1);
 }
 
 static int
