@@ -374,7 +374,7 @@ _PG_init(void)
 							"Fresher victims of one batch are written back to the disk with one "
 							"sync per file segment; 1 evicts one at a time (PC).",
 							&ssd_cache_evict_batch,
-							16, 1, 64,
+							128, 1, 512,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);

@@ -17,7 +17,8 @@
  *
  *	- lazy cleaning (ssd_cache.mode = lazy_cleaning, the comparison
  *	  baseline): once more than half of the cache is fresher than the disk,
- *	  pages are written back until less than SSD_LC_CLEAN_TO is.
+ *	  pages are written back, ssd_cache.evict_batch at a time, until less
+ *	  than SSD_LC_CLEAN_TO is.
  *
  * The directory (ssd_cache_directory.c) owns the request ring and every
  * slot; this file only decides when to work.
@@ -28,6 +29,7 @@
 
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
@@ -45,8 +47,8 @@
 /* Lazy cleaning cleans down to this share of the cache (hysteresis). */
 #define SSD_LC_CLEAN_TO		(SSD_LC_DIRTY_SHARE - 0.05)
 
-/* Requests taken per write-back (the directory writes at most 32). */
-#define SSD_CLEANER_MAX_BATCH	32
+/* Requests taken per write-back (ssd_cache.evict_batch's maximum). */
+#define SSD_CLEANER_MAX_BATCH	512
 
 /* Leaving: victims are written back by the admission worker itself. */
 static void
@@ -55,20 +57,40 @@ cleaner_detach(int code, Datum arg)
 	ssd_cache_cleaner_attach(NULL);
 }
 
+/*
+ * Pages written back together: the cost of a batch is mostly its syncs,
+ * and a segment's fsync also writes out every other dirty page of the file
+ * (checkpoint writes of uncached pages), which on a disk that serves reads
+ * first takes seconds; more pages per sync is more pages per second.
+ */
+static int
+cleaner_batch(void)
+{
+	return Min(Max(ssd_cache_evict_batch, 1), SSD_CLEANER_MAX_BATCH);
+}
+
 /* Victims handed over by the admission worker, oldest first. */
 static bool
 write_back_victims(void)
 {
 	int32		slotnos[SSD_CLEANER_MAX_BATCH];
 	uint64		ticket;
-	int			batch = Min(Max(ssd_cache_evict_batch, 1), SSD_CLEANER_MAX_BATCH);
+	int			batch = cleaner_batch();
 	int			n;
+
+	instr_time	start,
+				took;
 
 	n = ssd_cache_cleaner_take(batch, slotnos, &ticket);
 	if (n == 0)
 		return false;
+	INSTR_TIME_SET_CURRENT(start);
 	ssd_cache_cleaner_write_back(n, slotnos, ticket);
+	INSTR_TIME_SET_CURRENT(took);
+	INSTR_TIME_SUBTRACT(took, start);
 	ssd_cache_admit_wake_worker();
+	elog(DEBUG1, "ssd_cache cleaner: a batch of %d victims written back in %.1f ms",
+		 n, INSTR_TIME_GET_MILLISEC(took));
 	return true;
 }
 
@@ -103,7 +125,7 @@ clean_lazily(void)
 	MemoryContextSwitchTo(scratch);
 	PG_TRY();
 	{
-		if (ssd_cache_write_back_next(SSD_CLEANER_MAX_BATCH) == 0)
+		if (ssd_cache_write_back_next(cleaner_batch()) == 0)
 			cleaning = false;	/* every page being written: next round */
 	}
 	PG_CATCH();

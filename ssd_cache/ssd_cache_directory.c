@@ -141,6 +141,7 @@ typedef struct SsdCleanRing
 	Latch	   *cleaner;		/* NULL: no cleaner running */
 	uint64		pushed;
 	uint64		taken;
+	int			batch;			/* the most the cleaner takes at once */
 	pg_atomic_uint64 done;
 	int32		slotnos[SSD_CLEAN_RING];
 } SsdCleanRing;
@@ -1119,9 +1120,21 @@ unbusy(int n, const BufferTag *tags)
 	}
 }
 
+static void
+free_write_back_arrays(BufferTag *tags, int32 *taken, uint32 *seen, bool *gone,
+					   char *pages, uint8 *dirty)
+{
+	pfree(tags);
+	pfree(taken);
+	pfree(seen);
+	pfree(gone);
+	pfree(pages);
+	pfree(dirty);
+}
+
 /*
- * Write back the fresher pages among slots slotnos[0..n-1] (n <= 32): copy
- * each, write the copies to their data files, sync each segment once, then
+ * Write back the fresher pages among slots slotnos[0..n-1]: copy each,
+ * write the copies to their data files, sync each segment once, then
  * clear the marks of the pages not written meanwhile, durably.  Returns how
  * many marks were cleared.  settled[i] (if not NULL) says whether the disk
  * now holds slot i's page as it was when this started, or nothing needs to
@@ -1132,10 +1145,10 @@ unbusy(int n, const BufferTag *tags)
 static int
 write_back_slots(int n, const int32 *slotnos, bool *settled, bool give_up_on_read_error)
 {
-	BufferTag	tags[SSD_WB_BATCH];
-	int32		taken[SSD_WB_BATCH];
-	uint32		seen[SSD_WB_BATCH];
-	bool		gone[SSD_WB_BATCH];
+	BufferTag  *tags = palloc(sizeof(BufferTag) * n);
+	int32	   *taken = palloc(sizeof(int32) * n);
+	uint32	   *seen = palloc(sizeof(uint32) * n);
+	bool	   *gone = palloc(sizeof(bool) * n);
 	char	   *pages;
 	char	   *buf = process_io_buffer();
 	uint8	   *dirty;
@@ -1144,8 +1157,7 @@ write_back_slots(int n, const int32 *slotnos, bool *settled, bool give_up_on_rea
 				cleared = 0,
 				i;
 
-	Assert(n <= SSD_WB_BATCH);
-	pages = palloc(n * BLCKSZ);
+	pages = palloc((Size) n * BLCKSZ);
 	dirty = palloc0(npages / 8 + 1);
 
 	/* 1. Take and copy each one that is fresher and not being written. */
@@ -1199,8 +1211,7 @@ write_back_slots(int n, const int32 *slotnos, bool *settled, bool give_up_on_rea
 	}
 	if (m == 0)
 	{
-		pfree(dirty);
-		pfree(pages);
+		free_write_back_arrays(tags, taken, seen, gone, pages, dirty);
 		return 0;
 	}
 
@@ -1262,8 +1273,7 @@ write_back_slots(int n, const int32 *slotnos, bool *settled, bool give_up_on_rea
 		LWLockRelease(PART_LOCK(hash));
 	}
 	write_dirty_dir_pages(dirty, npages, SSD_DIR_WRITES);
-	pfree(dirty);
-	pfree(pages);
+	free_write_back_arrays(tags, taken, seen, gone, pages, dirty);
 	ssd_cache_count(SSD_WRITE_BACKS, m);
 	ssd_cache_count(SSD_SSD_READS, m);
 	ssd_cache_count(SSD_DISK_WRITES, m);
@@ -1348,14 +1358,16 @@ int64
 ssd_cache_write_back_next(int64 max_pages)
 {
 	static uint64 cursor = 0;
-	int32		batch[SSD_WB_BATCH];
+	int32	   *batch;
 	int			nb = 0;
 	int64		done = 0;
 	uint64		seen;
 
-	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0)
+	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0 || max_pages <= 0)
 		return 0;
-	for (seen = 0; seen < shared->nslots && nb < max_pages && nb < SSD_WB_BATCH; seen++)
+	max_pages = Min(max_pages, (int64) shared->nslots);
+	batch = palloc(sizeof(int32) * max_pages);
+	for (seen = 0; seen < shared->nslots && nb < max_pages; seen++)
 	{
 		uint64		s = cursor;
 
@@ -1365,6 +1377,7 @@ ssd_cache_write_back_next(int64 max_pages)
 	}
 	if (nb > 0)
 		done = write_back_slots(nb, batch, NULL, false);
+	pfree(batch);
 	return done;
 }
 
@@ -2042,7 +2055,15 @@ hand_to_cleaner(int32 s, uint32 gen, int max_awaiting)
 static int
 awaiting_cap(void)
 {
-	return (int) Min(SSD_CLEAN_RING, Max(64, shared->nslots / 128));
+	int64		cap = Max(64, shared->nslots / 128);
+	int			batch;
+
+	/* Room for the batch being written back and a whole next one. */
+	SpinLockAcquire(&shared->clean.lock);
+	batch = shared->clean.batch;
+	SpinLockRelease(&shared->clean.lock);
+	cap = Max(cap, 2 * (int64) batch);
+	return (int) Min(SSD_CLEAN_RING, cap);
 }
 
 /* Is a cleaner process taking victims? */
@@ -2301,6 +2322,7 @@ ssd_cache_cleaner_take(int max, int32 *slotnos, uint64 *ticket)
 	int			n = 0;
 
 	SpinLockAcquire(&ring->lock);
+	ring->batch = max;
 	while (n < max && ring->taken < ring->pushed)
 		slotnos[n++] = ring->slotnos[ring->taken++ % SSD_CLEAN_RING];
 	*ticket = ring->taken;
@@ -2343,6 +2365,8 @@ ssd_cache_cleaner_pending(void)
  * up on the cache (a PANIC: the restart starts lazy cleaning empty and WAL
  * replay redoes the page).
  */
+#define SSD_CHECKPOINT_WB_BATCH	256	/* pages per sync of each segment */
+
 void
 ssd_cache_write_back_fresher_now(void)
 {
@@ -2384,10 +2408,10 @@ ssd_cache_write_back_fresher_now(void)
 					 errmsg("ssd_cache could not write back the pages absorbed before this checkpoint"),
 					 errdetail(INT64_FORMAT " pages were being written each time they were tried.", ntodo),
 					 errhint("The checkpoint will be retried.")));
-		for (i = 0; i < ntodo; i += SSD_WB_BATCH)
+		for (i = 0; i < ntodo; i += SSD_CHECKPOINT_WB_BATCH)
 		{
-			bool		settled[SSD_WB_BATCH];
-			int			n = (int) Min(SSD_WB_BATCH, ntodo - i),
+			bool		settled[SSD_CHECKPOINT_WB_BATCH];
+			int			n = (int) Min(SSD_CHECKPOINT_WB_BATCH, ntodo - i),
 						j;
 
 			(void) write_back_slots(n, todo + i, settled, true);
@@ -2805,12 +2829,68 @@ ssd_cache_admit_batch(int n, const BufferTag *tags, char *const *pages)
 	return admitted;
 }
 
+typedef enum SsdVerifyResult
+{
+	VERIFY_GONE,				/* not cached any more */
+	VERIFY_WRITTEN,				/* a write of the page overlapped the check */
+	VERIFY_CHECKED
+} SsdVerifyResult;
+
+/*
+ * Compare slot s with its disk copy; *problem says what is wrong, if
+ * anything.  The disk first: md.c may raise errors, which a pin must not
+ * see.  A write of the page between the two reads (the slot's "writes"
+ * counter odd, or moved) makes them incomparable.
+ */
+static SsdVerifyResult
+verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
+{
+	char	   *buf = process_io_buffer();
+	BufferTag	tag = slots[s].tag; /* a racy copy; find_valid re-checks */
+	uint32		writes = pg_atomic_read_u32(&slots[s].writes);
+	SMgrRelation reln;
+	int32		slot;
+
+	*problem = NULL;
+	if (find_valid(&tag, (int32) s, false, NULL) < 0)
+		return VERIFY_GONE;
+	reln = smgropen(tag.rnode, InvalidBackendId);
+	if (!mdexists(reln, tag.forkNum))
+		*problem = "the relation file does not exist";
+	else if (tag.blockNum >= mdnblocks(reln, tag.forkNum))
+		*problem = "the block is beyond the end of the relation";
+	else
+		mdread(reln, tag.forkNum, tag.blockNum, disk);
+
+	slot = find_readable(&tag, false, fresher);
+	if (slot != (int32) s)
+	{
+		if (slot >= 0)
+			pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+		return VERIFY_GONE;
+	}
+	if (!ssd_cache_file_read_slot(s, buf))
+		*problem = "the slot could not be read";
+	else if (*fresher)
+	{
+		if (*problem == NULL && PageGetLSN((Page) buf) < PageGetLSN((Page) disk))
+			*problem = "the page marked fresher than the disk is older than the disk's";
+	}
+	else if (*problem == NULL && memcmp(buf, disk, BLCKSZ) != 0)
+		*problem = "the cached page differs from the disk";
+	pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
+	if ((writes & 1) != 0 || pg_atomic_read_u32(&slots[s].writes) != writes)
+		return VERIFY_WRITTEN;
+	return VERIFY_CHECKED;
+}
+
 /*
  * Compare every cached page with its disk copy.  A clean one must be
- * identical whenever no write is in flight, so on a quiet server a
- * mismatch means the cache would serve a wrong page.  A fresher one must be
- * at least as new as the disk's (page LSN), the thesis's ordering
- * SSD >= disk.  Mismatches are logged (the first few) and counted.
+ * identical, so a mismatch means the cache would serve a wrong page; a page
+ * written while it is compared is compared again (a few times: one written
+ * all the while is passed over).  A fresher one must be at least as new as
+ * the disk's (page LSN), the thesis's ordering SSD >= disk.  Mismatches are
+ * logged (the first few) and counted.
  */
 void
 ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
@@ -2823,51 +2903,30 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 		return;
 	for (s = 0; s < shared->nslots; s++)
 	{
-		BufferTag	tag;
-		SMgrRelation reln;
-		char	   *buf = process_io_buffer();
 		const char *problem = NULL;
-		int32		slot;
-		bool		fresher;
+		bool		fresher = false;
+		SsdVerifyResult result = VERIFY_GONE;
+		int			tries;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!slots[s].in_use)
 			continue;
-		tag = slots[s].tag;		/* a racy copy; find_valid re-checks */
-		if (find_valid(&tag, (int32) s, false, NULL) < 0)
-			continue;
-
-		/* The disk first: md.c may raise errors, which a pin must not see. */
-		reln = smgropen(tag.rnode, InvalidBackendId);
-		if (!mdexists(reln, tag.forkNum))
-			problem = "the relation file does not exist";
-		else if (tag.blockNum >= mdnblocks(reln, tag.forkNum))
-			problem = "the block is beyond the end of the relation";
-		else
-			mdread(reln, tag.forkNum, tag.blockNum, disk);
-
-		slot = find_readable(&tag, false, &fresher);
-		if (slot != (int32) s)
+		for (tries = 0; tries < 100; tries++)
 		{
-			if (slot >= 0)
-				pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+			result = verify_slot(s, disk, &fresher, &problem);
+			if (result != VERIFY_WRITTEN)
+				break;
+			pg_usleep(1000L);
+		}
+		if (result != VERIFY_CHECKED)
 			continue;
-		}
-		if (!ssd_cache_file_read_slot(s, buf))
-			problem = "the slot could not be read";
-		else if (fresher)
-		{
-			(*fresher_out)++;
-			if (problem == NULL && PageGetLSN((Page) buf) < PageGetLSN((Page) disk))
-				problem = "the page marked fresher than the disk is older than the disk's";
-		}
-		else if (problem == NULL && memcmp(buf, disk, BLCKSZ) != 0)
-			problem = "the cached page differs from the disk";
-		pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
-
 		(*checked)++;
+		if (fresher)
+			(*fresher_out)++;
 		if (problem)
 		{
+			BufferTag	tag = slots[s].tag;
+
 			(*mismatched)++;
 			if (*mismatched <= 10)
 				ereport(WARNING,

@@ -118,7 +118,9 @@ segment_tag(const BufferTag *tag, FileTag *ftag)
 void
 ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
 {
-	int			i,
+	FileTag    *synced = palloc(sizeof(FileTag) * Max(n, 1));
+	int			nsynced = 0,
+				i,
 				j;
 
 	for (i = 0; i < n; i++)
@@ -130,20 +132,17 @@ ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
 		if (skip && skip[i])
 			continue;
 		segment_tag(&tags[i], &ftag);
-		for (j = 0; j < i && !seen; j++)
-		{
-			FileTag		other;
-
-			segment_tag(&tags[j], &other);
-			seen = memcmp(&ftag, &other, sizeof(FileTag)) == 0;
-		}
+		for (j = 0; j < nsynced && !seen; j++)
+			seen = memcmp(&ftag, &synced[j], sizeof(FileTag)) == 0;
 		if (seen)
 			continue;
 		if (mdsyncfiletag(&ftag, path) < 0)
 			ereport(data_sync_elevel(ERROR),
 					(errcode_for_file_access(),
 					 errmsg("could not fsync file \"%s\": %m", path)));
+		synced[nsynced++] = ftag;
 	}
+	pfree(synced);
 }
 
 static bool

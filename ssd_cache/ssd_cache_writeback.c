@@ -101,7 +101,7 @@
 PG_FUNCTION_INFO_V1(ssd_cache_flush);
 
 int			ssd_cache_mode = SSD_MODE_WRITE_THROUGH;
-int			ssd_cache_evict_batch = 16;
+int			ssd_cache_evict_batch = 128;
 
 /* Databases whose files are being copied: at most a few at once. */
 #define SSD_WB_MAX_SUSPENDED	16

@@ -44,8 +44,31 @@ for my $round (1 .. 4)
 	is(SSDKitTest::query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
 		"crash $round: no cached page is older than the disk's, no clean one differs");
 }
+
+# PC2 batches larger than one directory page's worth of entries: victims are
+# written back hundreds at a time, with one sync per segment, and crashes
+# in the middle of such a batch lose nothing either.
+$node->append_conf('postgresql.conf',
+	"ssd_cache.evict_batch = 300\nlog_min_messages = debug1\n");
+$node->reload;
+my $log_from = -s $node->logfile;
 my $before = SSDKitTest::cache_stat($node, 'write_backs');
+$acked = SSDKitTest::ledger_pgbench($node, clients => 4, seconds => 8, extra_sql => $extra);
+SSDKitTest::ledger_check($node, $acked, 'batches of 300');
+cmp_ok(SSDKitTest::cache_stat($node, 'write_backs'), '>', $before,
+	'victims were written back with evict_batch = 300');
+my ($largest) = sort { $b <=> $a }
+  (substr(slurp_file($node->logfile), $log_from) =~ /ssd_cache cleaner: a batch of (\d+) victims/g);
+cmp_ok($largest // 0, '>', 32, 'the cleaner took more victims at once than one directory write holds');
+$acked = SSDKitTest::ledger_pgbench($node, clients => 4, seconds => 8,
+	extra_sql => $extra, crash_after => 4);
+SSDKitTest::ledger_check($node, $acked, 'crash during batches of 300');
+SSDKitTest::balanced($node, 'crash during batches of 300');
+is(SSDKitTest::query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
+	'batches of 300: no cached page is older than the disk\'s');
 SSDKitTest::amcheck_ok($node, 'after the crashes');
+$node->append_conf('postgresql.conf', "log_min_messages = info\nssd_cache.evict_batch = 16\n");
+$node->reload;
 
 # A process killed between marking a cached page fresher and writing it: the
 # transaction did not commit, WAL replay repairs the page.

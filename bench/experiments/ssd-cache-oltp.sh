@@ -10,7 +10,7 @@
 # Options: --scale 30 --seconds 60 --warmup 90 --clients 8
 #          --sizes "12.5 25 50" --policies "tac clock" --baselines "none ssd"
 # A policy with "+wb" runs the cache write-back (tac+wb: PC), with "+wbN"
-# write-back evicting N pages at a time (tac+wb16: PC2), with "+lc" lazy
+# write-back evicting N pages at a time (tac+wb128: PC2), with "+lc" lazy
 # cleaning (tac+lc: LC).  --wal ssd puts pg_wal on the SSD tier in every
 # configuration; --checkpoint-timeout S sets checkpoint_timeout in every
 # configuration (the default, 5 min, never fires within a run); --progress S

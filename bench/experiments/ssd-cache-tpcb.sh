@@ -9,13 +9,13 @@
 # when the measurement began.  Policies as in ssd-cache-tpcc.
 #
 # Options: as ssd-cache-oltp, with --scale 100 and
-# --policies "tac tac+wb tac+wb16 tac+lc" by default.
+# --policies "tac tac+wb tac+wb128 tac+lc" by default.
 
 . "$BENCH/experiments/ssd-cache-oltp.sh"
 
 OLTP_DB=bench
 OLTP_DEFAULT_SCALE=100
-OLTP_DEFAULT_POLICIES="tac tac+wb tac+wb16 tac+lc"
+OLTP_DEFAULT_POLICIES="tac tac+wb tac+wb128 tac+lc"
 
 oltp_description() {
 	echo "pgbench TPC-B-like (built-in script), scale $1,"

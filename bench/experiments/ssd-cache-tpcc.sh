@@ -7,18 +7,18 @@
 # Stock-Level 4: mostly writes, which only a write-back cache speeds up;
 # --mix readheavy is NO 8 / P 8 / OS 40 / D 4 / SL 40.  tpmC counts committed
 # New-Orders.  "--scale" is the number of warehouses.  Policies: tac
-# (write-through), tac+wb (write-back, PC), tac+wb16 (write-back evicting 16
+# (write-through), tac+wb (write-back, PC), tac+wb128 (write-back evicting 128
 # pages at a time, PC2), tac+lc (lazy cleaning, LC: the thesis's baseline).
 #
 # Options: as ssd-cache-oltp, with --scale 4, --mix standard and
-# --policies "tac tac+wb tac+wb16 tac+lc" by default.
+# --policies "tac tac+wb tac+wb128 tac+lc" by default.
 
 . "$BENCH/experiments/ssd-cache-oltp.sh"
 
 OLTP_DB=tpcc
 OLTP_DEFAULT_SCALE=4
 OLTP_DEFAULT_MIX=standard
-OLTP_DEFAULT_POLICIES="tac tac+wb tac+wb16 tac+lc"
+OLTP_DEFAULT_POLICIES="tac tac+wb tac+wb128 tac+lc"
 
 oltp_pristine() {
 	cache_pristine_tpcc "$1"

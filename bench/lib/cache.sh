@@ -4,14 +4,17 @@
 # cache_conf POLICY CACHE_MB: server settings for a run with the cache
 # (CACHE_MB 0: ssd_cache not loaded at all, i.e. stock PostgreSQL).  POLICY
 # is tac or clock, write-through; "+wb" makes it write-back (PC), "+wbN"
-# write-back with ssd_cache.evict_batch N (PC2), e.g. tac+wb16, and "+lc"
-# lazy cleaning (LC, the baseline).
+# write-back with ssd_cache.evict_batch N (PC2), e.g. tac+wb128, and "+lc"
+# lazy cleaning (LC, the baseline), whose cleaner writes back
+# ssd_cache.evict_batch pages per sync as PC2's does (128, the default; "+lcN":
+# N).
 cache_conf() {
 	local policy=${1%%+*} mb=$2 mode=write_through batch=1
 	case $1 in
 	*+wb) mode=write_back ;;
 	*+wb[0-9]*) mode=write_back batch=${1##*+wb} ;;
-	*+lc) mode=lazy_cleaning ;;
+	*+lc) mode=lazy_cleaning batch=128 ;;
+	*+lc[0-9]*) mode=lazy_cleaning batch=${1##*+lc} ;;
 	esac
 	if [ "$mb" -gt 0 ]; then
 		cat <<CONF
