@@ -370,11 +370,11 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("ssd_cache.evict_batch",
-							"Pages the cleaner writes back together in write-back mode (PC2).",
-							"Fresher victims of one batch are written back to the disk with one "
-							"sync per file segment; 1 evicts one at a time (PC).",
+							"Pages the cleaner writes back together (write-back: PC2; lazy cleaning).",
+							"The pages of one batch are written back to the disk with one "
+							"sync per file segment; 1 writes back one at a time (PC).",
 							&ssd_cache_evict_batch,
-							128, 1, 512,
+							128, 1, SSD_WRITE_BACK_MAX_BATCH,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);

@@ -47,8 +47,6 @@
 /* Lazy cleaning cleans down to this share of the cache (hysteresis). */
 #define SSD_LC_CLEAN_TO		(SSD_LC_DIRTY_SHARE - 0.05)
 
-/* Requests taken per write-back (ssd_cache.evict_batch's maximum). */
-#define SSD_CLEANER_MAX_BATCH	512
 
 /* Leaving: victims are written back by the admission worker itself. */
 static void
@@ -66,18 +64,17 @@ cleaner_detach(int code, Datum arg)
 static int
 cleaner_batch(void)
 {
-	return Min(Max(ssd_cache_evict_batch, 1), SSD_CLEANER_MAX_BATCH);
+	return Min(Max(ssd_cache_evict_batch, 1), SSD_WRITE_BACK_MAX_BATCH);
 }
 
 /* Victims handed over by the admission worker, oldest first. */
 static bool
 write_back_victims(void)
 {
-	int32		slotnos[SSD_CLEANER_MAX_BATCH];
+	int32		slotnos[SSD_WRITE_BACK_MAX_BATCH];
 	uint64		ticket;
 	int			batch = cleaner_batch();
 	int			n;
-
 	instr_time	start,
 				took;
 

@@ -182,6 +182,10 @@ static int32 find_readable(const BufferTag *tag, bool fresher_only, bool *freshe
 static int32 take_free_slot(void);
 static void free_slot(int32 slot);
 static bool lock_unbusy(const BufferTag *tag, uint32 hash, SsdLookupEnt **ent);
+static int	write_back_group(int n, const int32 *slotnos, bool *settled,
+							 bool give_up_on_read_error);
+static int	compare_slot_segment(const void *a, const void *b, void *arg);
+static bool same_segment(int32 a, int32 b);
 static void remove_entry_locked(SsdLookupEnt *ent, uint32 hash, bool count_eviction);
 
 int
@@ -1100,7 +1104,11 @@ discard_everything(void)
  *	  counter move between its copy and its sync leaves the mark alone.
  */
 
-#define SSD_WB_BATCH	SSD_CACHE_WRITE_BATCH
+/*
+ * Pages that flushes, database file copies and lazy cleaning's checkpoint
+ * write back per call of write_back_slots: one fsync per segment for them.
+ */
+#define SSD_WB_CHUNK	256
 
 static void
 unbusy(int n, const BufferTag *tags)
@@ -1120,6 +1128,7 @@ unbusy(int n, const BufferTag *tags)
 	}
 }
 
+/* write_back_group's work arrays, freed also when it returns early. */
 static void
 free_write_back_arrays(BufferTag *tags, int32 *taken, uint32 *seen, bool *gone,
 					   char *pages, uint8 *dirty)
@@ -1141,9 +1150,85 @@ free_write_back_arrays(BufferTag *tags, int32 *taken, uint32 *seen, bool *gone,
  * be written for it (clean, evicted, forgotten); false for a page being
  * written or written back by someone else right then.  Raises md.c's errors
  * (an fsync failure PANICs); the entries are released first.
+ *
+ * The pages' entries are busy from their copy until their marks are
+ * cleared, and a write of such a page waits (lock_unbusy), so they are
+ * taken one data-file segment at a time (write_back_group): a writer waits
+ * for at most one segment's fsync, which on a disk that serves reads first
+ * can take seconds, not for every fsync of the batch.
  */
 static int
 write_back_slots(int n, const int32 *slotnos, bool *settled, bool give_up_on_read_error)
+{
+	int		   *order = palloc(sizeof(int) * n);
+	int32	   *group = palloc(sizeof(int32) * n);
+	bool	   *group_settled = settled ? palloc(sizeof(bool) * n) : NULL;
+	int			cleared = 0,
+				i,
+				j;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	qsort_arg(order, n, sizeof(int), compare_slot_segment, (void *) slotnos);
+	for (i = 0; i < n; i = j)
+	{
+		int			k;
+
+		for (j = i; j < n && same_segment(slotnos[order[i]], slotnos[order[j]]); j++)
+			group[j - i] = slotnos[order[j]];
+		cleared += write_back_group(j - i, group, group_settled, give_up_on_read_error);
+		for (k = i; settled && k < j; k++)
+			settled[order[k]] = group_settled[k - i];
+		if (MyBackendType == B_CHECKPOINTER)
+			AbsorbSyncRequests();	/* as ProcessSyncRequests does between fsyncs */
+	}
+	pfree(order);
+	pfree(group);
+	if (group_settled)
+		pfree(group_settled);
+	return cleared;
+}
+
+/*
+ * Order slot numbers (indexes into the array arg) by the data-file segment
+ * their page belongs to and by block.  The tags are read without a lock:
+ * a slot reassigned meanwhile only lands in another group, and
+ * write_back_group checks each entry under its lock.
+ */
+static int
+compare_slot_segment(const void *a, const void *b, void *arg)
+{
+	const int32 *slotnos = (const int32 *) arg;
+	BufferTag	x = slots[slotnos[*(const int *) a]].tag;
+	BufferTag	y = slots[slotnos[*(const int *) b]].tag;
+
+	if (x.rnode.spcNode != y.rnode.spcNode)
+		return x.rnode.spcNode < y.rnode.spcNode ? -1 : 1;
+	if (x.rnode.dbNode != y.rnode.dbNode)
+		return x.rnode.dbNode < y.rnode.dbNode ? -1 : 1;
+	if (x.rnode.relNode != y.rnode.relNode)
+		return x.rnode.relNode < y.rnode.relNode ? -1 : 1;
+	if (x.forkNum != y.forkNum)
+		return x.forkNum < y.forkNum ? -1 : 1;
+	if (x.blockNum != y.blockNum)
+		return x.blockNum < y.blockNum ? -1 : 1;
+	return 0;
+}
+
+/* Do slots a and b (as above) hold pages of the same segment? */
+static bool
+same_segment(int32 a, int32 b)
+{
+	BufferTag	x = slots[a].tag;
+	BufferTag	y = slots[b].tag;
+
+	return RelFileNodeEquals(x.rnode, y.rnode) && x.forkNum == y.forkNum &&
+		x.blockNum / RELSEG_SIZE == y.blockNum / RELSEG_SIZE;
+}
+
+/* write_back_slots for slots of one segment (or a few, after a race). */
+static int
+write_back_group(int n, const int32 *slotnos, bool *settled, bool give_up_on_read_error)
 {
 	BufferTag  *tags = palloc(sizeof(BufferTag) * n);
 	int32	   *taken = palloc(sizeof(int32) * n);
@@ -1321,7 +1406,7 @@ write_back_quietly(int n, const int32 *slotnos)
 static int64
 write_back_matching(TagFilter filter, const void *arg, int64 max_pages)
 {
-	int32		batch[SSD_WB_BATCH];
+	int32		batch[SSD_WB_CHUNK];
 	int			nb = 0;
 	int64		done = 0;
 	uint64		s;
@@ -1337,7 +1422,7 @@ write_back_matching(TagFilter filter, const void *arg, int64 max_pages)
 		if (!filter(&tag, arg))
 			continue;
 		batch[nb++] = (int32) s;
-		if (nb == SSD_WB_BATCH)
+		if (nb == SSD_WB_CHUNK)
 		{
 			done += write_back_slots(nb, batch, NULL, false);
 			nb = 0;
@@ -1365,7 +1450,7 @@ ssd_cache_write_back_next(int64 max_pages)
 
 	if (!shared || pg_atomic_read_u64(&shared->fresher) == 0 || max_pages <= 0)
 		return 0;
-	max_pages = Min(max_pages, (int64) shared->nslots);
+	max_pages = Min(max_pages, Min((int64) shared->nslots, SSD_WRITE_BACK_MAX_BATCH));
 	batch = palloc(sizeof(int32) * max_pages);
 	for (seen = 0; seen < shared->nslots && nb < max_pages; seen++)
 	{
@@ -2365,8 +2450,6 @@ ssd_cache_cleaner_pending(void)
  * up on the cache (a PANIC: the restart starts lazy cleaning empty and WAL
  * replay redoes the page).
  */
-#define SSD_CHECKPOINT_WB_BATCH	256	/* pages per sync of each segment */
-
 void
 ssd_cache_write_back_fresher_now(void)
 {
@@ -2408,10 +2491,10 @@ ssd_cache_write_back_fresher_now(void)
 					 errmsg("ssd_cache could not write back the pages absorbed before this checkpoint"),
 					 errdetail(INT64_FORMAT " pages were being written each time they were tried.", ntodo),
 					 errhint("The checkpoint will be retried.")));
-		for (i = 0; i < ntodo; i += SSD_CHECKPOINT_WB_BATCH)
+		for (i = 0; i < ntodo; i += SSD_WB_CHUNK)
 		{
-			bool		settled[SSD_CHECKPOINT_WB_BATCH];
-			int			n = (int) Min(SSD_CHECKPOINT_WB_BATCH, ntodo - i),
+			bool		settled[SSD_WB_CHUNK];
+			int			n = (int) Min(SSD_WB_CHUNK, ntodo - i),
 						j;
 
 			(void) write_back_slots(n, todo + i, settled, true);
@@ -2886,9 +2969,10 @@ verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
 
 /*
  * Compare every cached page with its disk copy.  A clean one must be
- * identical, so a mismatch means the cache would serve a wrong page; a page
- * written while it is compared is compared again (a few times: one written
- * all the while is passed over).  A fresher one must be at least as new as
+ * identical, so a mismatch means the cache would serve a wrong page; a
+ * page that differs while a write of it overlapped the comparison is
+ * compared again (up to 100 times, a millisecond apart; one written at
+ * every try is passed over, with a NOTICE).  A fresher one must be at least as new as
  * the disk's (page LSN), the thesis's ordering SSD >= disk.  Mismatches are
  * logged (the first few) and counted.
  */
@@ -2897,6 +2981,7 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 {
 	uint64		s;
 	char	   *disk = palloc(BLCKSZ);
+	int64		passed_over = 0;
 
 	*checked = *mismatched = *fresher_out = 0;
 	if (!cache_readable())
@@ -2914,10 +2999,14 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 		for (tries = 0; tries < 100; tries++)
 		{
 			result = verify_slot(s, disk, &fresher, &problem);
+			if (result == VERIFY_WRITTEN && problem == NULL)
+				result = VERIFY_CHECKED;	/* equal, write or not */
 			if (result != VERIFY_WRITTEN)
 				break;
 			pg_usleep(1000L);
 		}
+		if (result == VERIFY_WRITTEN)
+			passed_over++;
 		if (result != VERIFY_CHECKED)
 			continue;
 		(*checked)++;
@@ -2936,6 +3025,10 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 		}
 	}
 	pfree(disk);
+	if (passed_over > 0)
+		ereport(NOTICE,
+				(errmsg("ssd_cache_verify passed over " INT64_FORMAT " pages that were being written at every try",
+						passed_over)));
 }
 
 /* Blocks cached per relation of a database, for ssd_cache_relations. */

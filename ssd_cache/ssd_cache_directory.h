@@ -90,6 +90,9 @@ extern int	ssd_cache_clean_reserve(int target);
 extern int	ssd_cache_evict_cleaned(void);
 extern int64 ssd_cache_write_back_next(int64 max_pages);
 
+/* The most pages one write-back batch takes (ssd_cache.evict_batch's maximum). */
+#define SSD_WRITE_BACK_MAX_BATCH	512
+
 /* The cleaner process (ssd_cache_cleaner.c): write-back requests. */
 extern void ssd_cache_cleaner_attach(Latch *latch);
 extern int	ssd_cache_cleaner_take(int max, int32 *slotnos, uint64 *ticket);

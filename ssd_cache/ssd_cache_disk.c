@@ -118,7 +118,8 @@ segment_tag(const BufferTag *tag, FileTag *ftag)
 void
 ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
 {
-	FileTag    *synced = palloc(sizeof(FileTag) * Max(n, 1));
+	FileTag		few[32];
+	FileTag    *synced = n <= lengthof(few) ? few : palloc(sizeof(FileTag) * n);
 	int			nsynced = 0,
 				i,
 				j;
@@ -142,7 +143,8 @@ ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
 					 errmsg("could not fsync file \"%s\": %m", path)));
 		synced[nsynced++] = ftag;
 	}
-	pfree(synced);
+	if (synced != few)
+		pfree(synced);
 }
 
 static bool

@@ -358,7 +358,8 @@ reserve_target(void)
 	uint64		nslots = ssd_cache_nslots();
 	uint64		target = Max((uint64) 2 * ssd_cache_evict_batch, Max(nslots / 256, 8));
 
-	return (int) Min(target, Max(nslots / 4, 1));
+	/* Two batches, but never a large share of a small cache. */
+	return (int) Min(target, Max(nslots / 16, 1));
 }
 
 /* For the views: why write-back is suspended right now, or NULL. */
@@ -395,6 +396,7 @@ static void
 drain(void)
 {
 	static bool announced = false;
+	static MemoryContext scratch = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
 
 	if (ssd_cache_fresher_pages() == 0)
@@ -414,17 +416,25 @@ drain(void)
 				(errmsg("ssd_cache: write-back is not in force: writing back " INT64_FORMAT
 						" pages newer than the disk", ssd_cache_fresher_pages())));
 	announced = true;
+
+	/* An ERROR (a data file that cannot be written) repeats every round. */
+	if (scratch == NULL)
+		scratch = AllocSetContextCreate(TopMemoryContext, "ssd_cache drain",
+										ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(scratch);
 	PG_TRY();
 	{
 		(void) ssd_cache_write_back(InvalidOid, 256);
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
+		MemoryContextSwitchTo(scratch);
 		EmitErrorReport();
 		FlushErrorState();
 	}
 	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	MemoryContextReset(scratch);
 }
 
 /*

@@ -45,11 +45,10 @@ for my $round (1 .. 4)
 		"crash $round: no cached page is older than the disk's, no clean one differs");
 }
 
-# PC2 batches larger than one directory page's worth of entries: victims are
-# written back hundreds at a time, with one sync per segment, and crashes
-# in the middle of such a batch lose nothing either.
-$node->append_conf('postgresql.conf',
-	"ssd_cache.evict_batch = 300\nlog_min_messages = debug1\n");
+# PC2 batches of hundreds of victims, written back a segment at a time with
+# one sync each: crashes in the middle of such a batch lose nothing either.
+$node->safe_psql('postgres', 'ALTER SYSTEM SET ssd_cache.evict_batch = 300');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET log_min_messages = debug1');
 $node->reload;
 my $log_from = -s $node->logfile;
 my $before = SSDKitTest::cache_stat($node, 'write_backs');
@@ -59,7 +58,7 @@ cmp_ok(SSDKitTest::cache_stat($node, 'write_backs'), '>', $before,
 	'victims were written back with evict_batch = 300');
 my ($largest) = sort { $b <=> $a }
   (substr(slurp_file($node->logfile), $log_from) =~ /ssd_cache cleaner: a batch of (\d+) victims/g);
-cmp_ok($largest // 0, '>', 32, 'the cleaner took more victims at once than one directory write holds');
+cmp_ok($largest // 0, '>', 32, 'the cleaner took more than 32 victims at once (the old limit)');
 $acked = SSDKitTest::ledger_pgbench($node, clients => 4, seconds => 8,
 	extra_sql => $extra, crash_after => 4);
 SSDKitTest::ledger_check($node, $acked, 'crash during batches of 300');
@@ -67,7 +66,8 @@ SSDKitTest::balanced($node, 'crash during batches of 300');
 is(SSDKitTest::query($node, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
 	'batches of 300: no cached page is older than the disk\'s');
 SSDKitTest::amcheck_ok($node, 'after the crashes');
-$node->append_conf('postgresql.conf', "log_min_messages = info\nssd_cache.evict_batch = 16\n");
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET ssd_cache.evict_batch');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET log_min_messages');
 $node->reload;
 
 # A process killed between marking a cached page fresher and writing it: the
