@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/relpath.h"
+#include "postmaster/bgwriter.h"
 #include "storage/fd.h"
 #include "storage/md.h"
 #include "storage/smgr.h"
@@ -142,6 +143,8 @@ ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip)
 					(errcode_for_file_access(),
 					 errmsg("could not fsync file \"%s\": %m", path)));
 		synced[nsynced++] = ftag;
+		if (nsynced % 10 == 0)
+			AbsorbSyncRequests();	/* the checkpointer, as ProcessSyncRequests does */
 	}
 	if (synced != few)
 		pfree(synced);
