@@ -47,7 +47,6 @@
 /* Lazy cleaning cleans down to this share of the cache (hysteresis). */
 #define SSD_LC_CLEAN_TO		(SSD_LC_DIRTY_SHARE - 0.05)
 
-
 /* Leaving: victims are written back by the admission worker itself. */
 static void
 cleaner_detach(int code, Datum arg)

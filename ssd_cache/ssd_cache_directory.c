@@ -2901,9 +2901,9 @@ verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
  * identical, so a mismatch means the cache would serve a wrong page; a
  * page that differs while a write of it overlapped the comparison is
  * compared again (up to 100 times, a millisecond apart; one written at
- * every try is passed over, with a NOTICE).  A fresher one must be at least as new as
- * the disk's (page LSN), the thesis's ordering SSD >= disk.  Mismatches are
- * logged (the first few) and counted.
+ * every try is passed over, with a NOTICE).  A fresher one must be at
+ * least as new as the disk's (page LSN), the thesis's ordering SSD >= disk.
+ * Mismatches are logged (the first few) and counted.
  */
 void
 ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
