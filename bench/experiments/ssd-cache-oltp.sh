@@ -19,7 +19,10 @@
 # transactions a second (pgbench -R) in the warm-up and the measurement
 # instead of as many as the clients can run: the thesis's TPC-C is bound by
 # its terminals, so "matches the all-SSD throughput" means keeping up with
-# the offered load (0, the default: no limit).
+# the offered load (0, the default: no limit).  --prefill yes fills each
+# empty cache before the warm-up with one read of each relation in
+# OLTP_PREFILL_RELATIONS (cache_prefill; ssd-cache-tpcb's default, whose
+# uniform accesses would take hours to fill it at the HDD's pace).
 
 OLTP_DB=bench
 OLTP_DEFAULT_SCALE=30
@@ -28,8 +31,9 @@ experiment_main() {
 	local scale=$OLTP_DEFAULT_SCALE seconds=60 warmup=90 clients=8 sizes="12.5 25 50"
 	local policies=${OLTP_DEFAULT_POLICIES:-"tac clock"}
 	local baselines="none ssd" mix=${OLTP_DEFAULT_MIX:-} wal=tier checkpoint_timeout="" progress=10
-	local rate=0
+	local rate=0 prefill=${OLTP_DEFAULT_PREFILL:-no}
 	parse_options ssd-cache-oltp "$@"
+	OLTP_PREFILL=$prefill
 	OLTP_RATE=$rate
 	OLTP_MIX=$mix
 	CACHE_WAL=$wal
@@ -39,7 +43,7 @@ experiment_main() {
 	pristine=$(oltp_pristine "$scale")
 	db_mb=$(du -sm "$pristine/base" | cut -f1)
 	meta workloads "$(oltp_description "$scale") database ${db_mb} MB"
-	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache, WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "data's tier"), checkpoint_timeout ${checkpoint_timeout:-300} s, tps reported every ${progress} s$([ "$rate" = 0 ] || echo ", offered load $rate transactions/s (pgbench -R)")"
+	meta settings "clients $clients (-j 2), warm-up ${warmup} s then ${seconds} s measured, every run from a cold start with an empty cache$([ "$prefill" = yes ] && echo " filled before the warm-up by one read of $(echo $OLTP_PREFILL_RELATIONS | sed 's/ /, /g') in that order (bench/lib/cache.sh cache_prefill)"), WAL on the $([ "$wal" = ssd ] && echo "SSD tier" || echo "data's tier"), checkpoint_timeout ${checkpoint_timeout:-300} s, tps reported every ${progress} s$([ "$rate" = 0 ] || echo ", offered load $rate transactions/s (pgbench -R)")"
 	echo "config,tier,policy,cache_pct,cache_mb,tps,tpmc,latency_ms,hit_ratio,admissions,refusals,used_slots,dev_read_iops,progress_tps,dev_write_iops,filled_pct,absorbed_writes,checkpoint_absorbed,write_backs,fresher_pages,checkpoints" >"$RESULT.csv"
 
 	local b
@@ -86,6 +90,7 @@ oltp_run() {
 	dev=$(tier_device "$tier")
 
 	cache_server_start "$pristine" "$db_mb" "$tier" "$policy" "$pct" "$config"
+	[ "${OLTP_PREFILL:-no}" = yes ] && cache_prefill "$OLTP_DB" $OLTP_PREFILL_RELATIONS
 	local limit=()
 	[ "${OLTP_RATE:-0}" = 0 ] || limit=(-R "$OLTP_RATE")
 	oltp_workload "$warmup" "$clients" "$scale" "$out.warmup" "${limit[@]}" >/dev/null
