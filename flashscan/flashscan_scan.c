@@ -72,7 +72,8 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 /*
  * custom_private of the plan: two integer lists of attribute numbers, then
- * whether the quals may run in another order than the plan's.
+ * an integer list saying, per qual, whether it may run ahead of the quals
+ * before it (qual_run_ahead()).
  */
 enum FlashScanPrivate
 {
@@ -940,21 +941,50 @@ flashscan_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 }
 
 /*
- * May the executor run the "column op constant" quals before the others?
- * Only when all share one security level: a row-level security policy's
- * or a security-barrier view's quals must run before a leaky qual of the
- * query sees a row (the planner has put them first).
+ * Which "column op constant" quals may the executor run on the column
+ * arrays ahead of the quals the plan puts before them (1 in the list, one
+ * entry per clause of custom_exprs, in the plan's order)?
+ *
+ * - None when the quals have different security levels: a row-level
+ *   security policy's or a security-barrier view's quals must run before a
+ *   leaky qual of the query sees a row (the planner has put them first).
+ * - Otherwise one that costs no more than every qual it would pass.  The
+ *   planner orders quals by cost (order_qual_clauses()), so that a cheap
+ *   qual spares an expensive one the rows it rejects; running an
+ *   expensive operator first would undo that, and a qual written to guard
+ *   another ("x <> 0 AND f(x)", with f costly) would no longer guard it
+ *   (SQL promises no order, but heap keeps the planner's).
  */
-static bool
-quals_reorderable(List *clauses)
+static List *
+qual_run_ahead(PlannerInfo *root, List *clauses, Index scanrelid)
 {
+	List	   *flags = NIL;
 	ListCell   *lc;
+	bool		one_level = true;
+	Cost		cheapest_passed = -1;	/* of the quals left in place */
 
 	foreach(lc, clauses)
 		if (((RestrictInfo *) lfirst(lc))->security_level !=
 			((RestrictInfo *) linitial(clauses))->security_level)
-			return false;
-	return true;
+			one_level = false;
+	foreach(lc, clauses)
+	{
+		RestrictInfo *rinfo = (RestrictInfo *) lfirst(lc);
+		QualCost	cost;
+		SimpleQual	q;
+		bool		ahead;
+
+		/* as extract_actual_clauses() leaves them out of custom_exprs */
+		if (rinfo->pseudoconstant)
+			continue;
+		cost_qual_eval_node(&cost, (Node *) rinfo->clause, root);
+		ahead = one_level && simple_qual((Node *) rinfo->clause, scanrelid, &q) &&
+			(cheapest_passed < 0 || cost.per_tuple <= cheapest_passed);
+		if (!ahead && (cheapest_passed < 0 || cost.per_tuple < cheapest_passed))
+			cheapest_passed = cost.per_tuple;
+		flags = lappend_int(flags, ahead ? 1 : 0);
+	}
+	return flags;
 }
 
 static Plan *
@@ -970,7 +1000,7 @@ flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_private = lappend(list_copy(best_path->custom_private),
-									makeInteger(quals_reorderable(clauses)));
+									qual_run_ahead(root, clauses, rel->relid));
 	cscan->methods = &flashscan_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -1032,23 +1062,24 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 
 	{
 		List	   *residual = NIL;
-
-		bool		reorder = intVal(lthird(cscan->custom_private)) != 0;
+		List	   *ahead = (List *) lthird(cscan->custom_private);
+		int			i = 0;
 
 		/*
-		 * Simple quals run first, on the column arrays; unless the quals
-		 * must keep their order (security levels), only the leading ones
-		 * are simple.
+		 * Simple quals run first, on the column arrays: the leading ones,
+		 * and those the planner let run ahead of the others
+		 * (qual_run_ahead()).
 		 */
 		fs->simple = palloc(sizeof(SimpleQual) * Max(list_length(cscan->custom_exprs), 1));
 		foreach(lc, cscan->custom_exprs)
 		{
-			if ((!reorder && residual != NIL) ||
+			if ((residual != NIL && !list_nth_int(ahead, i)) ||
 				!simple_qual((Node *) lfirst(lc), cscan->scan.scanrelid,
 							 &fs->simple[fs->nsimple]))
 				residual = lappend(residual, lfirst(lc));
 			else
 				fs->nsimple++;
+			i++;
 		}
 		fs->quals = ExecInitQual(residual, &node->ss.ps);
 	}

@@ -455,13 +455,15 @@ extern double pax_vacuum_rewrite_fraction;
 
 /* pax_metapage.c, pax_blocks.c, pax_directory.c, pax_visibility.c, pax_reader.c */
 extern void pax_corrupted(Relation rel, BlockNumber blkno, const char *what) pg_attribute_noreturn();
-extern void pax_extend_blocks(Relation rel, int n, Buffer *bufs);
+extern BlockNumber pax_extend_blocks(Relation rel, int n, Buffer *bufs);
+extern Buffer pax_pin_new_block(Relation rel, BlockNumber blkno);
 extern Buffer pax_lock_metapage(Relation rel, int mode);
 extern Buffer pax_lock_directory_page(Relation rel, BlockNumber blkno, int mode);
 extern PaxGroupEntry *pax_next_directory_entry(Relation rel, BlockNumber blkno, Page page,
 											   char **pos);
 /* format: the version of the minipages the blocks will hold, 0 for none */
 extern uint32 pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format);
+extern uint32 pax_allocate_run(Relation rel, uint32 n, int format, BlockNumber *start);
 extern void pax_free_blocks(PaxMetaPageData *meta, BlockNumber start, uint32 nblocks);
 extern BlockNumber pax_truncate_free_tail(Relation rel);
 extern bool pax_reusable_space_below(Relation rel, BlockNumber below, uint32 n);
@@ -470,6 +472,8 @@ extern bool pax_recover_free_space(Relation rel);
 extern void pax_relocate_directory(Relation rel);
 extern void pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream,
 							 Size stream_len, Size chunk, uint32 tag);
+extern void pax_write_run(Relation rel, BlockNumber start, uint32 n, const char *stream,
+						  Size stream_len, Size chunk, uint32 tag);
 extern void pax_fill_block(Page page, const char *payload, Size used, uint32 tag);
 /* How logical decoding sees a row of a group written (pax_decode.c) */
 #define PAX_DECODE_NONE			0	/* not at all, or from a record of its own */
@@ -499,7 +503,7 @@ extern int	pax_relation_group_blocks(Relation rel);
 extern void pax_relation_meta(Relation rel, int *group_blocks, int *format);
 extern void pax_set_relation_group_blocks(Relation rel, int group_blocks);
 extern void pax_truncate_in_place(Relation rel);
-extern uint64 pax_reserve_rownums(Relation rel, uint32 count);
+extern uint64 pax_reserve_rownums(Relation rel, uint32 count, uint64 held_end);
 extern void pax_meta_counters(Relation rel, uint64 *next_rownum, uint64 *dir_version);
 extern TransactionId pax_reservation_owner(Relation rel, uint64 rownum);
 extern PaxDirectory *pax_read_directory(Relation rel, MemoryContext cxt);
@@ -585,7 +589,7 @@ extern void pax_read_dead_bitmap(Relation rel, PaxGroupEntry *g, uint8 *bits,
 								 BufferAccessStrategy strategy, uint64 *blocks_read,
 								 XLogRecPtr *lsn);
 extern void pax_dead_row_state(PaxRowState *st);
-extern void pax_write_row_map(Relation rel, Buffer *bufs, const PaxRowState *states,
+extern void pax_write_row_map(Relation rel, BlockNumber map_first, const PaxRowState *states,
 							  uint32 nrows, uint32 tag);
 extern PaxRowState *pax_state_slot(Relation rel, const PaxGroupEntry *g, Page page,
 									BlockNumber blkno, uint32 i);
@@ -679,7 +683,7 @@ extern OffsetNumber pax_log_delta_insert(Relation rel, Buffer buf, const char *i
 										 bool decode_insert, const PaxLogicalOld *update_old);
 extern void pax_log_row_state(Relation rel, Buffer buf, Size offset, const PaxRowState *st,
 							  const PaxLogicalOld *deleted);
-extern void pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs,
+extern void pax_log_group_blocks(Relation rel, PaxGroupEntry *entry,
 								 const char *stream, Size stream_len, TupleDesc desc,
 								 const uint8 *decode_kinds);
 

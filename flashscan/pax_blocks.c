@@ -49,21 +49,46 @@
 
 #define PAYLOAD_START	PAX_PAYLOAD_START
 
-/* Extend the relation by n blocks, pinned, all in one contiguous run. */
-void
+/*
+ * Extend the relation by n blocks, all in one contiguous run; returns the
+ * first.  With bufs, they stay pinned there; without, each is released as
+ * soon as it exists (zeroed on disk), so that a run of up to
+ * PAX_MAX_GROUP_BLOCKS costs no more pins than a small one: a backend may not
+ * pin more buffers than shared_buffers holds.
+ */
+BlockNumber
 pax_extend_blocks(Relation rel, int n, Buffer *bufs)
 {
+	BlockNumber first = InvalidBlockNumber;
 	int			i;
 
 	LockRelationForExtension(rel, ExclusiveLock);
 	for (i = 0; i < n; i++)
 	{
-		bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-		if (i > 0 && BufferGetBlockNumber(bufs[i]) != BufferGetBlockNumber(bufs[0]) + i)
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+
+		if (i == 0)
+			first = BufferGetBlockNumber(buf);
+		else if (BufferGetBlockNumber(buf) != first + i)
 			elog(ERROR, "pax group blocks of \"%s\" are not contiguous",
 				 RelationGetRelationName(rel));
+		if (bufs)
+			bufs[i] = buf;
+		else
+			ReleaseBuffer(buf);
 	}
 	UnlockRelationForExtension(rel, ExclusiveLock);
+	return first;
+}
+
+/*
+ * Pin a block of a run pax_allocate_run() handed out, exclusively locked,
+ * for its new contents (what it held before is overwritten whole).
+ */
+Buffer
+pax_pin_new_block(Relation rel, BlockNumber blkno)
+{
+	return ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_ZERO_AND_LOCK, NULL);
 }
 
 /*
@@ -114,15 +139,15 @@ drop_extents_past_end(Relation rel, PaxMetaPageData *meta)
 }
 
 /*
- * Blocks for a new group or row map: n contiguous blocks, pinned, from the
- * free list when an extent freed before every snapshot is big enough (the
- * lowest such), else
- * by extending the relation.  Returns the tag the blocks are to carry.
- * Taking an extent off the free list is logged at once: if we crash before
- * the blocks are referenced, they are lost to reuse, never used twice.
+ * Blocks for a new group or row map: n contiguous blocks from the free list
+ * when an extent freed before every snapshot is big enough (the lowest
+ * such), else (*startp invalid) the caller extends the relation.  Returns
+ * the tag the blocks are to carry.  Taking an extent off the free list is
+ * logged at once: if we crash before the blocks are referenced, they are
+ * lost to reuse, never used twice.
  */
-uint32
-pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format)
+static uint32
+take_free_extent(Relation rel, uint32 n, int format, BlockNumber *startp)
 {
 	Buffer		metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(metabuf));
@@ -163,6 +188,17 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format)
 		meta->next_tag = 1;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
+	*startp = start;
+	return tag;
+}
+
+/* pax_allocate_blocks() with the n blocks pinned in bufs (unlocked). */
+uint32
+pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format)
+{
+	BlockNumber start;
+	uint32		tag = take_free_extent(rel, n, format, &start);
+	uint32		i;
 
 	if (start == InvalidBlockNumber)
 		pax_extend_blocks(rel, n, bufs);
@@ -170,9 +206,24 @@ pax_allocate_blocks(Relation rel, uint32 n, Buffer *bufs, int format)
 		for (i = 0; i < n; i++)
 		{
 			/* nobody can read them now: take them without reading the old contents */
-			bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, start + i, RBM_ZERO_AND_LOCK, NULL);
+			bufs[i] = pax_pin_new_block(rel, start + i);
 			LockBuffer(bufs[i], BUFFER_LOCK_UNLOCK);
 		}
+	return tag;
+}
+
+/*
+ * pax_allocate_blocks() of a run none of whose blocks stays pinned: *start
+ * is its first block; pax_write_run() (or pax_pin_new_block()) fills it.
+ * Groups and row maps of many blocks are written this way.
+ */
+uint32
+pax_allocate_run(Relation rel, uint32 n, int format, BlockNumber *start)
+{
+	uint32		tag = take_free_extent(rel, n, format, start);
+
+	if (*start == InvalidBlockNumber)
+		*start = pax_extend_blocks(rel, n, NULL);
 	return tag;
 }
 
@@ -268,35 +319,63 @@ pax_fill_block(Page page, const char *payload, Size used, uint32 tag)
 }
 
 /*
- * Write n pinned blocks as full images, block j holding bytes [j * chunk,
+ * Write n blocks as full images, block j holding bytes [j * chunk,
  * (j + 1) * chunk) of stream (stream_len bytes) as its payload, each block
- * tagged; releases the pins.
+ * tagged: the pinned bufs (pins released), or without bufs the run from
+ * block start, pinned a record's worth at a time.
  */
-void
-pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream, Size stream_len,
-				 Size chunk, uint32 tag)
+static void
+write_images(Relation rel, Buffer *bufs, BlockNumber start, uint32 n,
+			 const char *stream, Size stream_len, Size chunk, uint32 tag)
 {
+	Buffer		held[MAX_GENERIC_XLOG_PAGES];
 	uint32		i;
 
 	for (i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
 	{
 		uint32		j;
 		uint32		end = Min(i + MAX_GENERIC_XLOG_PAGES, n);
-		GenericXLogState *state = GenericXLogStart(rel);
+		GenericXLogState *state;
 
+		for (j = i; j < end; j++)
+		{
+			if (bufs)
+			{
+				held[j - i] = bufs[j];
+				LockBuffer(held[j - i], BUFFER_LOCK_EXCLUSIVE);
+			}
+			else
+				held[j - i] = pax_pin_new_block(rel, start + j);
+		}
+		state = GenericXLogStart(rel);
 		for (j = i; j < end; j++)
 		{
 			Size		off = (Size) j * chunk;
 			Size		used = (stream_len > off) ? Min(stream_len - off, chunk) : 0;
 
-			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
-			pax_fill_block(GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE),
+			pax_fill_block(GenericXLogRegisterBuffer(state, held[j - i], GENERIC_XLOG_FULL_IMAGE),
 						   stream + off, used, tag);
 		}
 		GenericXLogFinish(state);
 		for (j = i; j < end; j++)
-			UnlockReleaseBuffer(bufs[j]);
+			UnlockReleaseBuffer(held[j - i]);
 	}
+}
+
+/* write_images() of n pinned blocks (bufs; pins released). */
+void
+pax_write_blocks(Relation rel, Buffer *bufs, uint32 n, const char *stream, Size stream_len,
+				 Size chunk, uint32 tag)
+{
+	write_images(rel, bufs, InvalidBlockNumber, n, stream, stream_len, chunk, tag);
+}
+
+/* write_images() of the n-block run pax_allocate_run() gave from start. */
+void
+pax_write_run(Relation rel, BlockNumber start, uint32 n, const char *stream, Size stream_len,
+			  Size chunk, uint32 tag)
+{
+	write_images(rel, NULL, start, n, stream, stream_len, chunk, tag);
 }
 
 /* Length of a group's payload stream (its minipages and presence bitmap). */
@@ -325,24 +404,19 @@ void
 pax_write_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream, int format,
 					   TupleDesc desc, const uint8 *decode_kinds)
 {
-	Buffer	   *bufs = palloc(sizeof(Buffer) * Max(entry->nblocks, 1));
-
 	if (entry->nblocks == 0)
 	{
 		entry->first_block = InvalidBlockNumber;
 		entry->tag = 0;
-		pfree(bufs);
 		return;
 	}
-	entry->tag = pax_allocate_blocks(rel, entry->nblocks, bufs, format);
-	entry->first_block = BufferGetBlockNumber(bufs[0]);
+	entry->tag = pax_allocate_run(rel, entry->nblocks, format, &entry->first_block);
 	if (decode_kinds != NULL && pax_logical_delta(rel))
-		pax_log_group_blocks(rel, entry, bufs, stream, group_stream_len(entry), desc,
+		pax_log_group_blocks(rel, entry, stream, group_stream_len(entry), desc,
 							 decode_kinds);
 	else
-		pax_write_blocks(rel, bufs, entry->nblocks, stream, group_stream_len(entry),
-						 PAX_BLOCK_PAYLOAD, entry->tag);
-	pfree(bufs);
+		pax_write_run(rel, entry->first_block, entry->nblocks, stream,
+					  group_stream_len(entry), PAX_BLOCK_PAYLOAD, entry->tag);
 }
 
 /*

@@ -424,13 +424,16 @@ pax_log_delta_insert(Relation rel, Buffer buf, const char *item, Size itemsz, bo
 }
 
 /*
- * Write a group of inserted rows (pinned bufs, in order; pins released)
- * with XLOG_PAX_GROUP records, when its rows are decoded from them.
+ * Write a group of inserted rows (the run of entry->nblocks blocks from
+ * entry->first_block that pax_allocate_run() gave, pinned a record's worth
+ * at a time) with XLOG_PAX_GROUP records, when its rows are decoded from
+ * them.
  */
 void
-pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const char *stream,
+pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, const char *stream,
 					 Size stream_len, TupleDesc desc, const uint8 *decode_kinds)
 {
+	Buffer		bufs[PAX_GROUP_BLOCKS_PER_RECORD];
 	bool		uniform = true;
 	uint32		k;
 	xl_pax_group xl;
@@ -474,7 +477,7 @@ pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const cha
 		uint32		j;
 
 		for (j = i; j < end; j++)
-			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+			bufs[j - i] = pax_pin_new_block(rel, entry->first_block + j);
 		xl.first_index = i;
 		START_CRIT_SECTION();
 		XLogBeginInsert();
@@ -492,19 +495,19 @@ pax_log_group_blocks(Relation rel, PaxGroupEntry *entry, Buffer *bufs, const cha
 			Size		off = (Size) j * PAX_BLOCK_PAYLOAD;
 			Size		used = (stream_len > off) ? Min(stream_len - off, PAX_BLOCK_PAYLOAD) : 0;
 
-			pax_fill_block(BufferGetPage(bufs[j]), stream + off, used, entry->tag);
-			MarkBufferDirty(bufs[j]);
-			XLogRegisterBuffer(j - i, bufs[j], REGBUF_WILL_INIT);
+			pax_fill_block(BufferGetPage(bufs[j - i]), stream + off, used, entry->tag);
+			MarkBufferDirty(bufs[j - i]);
+			XLogRegisterBuffer(j - i, bufs[j - i], REGBUF_WILL_INIT);
 			if (used > 0)
 				XLogRegisterBufData(j - i, (char *) stream + off, used);
 		}
 		XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
 		recptr = XLogInsert(PAX_RMGR_ID, XLOG_PAX_GROUP);
 		for (j = i; j < end; j++)
-			PageSetLSN(BufferGetPage(bufs[j]), recptr);
+			PageSetLSN(BufferGetPage(bufs[j - i]), recptr);
 		END_CRIT_SECTION();
 		for (j = i; j < end; j++)
-			UnlockReleaseBuffer(bufs[j]);
+			UnlockReleaseBuffer(bufs[j - i]);
 	}
 	pfree(cols);
 }

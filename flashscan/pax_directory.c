@@ -342,12 +342,9 @@ pax_append_group(Relation rel, PaxGroupEntry *entry, const char *stream, int for
 	if (states)
 	{
 		uint32		n = PaxRowMapBlocks(entry->nrows);
-		Buffer	   *bufs = palloc(sizeof(Buffer) * n);
 
-		(void) pax_allocate_blocks(rel, n, bufs, 0);
-		entry->row_map = BufferGetBlockNumber(bufs[0]);
-		pax_write_row_map(rel, bufs, states, entry->nrows, entry->tag);
-		pfree(bufs);
+		(void) pax_allocate_run(rel, n, 0, &entry->row_map);
+		pax_write_row_map(rel, entry->row_map, states, entry->nrows, entry->tag);
 	}
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	pax_add_directory_entry(rel, metabuf, entry, InvalidBlockNumber);

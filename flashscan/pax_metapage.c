@@ -240,9 +240,16 @@ pax_set_relation_group_blocks(Relation rel, int group_blocks)
  * index) is never handed out again, even after a crash; recorded in the
  * metapage's reservations so that other backends can tell whose unwritten
  * rows a TID may point to.
+ *
+ * held_end is the end of the reservation whose numbers the caller's buffered
+ * rows use (0 when it buffers none): that entry must stay until they are
+ * written.  The transaction's other entries cover rows already written into
+ * groups (or numbers never used), which readers find in the directory: such
+ * an entry is reused.  Without that, a bulk load interleaved with another
+ * writer took an entry at every interleaving and ran out of them.
  */
 uint64
-pax_reserve_rownums(Relation rel, uint32 count)
+pax_reserve_rownums(Relation rel, uint32 count, uint64 held_end)
 {
 	TransactionId xid = GetTopTransactionId();
 	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
@@ -261,7 +268,10 @@ pax_reserve_rownums(Relation rel, uint32 count)
 						RelationGetRelationName(rel)),
 				 errhint("Copy it into a new table with CREATE TABLE ... USING pax AS SELECT ...")));
 	}
-	/* our own entry ending here extends; else a finished writer's is reused */
+	/*
+	 * Our own entry ending here extends; else one of ours no buffered row
+	 * uses, or a finished writer's, is reused.
+	 */
 	for (i = 0; i < meta->nreservations; i++)
 	{
 		PaxReservation *r = &meta->reservations[i];
@@ -271,8 +281,10 @@ pax_reserve_rownums(Relation rel, uint32 count)
 			slot = i;
 			break;
 		}
-		if (slot < 0 && (!TransactionIdIsValid(r->xid) ||
-						 (r->xid != xid && !TransactionIdIsInProgress(r->xid))))
+		if (slot < 0 &&
+			(!TransactionIdIsValid(r->xid) ||
+			 (r->xid == xid && r->end != held_end) ||
+			 (r->xid != xid && !TransactionIdIsInProgress(r->xid))))
 			slot = i;
 	}
 	if (slot < 0)

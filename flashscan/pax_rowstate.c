@@ -69,19 +69,20 @@ StaticAssertDecl(PAX_ROW_MAP_CHUNK <= PAX_MAP_STAMP_OFFSET,
 				 "a row map block's states leave room for its stamp");
 
 /*
- * Write a row map of nrows states into PaxRowMapBlocks(nrows) pinned blocks
- * (bufs, released), tagged and stamped (pax.h).
+ * Write a row map of nrows states into the run of PaxRowMapBlocks(nrows)
+ * blocks from map_first that pax_allocate_run() gave, tagged and stamped
+ * (pax.h).
  */
 void
-pax_write_row_map(Relation rel, Buffer *bufs, const PaxRowState *states, uint32 nrows,
-				  uint32 tag)
+pax_write_row_map(Relation rel, BlockNumber map_first, const PaxRowState *states,
+				  uint32 nrows, uint32 tag)
 {
 	uint32		n = PaxRowMapBlocks(nrows);
 	char	   *stream = palloc0((Size) Max(n, 1) * PAX_BLOCK_PAYLOAD);
 	PaxMapStamp stamp;
 	uint32		b;
 
-	stamp.map_first = BufferGetBlockNumber(bufs[0]);
+	stamp.map_first = map_first;
 	for (b = 0; b < n; b++)
 	{
 		uint32		first = b * PAX_ROW_STATES_PER_BLOCK;
@@ -93,7 +94,7 @@ pax_write_row_map(Relation rel, Buffer *bufs, const PaxRowState *states, uint32 
 		stamp.index = b;
 		memcpy(stream + (Size) b * PAX_BLOCK_PAYLOAD + PAX_MAP_STAMP_OFFSET, &stamp, sizeof(stamp));
 	}
-	pax_write_blocks(rel, bufs, n, stream, (Size) n * PAX_BLOCK_PAYLOAD, PAX_BLOCK_PAYLOAD, tag);
+	pax_write_run(rel, map_first, n, stream, (Size) n * PAX_BLOCK_PAYLOAD, PAX_BLOCK_PAYLOAD, tag);
 	pfree(stream);
 }
 
@@ -196,7 +197,6 @@ add_row_map(Relation rel, PaxDirectory *dir, int gi)
 	PaxGroupEntry *g = dir->groups[gi];
 	bool		from_bitmap = PaxGroupHasDeadBitmap(g);
 	uint32		n = PaxRowMapBlocks(g->nrows);
-	Buffer	   *bufs = palloc(sizeof(Buffer) * n);
 	Size		len = (Size) g->nrows * sizeof(PaxRowState);
 	char	   *states = palloc0(Max(len, 1));
 	BlockNumber first;
@@ -221,11 +221,9 @@ add_row_map(Relation rel, PaxDirectory *dir, int gi)
 	}
 
 	/* the blocks carry the group's tag, so a reader can tell them from reused ones */
-	(void) pax_allocate_blocks(rel, n, bufs, 0);
-	first = BufferGetBlockNumber(bufs[0]);
-	pax_write_row_map(rel, bufs, (PaxRowState *) states, g->nrows, g->tag);
+	(void) pax_allocate_run(rel, n, 0, &first);
+	pax_write_row_map(rel, first, (PaxRowState *) states, g->nrows, g->tag);
 	pfree(states);
-	pfree(bufs);
 
 	metabuf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	dirbuf = pax_lock_directory_page(rel, dir->dir_blocks[gi], BUFFER_LOCK_EXCLUSIVE);

@@ -781,10 +781,8 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 		if (any_state)
 		{
 			map_blocks = PaxRowMapBlocks(span);
-			mapbufs = palloc(sizeof(Buffer) * map_blocks);
-			(void) pax_allocate_blocks(rel, map_blocks, mapbufs, 0);
-			map_first = BufferGetBlockNumber(mapbufs[0]);
-			pax_write_row_map(rel, mapbufs, states, span, entry->tag);
+			(void) pax_allocate_run(rel, map_blocks, 0, &map_first);
+			pax_write_row_map(rel, map_first, states, span, entry->tag);
 			entry->row_map = map_first;
 		}
 	}

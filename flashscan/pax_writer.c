@@ -362,7 +362,8 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 		 * PAX_ROWNUM_RESERVE at a time.
 		 */
 		uint32		count = Min(PAX_ROWNUM_RESERVE, Max(16, wb->nrows * 2));
-		uint64		next = pax_reserve_rownums(rel, count);
+		uint64		next = pax_reserve_rownums(rel, count,
+											   wb->nrows > 0 ? wb->reserved_end : 0);
 
 		if (wb->nrows > 0 && next != wb->reserved_end)
 		{

@@ -97,6 +97,21 @@ SELECT relname, seq_scan > 0 AS scanned, seq_tup_read > 0 AS read_rows,
 	   n_tup_ins, n_tup_upd, n_tup_del
 FROM pg_stat_user_tables WHERE relname = 'pp';
 
+-- The quals keep the planner's cost order: a "column op constant" qual runs
+-- on the column arrays ahead of the others only if it costs no more than
+-- they do.  An expensive one stays behind the cheap qual guarding it, as on
+-- heap (it used to run first and raise "odd value 1").
+CREATE FUNCTION even_eq(int, int) RETURNS bool LANGUAGE plpgsql STRICT IMMUTABLE COST 1000
+	AS $$BEGIN IF $1 % 2 = 1 THEN RAISE EXCEPTION 'odd value %', $1; END IF; RETURN $1 = $2; END$$;
+CREATE OPERATOR ==== (PROCEDURE = even_eq, LEFTARG = int, RIGHTARG = int);
+SET flashscan.enable = on;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT a FROM pp WHERE a % 2 = 0 AND a ==== 10;
+SELECT a FROM pp WHERE a % 2 = 0 AND a ==== 10;
+RESET enable_seqscan;
+
+DROP OPERATOR ==== (int, int);
+DROP FUNCTION even_eq(int, int);
 DROP OPERATOR === (int, int);
 DROP FUNCTION null_eq(int, int), same_rows(text);
 DROP TABLE k, ph, pp;
