@@ -352,6 +352,18 @@ _PG_init(void)
 								PGC_POSTMASTER,
 								GUC_UNIT_MB,
 								NULL, NULL, NULL);
+
+		DefineCustomBoolVariable("ssd_cache.data_directory_moved",
+								 "Says that the data directory was moved (or its file system's device number changed) "
+								 "since it ran in write-back mode.",
+								 "Without it, a data directory whose pages newer than the disk are in the cache, and "
+								 "whose device or inode changed, refuses to start: it may be a copy. Turn it on for "
+								 "one start, then off.",
+								 &ssd_cache_data_directory_moved,
+								 false,
+								 PGC_POSTMASTER,
+								 0,
+								 NULL, NULL, NULL);
 	}
 
 	DefineCustomEnumVariable("ssd_cache.mode",

@@ -2989,6 +2989,24 @@ ssd_cache_relation_counts(Oid dbNode)
 	return result;
 }
 
+/*
+ * Was this entry damaged on the SSD?  Every entry is written either sealed
+ * (its checksum over the rest) or all zeros (never used, or invalidated).
+ */
+static bool
+dir_entry_damaged(const SsdCacheDirEntry *e)
+{
+	static const SsdCacheDirEntry zero;
+	pg_crc32c	crc;
+
+	if (memcmp(e, &zero, sizeof(zero)) == 0)
+		return false;
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, e, offsetof(SsdCacheDirEntry, crc));
+	FIN_CRC32C(crc);
+	return !EQ_CRC32C(crc, e->crc);
+}
+
 Size
 ssd_cache_directory_shmem_size(uint64 nslots)
 {
@@ -3071,6 +3089,7 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty
 	uint64		s,
 				loaded = 0,
 				dropped = 0,
+				corrupted = 0,
 				dropped_unlogged = 0,
 				dropped_volatile = 0;
 	uint8	   *dirty;
@@ -3231,7 +3250,32 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty
 			hash_search(lookup_hash, &tag, HASH_REMOVE, NULL);
 			dropped += 1;
 		}
+		else if (trusted && dir_entry_damaged(e))
+		{
+			/* written sealed or all zeros: this one was damaged on the SSD */
+			corrupted++;
+			dirty[(s / SSD_DIR_ENTRIES_PER_PAGE) / 8] |= 1 << ((s / SSD_DIR_ENTRIES_PER_PAGE) % 8);
+		}
 		memset(e, 0, sizeof(*e));
+	}
+
+	/*
+	 * Which page a damaged entry named, and whether it was newer than the
+	 * disk's, is unknown: while the data directory depends on the cache,
+	 * dropping it could lose a committed change silently.
+	 */
+	if (corrupted > 0)
+	{
+		if (ssd_cache_file_fresher_armed())
+			ssd_cache_file_refuse_if_fresher(psprintf("%lld of its directory entries are damaged (checksum mismatch), "
+													  "and any of them may name a page newer than the disk",
+													  (long long) corrupted));
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ssd_cache: dropped %lld damaged directory entries of \"%s\" (checksum mismatch)",
+						(long long) corrupted, path),
+				 errdetail("No page of the cache was newer than the disk; the disk's copies are read instead."),
+				 errhint("Check the SSD's health.")));
 	}
 
 	/*

@@ -59,11 +59,18 @@
  * this very data directory means the cache must be usable and carry the
  * same id, or the server refuses to start (ssd_cache_file_refuse_if_fresher)
  * with what would be lost and what the choices are.  The marker's name
- * starts with "pgsql_tmp", so pg_basebackup and pg_rewind leave it out, and
- * a file-level copy has another inode: a copy never refuses to start for
- * the original's cache.  A header with an id but no marker means the data
- * directory does not expect those pages (restored, or the marker removed to
- * accept the loss): the cache starts empty.
+ * starts with "pgsql_tmp", so pg_basebackup and pg_rewind leave it out.  A
+ * marker whose device and inode are not the data directory's belongs to a
+ * directory that was moved, whose file system came back under another
+ * device number (disks enumerated in another order at boot), or copied
+ * with its files: the pages it expects are in the cache it ran with, and
+ * nothing here can tell a move from a copy.  The server refuses to start
+ * either way; ssd_cache.data_directory_moved = on says it is the same
+ * directory, and the start then goes on as with its own marker (token, id
+ * and WAL checked as always) and rewrites the marker.  A header with an id
+ * but no marker means the data directory does not expect those pages
+ * (restored, or the marker removed to accept the loss): the cache starts
+ * empty.
  *
  * Failure.  No failure of the cache file takes the server down.  At
  * startup it means running without the cache (SSD_TRUST_OFF); later the
@@ -104,6 +111,9 @@
 
 /* The data directory's half of write-back (see "Write-back"). */
 #define SSD_CACHE_FRESHER_FILE	"pgsql_tmp_ssd_cache.fresher"
+
+/* ssd_cache.data_directory_moved: a foreign marker is this directory's. */
+bool		ssd_cache_data_directory_moved = false;
 
 /*
  * The header as it is on the SSD.  The postmaster writes it before and
@@ -315,26 +325,43 @@ write_marker(uint64 id)
 }
 
 /*
+ * A marker written where the data directory's device or inode were others
+ * (see "Write-back"): refuse, unless ssd_cache.data_directory_moved says it
+ * is this directory, moved.
+ */
+static void
+refuse_if_foreign(void)
+{
+	if (ssd_cache_data_directory_moved)
+		return;
+	ereport(FATAL,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("ssd_cache: this data directory expects changes that only the SSD cache holds, but it is not where they were written"),
+			 errdetail("Its device or inode changed since ssd_cache ran in write-back mode: it was moved, its "
+					   "file system came back under another device number, or it is a copy made with its "
+					   "files.  Committed changes whose only copy is in the cache would be lost if the server "
+					   "started without it."),
+			 errhint("If it is the same data directory, and no copy of it has run with this cache since, start "
+					 "once with ssd_cache.data_directory_moved = on.  If it is a copy, the changes are in the "
+					 "original's cache: run SELECT ssd_cache_flush() there (or stop it cleanly) and copy again.  "
+					 "To start without them and accept losing those changes, remove \"%s/%s\"; then check "
+					 "the database (amcheck) or restore it from a backup.",
+					 DataDir, SSD_CACHE_FRESHER_FILE)));
+}
+
+/*
  * The postmaster cannot use the cache for "why".  If this data directory
- * expects the cache to hold pages newer than its files, starting would
- * lose them: refuse, saying what the choices are.  A marker copied from
- * another data directory is removed.
+ * expects the cache to hold pages newer than its files (its own marker, or
+ * one copied or moved with it), starting would lose them: refuse, saying
+ * what the choices are.
  */
 void
 ssd_cache_file_refuse_if_fresher(const char *why)
 {
 	uint64		id;
 
-	switch (read_marker(&id))
-	{
-		case MARKER_NONE:
-			return;
-		case MARKER_FOREIGN:
-			(void) durable_unlink(SSD_CACHE_FRESHER_FILE, LOG);
-			return;
-		case MARKER_OURS:
-			break;
-	}
+	if (read_marker(&id) == MARKER_NONE)
+		return;
 	ereport(FATAL,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("ssd_cache: the SSD cache holds changes that are not in the data files, and it cannot be used: %s",
@@ -367,11 +394,12 @@ ssd_cache_file_fresher_armed(void)
  * Decide whether a header read from disk describes contents this data
  * directory may use.  Returns NULL if so, else the reason (for the LOG
  * line).  *after_crash says whether the server using it did not stop
- * cleanly, so trust must wait for WAL replay.
+ * cleanly, so trust must wait for WAL replay.  moved: the DBA says the data
+ * directory's new device and inode are the old directory's.
  */
 static char *
 header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
-					   const ControlFileData *control, bool *after_crash)
+					   const ControlFileData *control, bool moved, bool *after_crash)
 {
 	pg_crc32c	crc;
 	struct stat st;
@@ -399,8 +427,8 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 						h->nslots, layout->nslots);
 	if (h->data_checksum_version != control->data_checksum_version)
 		return "data checksums were enabled or disabled since it was written (pg_checksums rewrites every page)";
-	if (stat(".", &st) != 0 || (uint64) st.st_dev != h->datadir_dev ||
-		(uint64) st.st_ino != h->datadir_ino)
+	if (!moved && (stat(".", &st) != 0 || (uint64) st.st_dev != h->datadir_dev ||
+				   (uint64) st.st_ino != h->datadir_ino))
 		return "it was last used with another data directory (a copy of this one, or one moved here)";
 	token = read_token_file();
 	if (token == 0 || token != h->token)
@@ -491,6 +519,8 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	int			rc;
 	uint64		token;
 	uint64		marker_id;
+	MarkerState marker;
+	bool		moved;
 	SsdCacheTrust trust;
 
 	*reason = NULL;
@@ -585,6 +615,15 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 		close(fd);
 		return SSD_TRUST_OFF;
 	}
+
+	/*
+	 * A marker moved or copied here: refuse, or (the DBA says it moved)
+	 * trust the file whatever device and inode it last saw.
+	 */
+	marker = read_marker(&marker_id);
+	if (marker == MARKER_FOREIGN)
+		refuse_if_foreign();
+	moved = marker == MARKER_FOREIGN;
 	if (created)
 		why = "the cache file did not exist";
 	else if (why != NULL)
@@ -598,12 +637,16 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	else
 	{
 		memcpy(&h, block, sizeof(h));
-		why = header_distrust_reason(&h, layout, control, &after_crash);
+		why = header_distrust_reason(&h, layout, control, moved, &after_crash);
 	}
 
 	/* Write-back: does the data directory expect fresher pages? */
-	switch (read_marker(&marker_id))
+	switch (marker)
 	{
+		case MARKER_FOREIGN:
+			/* refuse_if_foreign() let it through: the DBA says it is ours */
+			Assert(moved);
+			/* FALLTHROUGH */
 		case MARKER_OURS:
 			if (why != NULL)
 				ssd_cache_file_refuse_if_fresher(why);
@@ -627,9 +670,6 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 														  LSN_FORMAT_ARGS(h.wal_bound)));
 			/* h.fresher_id == 0: no fresher page was written after the marker. */
 			break;
-		case MARKER_FOREIGN:
-			(void) durable_unlink(SSD_CACHE_FRESHER_FILE, LOG);
-			/* FALLTHROUGH */
 		case MARKER_NONE:
 			if (why == NULL && h.fresher_id != 0)
 				why = "it holds pages newer than the data files that this data directory does not expect "
@@ -733,6 +773,19 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	/* A marker written just before a crash, with no fresher slot after it. */
 	if (file_shared->header.fresher_id == 0)
 		(void) durable_unlink(SSD_CACHE_FRESHER_FILE, DEBUG1);
+	else if (moved)
+	{
+		/* Ours from now on: its device and inode are the directory's. */
+		if (!write_marker(file_shared->header.fresher_id))
+			ereport(FATAL,
+					(errcode_for_file_access(),
+					 errmsg("ssd_cache: could not rewrite \"%s\" for the moved data directory: %m",
+							SSD_CACHE_FRESHER_FILE)));
+		ereport(LOG,
+				(errmsg("ssd_cache: the data directory was moved (ssd_cache.data_directory_moved); "
+						"its pages newer than the disk are served from the cache"),
+				 errhint("Turn ssd_cache.data_directory_moved off again.")));
+	}
 
 	*epoch = file_shared->header.epoch;
 	return trust;

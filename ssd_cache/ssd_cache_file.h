@@ -116,6 +116,7 @@ extern SsdCacheTrust ssd_cache_file_startup(const char *path, const SsdCacheLayo
 											LWLock *header_lock, bool start_empty,
 											uint32 *epoch, char **reason);
 extern void ssd_cache_file_refuse_if_fresher(const char *why);
+extern bool ssd_cache_data_directory_moved;
 extern bool ssd_cache_file_fresher_armed(void);
 extern bool ssd_cache_file_resets_unlogged(void);
 extern bool ssd_cache_file_arm_fresher(void);
