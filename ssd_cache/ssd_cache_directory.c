@@ -64,6 +64,8 @@
 #include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "postmaster/bgwriter.h"
+#include "storage/buf_internals.h"
+#include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "storage/checksum.h"
 #include "storage/lwlock.h"
@@ -2845,14 +2847,45 @@ typedef enum SsdVerifyResult
 {
 	VERIFY_GONE,				/* not cached any more */
 	VERIFY_WRITTEN,				/* a write of the page overlapped the check */
+	VERIFY_PENDING,				/* fresher slot older than the disk, but
+								 * shared_buffers holds the newest copy */
 	VERIFY_CHECKED
 } SsdVerifyResult;
+
+/*
+ * The page LSN of the block's buffer in shared_buffers, or
+ * InvalidXLogRecPtr if it has none.  (A standby replays again from its last
+ * restartpoint after every restart: redo may write a replayed page that is
+ * older than the disk's copy into the block's fresher slot, then bring the
+ * buffer past the disk's again.  Until that buffer is written, its slot is
+ * older than the disk, and the buffer is the page.)
+ */
+static XLogRecPtr
+buffered_lsn(const BufferTag *tag)
+{
+	uint32		hash = BufTableHashCode((BufferTag *) tag);
+	LWLock	   *lock = BufMappingPartitionLock(hash);
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
+	int			id;
+
+	LWLockAcquire(lock, LW_SHARED);
+	id = BufTableLookup((BufferTag *) tag, hash);
+	LWLockRelease(lock);
+	if (id >= 0 && ReadRecentBuffer(tag->rnode, tag->forkNum, tag->blockNum, id + 1))
+	{
+		lsn = BufferGetLSNAtomic(id + 1);
+		ReleaseBuffer(id + 1);
+	}
+	return lsn;
+}
 
 /*
  * Compare slot s with its disk copy; *problem says what is wrong, if
  * anything.  The disk first: md.c may raise errors, which a pin must not
  * see.  A write of the page between the two reads (the slot's "writes"
- * counter odd, or moved) makes them incomparable.
+ * counter odd, or moved) makes them incomparable.  A fresher slot older
+ * than the disk is no problem if the buffer pool holds a copy at least as
+ * new as the disk's (buffered_lsn()).
  */
 static SsdVerifyResult
 verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
@@ -2893,6 +2926,12 @@ verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
 	pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
 	if ((writes & 1) != 0 || pg_atomic_read_u32(&slots[s].writes) != writes)
 		return VERIFY_WRITTEN;
+	if (*fresher && *problem != NULL && PageGetLSN((Page) buf) < PageGetLSN((Page) disk) &&
+		buffered_lsn(&tag) >= PageGetLSN((Page) disk))
+	{
+		*problem = NULL;
+		return VERIFY_PENDING;
+	}
 	return VERIFY_CHECKED;
 }
 
@@ -2910,7 +2949,8 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 {
 	uint64		s;
 	char	   *disk = palloc(BLCKSZ);
-	int64		passed_over = 0;
+	int64		passed_over = 0,
+				pending = 0;
 
 	*checked = *mismatched = *fresher_out = 0;
 	if (!cache_readable())
@@ -2936,6 +2976,13 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 		}
 		if (result == VERIFY_WRITTEN)
 			passed_over++;
+		if (result == VERIFY_PENDING)
+		{
+			(*checked)++;
+			(*fresher_out)++;
+			pending++;
+			continue;
+		}
 		if (result != VERIFY_CHECKED)
 			continue;
 		(*checked)++;
@@ -2958,6 +3005,13 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 		ereport(NOTICE,
 				(errmsg("ssd_cache_verify passed over " INT64_FORMAT " pages that were being written at every try",
 						passed_over)));
+	if (pending > 0)
+		ereport(NOTICE,
+				(errmsg("ssd_cache_verify: " INT64_FORMAT " pages marked fresher than the disk are older than the disk's, "
+						"but shared_buffers holds a newer copy of each",
+						pending),
+				 errdetail("A standby's WAL replay restarts from its last restartpoint and wrote older versions of "
+						   "these pages; their buffers are written again when evicted or at the next restartpoint.")));
 }
 
 /* Blocks cached per relation of a database, for ssd_cache_relations. */

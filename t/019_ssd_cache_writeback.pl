@@ -402,6 +402,46 @@ SSDKitTest::ledger_pgbench($primary, clients => 2, seconds => 2, extra_sql => $e
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
 	'after a crash the standby replays on from its cache and answers like the primary');
+
+# A standby replays again from its last restartpoint after every restart:
+# redo writes an older version of a page into the page's slot (fresher),
+# then brings the buffer past the disk's copy again.  Until that buffer is
+# written, the slot is older than the disk and the buffer is the page:
+# ssd_cache_verify() says so in a NOTICE instead of counting a mismatch.
+$standby->append_conf('postgresql.conf', "ssd_cache.policy = clock\n");
+$standby->reload;
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION IF NOT EXISTS pg_prewarm;
+	CREATE TABLE big AS SELECT g, repeat('x', 500) AS f FROM generate_series(1, 40000) g;
+});
+my $blk_q = "SELECT (ctid::text::point)[0]::int FROM pgbench_accounts WHERE aid = 50001";
+$primary->safe_psql('postgres', 'CHECKPOINT');
+$primary->wait_for_catchup($standby);
+$standby->safe_psql('postgres', 'CHECKPOINT');    # the restartpoint replay restarts from
+$primary->safe_psql('postgres', 'UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 50001');
+$primary->safe_psql('postgres', 'UPDATE big SET g = g');    # pushes the page out of the standby's buffers
+# (back by one: the balances must still add up to pgbench's history)
+$primary->safe_psql('postgres', 'UPDATE pgbench_accounts SET abalance = abalance - 1 WHERE aid = 50001');
+$primary->wait_for_catchup($standby);
+$standby->safe_psql('postgres', q{
+	SELECT count(*) FROM big; SELECT pg_prewarm('big'); SELECT ssd_cache_flush();
+	SELECT abalance FROM pgbench_accounts WHERE aid = 50001;
+});
+$standby->safe_psql('postgres', "SELECT pg_prewarm('big')") for 1 .. 2;
+$standby->safe_psql('postgres', 'SELECT ssd_cache_flush()');
+$standby->stop('immediate');
+$standby->start;
+my ($verify_out, $verify_err) = ('', '');
+$standby->psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()',
+	stdout => \$verify_out, stderr => \$verify_err);
+is($verify_out, '0', 'standby restarted in the middle of replay: no mismatch');
+like($verify_err, qr/pages marked fresher than the disk are older than the disk's, but shared_buffers holds a newer copy/,
+	'pages whose newest copy waits in shared_buffers are reported as such');
+is($standby->safe_psql('postgres', 'SELECT abalance FROM pgbench_accounts WHERE aid = 50001'),
+	$primary->safe_psql('postgres', 'SELECT abalance FROM pgbench_accounts WHERE aid = 50001'),
+	'and the page reads as on the primary');
+$standby->append_conf('postgresql.conf', "ssd_cache.policy = tac\n");
+$standby->reload;
 $primary->stop;
 $standby->promote;
 $acked = SSDKitTest::ledger_pgbench($standby, clients => 2, seconds => 6, extra_sql => $extra,
