@@ -111,7 +111,10 @@
  * its rows can sit in the writer's memory, with their index entries already
  * in place.  A unique-index check that meets such an entry must wait for the
  * writer (see pax_reservation_owner()).  Entries of finished transactions
- * are reused.
+ * are reused, and so are a running writer's whose rows are all in groups
+ * (pax_reserve_rownums()): a writer puts a group in the directory before it
+ * gives up the reservation, so a reader that finds neither reads the
+ * directory again (pax_fetch_row()).
  */
 typedef struct PaxReservation
 {

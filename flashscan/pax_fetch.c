@@ -240,7 +240,22 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 	if (all_dead)
 		*all_dead = false;
 	if (g == NULL)
-		return ItemPointerIsValid(tid) && pax_fetch_unwritten_row(f, tid, snapshot, slot);
+	{
+		if (!ItemPointerIsValid(tid))
+			return false;
+		if (pax_fetch_unwritten_row(f, tid, snapshot, slot))
+			return true;
+
+		/*
+		 * Between our directory read and the reservation's, the writer may
+		 * have put the row's group in the directory and then given up (or
+		 * reused) its reservation: it publishes the group first, so a
+		 * directory read now has it.
+		 */
+		g = find_group(f, tid);
+		if (g == NULL)
+			return false;
+	}
 	if (!pax_group_visible_to_reader(f->base.rel, g, snapshot))
 	{
 		if (all_dead)

@@ -437,6 +437,15 @@ pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapsh
 
 		visible = pax_fetch_unwritten_row(f, &slot->tts_tid, snapshot, tmp);
 		ExecDropSingleTupleTableSlot(tmp);
+		/* written into a group since the directory was read (pax_fetch_row) */
+		if (!visible && ItemPointerIsValid(&slot->tts_tid))
+		{
+			dir = pax_current_directory(rel);
+			gi = pax_find_group_index(dir, rownum);
+			if (gi >= 0)
+				visible = pax_group_visible(dir->groups[gi], snapshot) &&
+					pax_row_visible(rel, dir->groups[gi], rownum, snapshot, NULL);
+		}
 	}
 
 	pax_index_fetch_end(&f->base);

@@ -364,6 +364,16 @@ _PG_init(void)
 								 PGC_POSTMASTER,
 								 0,
 								 NULL, NULL, NULL);
+
+		DefineCustomBoolVariable("ssd_cache.drop_damaged_entries",
+								 "Starts despite damaged cache directory entries while the cache holds pages newer than the disk.",
+								 "Without it such a start is refused: a damaged entry may have named the only up-to-date copy "
+								 "of a page. Turn it on for one start, accepting that loss, then off.",
+								 &ssd_cache_drop_damaged_entries,
+								 false,
+								 PGC_POSTMASTER,
+								 0,
+								 NULL, NULL, NULL);
 	}
 
 	DefineCustomEnumVariable("ssd_cache.mode",

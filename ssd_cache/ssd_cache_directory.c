@@ -2853,15 +2853,17 @@ typedef enum SsdVerifyResult
 } SsdVerifyResult;
 
 /*
- * The page LSN of the block's buffer in shared_buffers, or
- * InvalidXLogRecPtr if it has none.  (A standby replays again from its last
+ * The page LSN of the block's buffer in shared_buffers if that buffer is
+ * dirty, else InvalidXLogRecPtr.  (A standby replays again from its last
  * restartpoint after every restart: redo may write a replayed page that is
  * older than the disk's copy into the block's fresher slot, then bring the
- * buffer past the disk's again.  Until that buffer is written, its slot is
- * older than the disk, and the buffer is the page.)
+ * buffer past the disk's again.  Until that dirty buffer is written, its
+ * slot is older than the disk, and the buffer is the page.  A clean buffer
+ * newer than the slot would mean a write that bypassed the slot: that is
+ * a mismatch.)
  */
 static XLogRecPtr
-buffered_lsn(const BufferTag *tag)
+dirty_buffer_lsn(const BufferTag *tag)
 {
 	uint32		hash = BufTableHashCode((BufferTag *) tag);
 	LWLock	   *lock = BufMappingPartitionLock(hash);
@@ -2873,8 +2875,10 @@ buffered_lsn(const BufferTag *tag)
 	LWLockRelease(lock);
 	if (id >= 0 && ReadRecentBuffer(tag->rnode, tag->forkNum, tag->blockNum, id + 1))
 	{
-		lsn = BufferGetLSNAtomic(id + 1);
-		ReleaseBuffer(id + 1);
+		LockBuffer(id + 1, BUFFER_LOCK_SHARE);
+		if (pg_atomic_read_u32(&GetBufferDescriptor(id)->state) & BM_DIRTY)
+			lsn = PageGetLSN(BufferGetPage(id + 1));
+		UnlockReleaseBuffer(id + 1);
 	}
 	return lsn;
 }
@@ -2884,8 +2888,8 @@ buffered_lsn(const BufferTag *tag)
  * anything.  The disk first: md.c may raise errors, which a pin must not
  * see.  A write of the page between the two reads (the slot's "writes"
  * counter odd, or moved) makes them incomparable.  A fresher slot older
- * than the disk is no problem if the buffer pool holds a copy at least as
- * new as the disk's (buffered_lsn()).
+ * than the disk is no problem if the buffer pool holds a dirty copy at least
+ * as new as the disk's (dirty_buffer_lsn()).
  */
 static SsdVerifyResult
 verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
@@ -2895,6 +2899,7 @@ verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
 	uint32		writes = pg_atomic_read_u32(&slots[s].writes);
 	SMgrRelation reln;
 	int32		slot;
+	bool		older = false;	/* a fresher slot older than the disk */
 
 	*problem = NULL;
 	if (find_valid(&tag, (int32) s, false, NULL) < 0)
@@ -2919,15 +2924,17 @@ verify_slot(uint64 s, char *disk, bool *fresher, const char **problem)
 	else if (*fresher)
 	{
 		if (*problem == NULL && PageGetLSN((Page) buf) < PageGetLSN((Page) disk))
+		{
 			*problem = "the page marked fresher than the disk is older than the disk's";
+			older = true;
+		}
 	}
 	else if (*problem == NULL && memcmp(buf, disk, BLCKSZ) != 0)
 		*problem = "the cached page differs from the disk";
 	pg_atomic_fetch_sub_u32(&slots[s].pins, 1);
 	if ((writes & 1) != 0 || pg_atomic_read_u32(&slots[s].writes) != writes)
 		return VERIFY_WRITTEN;
-	if (*fresher && *problem != NULL && PageGetLSN((Page) buf) < PageGetLSN((Page) disk) &&
-		buffered_lsn(&tag) >= PageGetLSN((Page) disk))
+	if (older && dirty_buffer_lsn(&tag) >= PageGetLSN((Page) disk))
 	{
 		*problem = NULL;
 		return VERIFY_PENDING;
@@ -3007,11 +3014,13 @@ ssd_cache_verify(int64 *checked, int64 *mismatched, int64 *fresher_out)
 						passed_over)));
 	if (pending > 0)
 		ereport(NOTICE,
-				(errmsg("ssd_cache_verify: " INT64_FORMAT " pages marked fresher than the disk are older than the disk's, "
-						"but shared_buffers holds a newer copy of each",
-						pending),
-				 errdetail("A standby's WAL replay restarts from its last restartpoint and wrote older versions of "
-						   "these pages; their buffers are written again when evicted or at the next restartpoint.")));
+				(errmsg_plural("ssd_cache_verify: " INT64_FORMAT " page marked fresher than the disk is older than the disk's, "
+							   "but shared_buffers holds a newer unwritten copy of it",
+							   "ssd_cache_verify: " INT64_FORMAT " pages marked fresher than the disk are older than the disk's, "
+							   "but shared_buffers holds a newer unwritten copy of each",
+							   pending, pending),
+				 errdetail("WAL replay (on a standby, from its last restartpoint) wrote older versions of them; "
+						   "the buffers are written when evicted or at the next restartpoint or checkpoint.")));
 }
 
 /* Blocks cached per relation of a database, for ssd_cache_relations. */
@@ -3042,6 +3051,9 @@ ssd_cache_relation_counts(Oid dbNode)
 	LWLockRelease(REL_LOCK);
 	return result;
 }
+
+/* ssd_cache.drop_damaged_entries: start despite them (see the startup). */
+bool		ssd_cache_drop_damaged_entries = false;
 
 /*
  * Was this entry damaged on the SSD?  Every entry is written either sealed
@@ -3320,16 +3332,26 @@ ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty
 	 */
 	if (corrupted > 0)
 	{
-		if (ssd_cache_file_fresher_armed())
-			ssd_cache_file_refuse_if_fresher(psprintf("%lld of its directory entries are damaged (checksum mismatch), "
-													  "and any of them may name a page newer than the disk",
-													  (long long) corrupted));
+		if (ssd_cache_file_fresher_armed() && !ssd_cache_drop_damaged_entries)
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_plural("ssd_cache: %lld entry of the cache directory in \"%s\" is damaged, and the cache holds changes that are not in the data files",
+								   "ssd_cache: %lld entries of the cache directory in \"%s\" are damaged, and the cache holds changes that are not in the data files",
+								   corrupted, (long long) corrupted, path),
+					 errdetail("Which page a damaged entry named is unknown (its checksum does not match); if it was newer than its disk copy, "
+							   "committed changes in it would be lost."),
+					 errhint("Check the SSD.  To start and lose only what the damaged entries named (the cache's other pages newer "
+							 "than the disk are kept), start once with ssd_cache.drop_damaged_entries = on; then check the "
+							 "database (amcheck) or restore it from a backup.")));
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("ssd_cache: dropped %lld damaged directory entries of \"%s\" (checksum mismatch)",
-						(long long) corrupted, path),
-				 errdetail("No page of the cache was newer than the disk; the disk's copies are read instead."),
-				 errhint("Check the SSD's health.")));
+				 errmsg_plural("ssd_cache: dropped %lld damaged entry of the cache directory in \"%s\"",
+							   "ssd_cache: dropped %lld damaged entries of the cache directory in \"%s\"",
+							   corrupted, (long long) corrupted, path),
+				 ssd_cache_file_fresher_armed() ?
+				 errdetail("ssd_cache.drop_damaged_entries is on: a change whose only copy such an entry named is lost.") :
+				 errdetail("The data directory did not depend on the cache; the disk's copies are read instead."),
+				 errhint("Check the SSD.")));
 	}
 
 	/*

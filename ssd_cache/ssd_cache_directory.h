@@ -43,6 +43,7 @@ typedef enum SsdCacheCounter
 extern int	ssd_cache_directory_lwlocks(void);
 extern Size ssd_cache_directory_shmem_size(uint64 nslots);
 extern void ssd_cache_directory_shmem_init(const char *path, uint64 nslots, bool start_empty);
+extern bool ssd_cache_drop_damaged_entries;
 extern bool ssd_cache_enabled(void);
 extern bool ssd_cache_verifying(void);
 extern void ssd_cache_count(SsdCacheCounter c, int64 n);

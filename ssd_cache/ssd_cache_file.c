@@ -360,8 +360,17 @@ ssd_cache_file_refuse_if_fresher(const char *why)
 {
 	uint64		id;
 
-	if (read_marker(&id) == MARKER_NONE)
-		return;
+	switch (read_marker(&id))
+	{
+		case MARKER_NONE:
+			return;
+		case MARKER_FOREIGN:
+			/* moved or copied: that is the first thing to say */
+			refuse_if_foreign();
+			break;
+		case MARKER_OURS:
+			break;
+	}
 	ereport(FATAL,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("ssd_cache: the SSD cache holds changes that are not in the data files, and it cannot be used: %s",
@@ -624,6 +633,11 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	if (marker == MARKER_FOREIGN)
 		refuse_if_foreign();
 	moved = marker == MARKER_FOREIGN;
+	if (ssd_cache_data_directory_moved && !moved)
+		ereport(WARNING,
+				(errmsg("ssd_cache.data_directory_moved is on, but nothing here was moved"),
+				 errdetail("Left on, it would let a copy of this data directory take this cache's changes."),
+				 errhint("Turn ssd_cache.data_directory_moved off.")));
 	if (created)
 		why = "the cache file did not exist";
 	else if (why != NULL)

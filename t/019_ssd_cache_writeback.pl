@@ -16,6 +16,47 @@ use SSDKitTest;
 
 my $marker = 'pgsql_tmp_ssd_cache.fresher';
 
+# Flip a byte of the first $count directory entries of the cache file that
+# are VALID and FRESHER (entries of 32 bytes from offset 8192, flags at byte
+# 17), so that their checksums fail; returns their old contents by slot.
+sub damage_fresher_entries
+{
+	my ($cache, $nslots, $count) = @_;
+	my %saved;
+	open(my $fh, '<:raw', $cache) or die "open $cache: $!";
+	for my $i (0 .. $nslots - 1)
+	{
+		my $entry;
+		sysseek($fh, 8192 + 32 * $i, 0) or die;
+		sysread($fh, $entry, 32) == 32 or die;
+		next unless (ord(substr($entry, 17, 1)) & 0x03) == 0x03;
+		$saved{$i} = $entry;
+		last if keys %saved == $count;
+	}
+	close($fh);
+	my %bad = map {
+		my $e = $saved{$_};
+		substr($e, 24, 1) = chr(ord(substr($e, 24, 1)) ^ 0x5a);
+		($_ => $e)
+	} keys %saved;
+	write_entries($cache, %bad);
+	return %saved;
+}
+
+# Write directory entries (slot => 32 bytes) into the cache file.
+sub write_entries
+{
+	my ($cache, %entries) = @_;
+	open(my $fh, '+<:raw', $cache) or die "open $cache: $!";
+	for my $i (keys %entries)
+	{
+		sysseek($fh, 8192 + 32 * $i, 0) or die;
+		syswrite($fh, $entries{$i}) == 32 or die;
+	}
+	close($fh);
+	return;
+}
+
 # --- A write-back node under a write load, crashed again and again. ---
 # Write-back needs wal_level replica (allows_streaming) and fsync.
 my $node = SSDKitTest::node('wb', cache => '24MB', init => { allows_streaming => 1 },
@@ -177,36 +218,14 @@ cmp_ok(SSDKitTest::cache_stat($node, 'fresher_pages'), '>', 0, 'fresher pages be
 $sum = $node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts');
 my $nslots = SSDKitTest::query($node, 'SELECT slots FROM ssd_cache_stats');
 $node->stop('immediate');
-open(my $fh, '+<:raw', $cache) or die "open $cache: $!";
-my %saved;
-for my $i (0 .. $nslots - 1)
-{
-	my $entry;
-	sysseek($fh, 8192 + 32 * $i, 0) or die;
-	sysread($fh, $entry, 32) == 32 or die;
-	next unless (ord(substr($entry, 17, 1)) & 0x03) == 0x03;    # VALID | FRESHER
-	$saved{$i} = $entry;
-	last if keys %saved == 3;
-}
+my %saved = damage_fresher_entries($cache, $nslots, 3);
 is(scalar keys %saved, 3, 'three fresher entries found in the cache file');
-for my $i (keys %saved)
-{
-	my $bad = $saved{$i};
-	substr($bad, 24, 1) = chr(ord(substr($bad, 24, 1)) ^ 0x5a);
-	sysseek($fh, 8192 + 32 * $i, 0) or die;
-	syswrite($fh, $bad) == 32 or die;
-}
 $off = -s $node->logfile;
 ok(!$node->start(fail_ok => 1), 'damaged entries with fresher pages: the server refuses to start');
 like(substr(slurp_file($node->logfile), $off),
-	qr/cannot be used: 3 of its directory entries are damaged/,
+	qr/3 entries of the cache directory in .* are damaged, and the cache holds changes that are not in the data files.*HINT:  Check the SSD.*ssd_cache.drop_damaged_entries = on/s,
 	'and says why');
-for my $i (keys %saved)
-{
-	sysseek($fh, 8192 + 32 * $i, 0) or die;
-	syswrite($fh, $saved{$i}) == 32 or die;
-}
-close($fh);
+write_entries($cache, %saved);
 $node->start;
 is($node->safe_psql('postgres', 'SELECT sum(abalance) FROM pgbench_accounts'), $sum,
 	'entries repaired: every committed change is there');
@@ -435,7 +454,7 @@ my ($verify_out, $verify_err) = ('', '');
 $standby->psql('postgres', 'SELECT mismatched FROM ssd_cache_verify()',
 	stdout => \$verify_out, stderr => \$verify_err);
 is($verify_out, '0', 'standby restarted in the middle of replay: no mismatch');
-like($verify_err, qr/pages marked fresher than the disk are older than the disk's, but shared_buffers holds a newer copy/,
+like($verify_err, qr/marked fresher than the disk (is|are) older than the disk's, but shared_buffers holds a newer unwritten copy/,
 	'pages whose newest copy waits in shared_buffers are reported as such');
 is($standby->safe_psql('postgres', 'SELECT abalance FROM pgbench_accounts WHERE aid = 50001'),
 	$primary->safe_psql('postgres', 'SELECT abalance FROM pgbench_accounts WHERE aid = 50001'),
@@ -451,6 +470,19 @@ SSDKitTest::balanced($standby, 'promoted standby after a crash');
 SSDKitTest::amcheck_ok($standby, 'promoted standby');
 is(SSDKitTest::query($standby, 'SELECT mismatched FROM ssd_cache_verify()'), '0',
 	'promoted standby: no cached page older than the disk');
+
+# Accepting the loss of what damaged entries named (this node's last use).
+$standby->safe_psql('postgres', 'UPDATE pgbench_accounts SET filler = filler WHERE aid % 50 = 0; CHECKPOINT;');
+my $sb_slots = SSDKitTest::query($standby, 'SELECT slots FROM ssd_cache_stats');
+cmp_ok(SSDKitTest::cache_stat($standby, 'fresher_pages'), '>', 0, 'fresher pages on the promoted standby');
+$standby->stop('immediate');
+my %damaged = damage_fresher_entries(SSDKitTest::cache_file($standby), $sb_slots, 2);
+ok(!$standby->start(fail_ok => 1), 'two damaged fresher entries: refused');
+$standby->append_conf('postgresql.conf', "ssd_cache.drop_damaged_entries = on\n");
+$standby->start;
+ok($standby->log_contains(qr/WARNING:  ssd_cache: dropped 2 damaged entries of the cache directory/),
+	'with ssd_cache.drop_damaged_entries the start drops them and warns');
+cmp_ok(SSDKitTest::cache_stat($standby, 'fresher_pages'), '>', 0, 'and keeps the other fresher pages');
 $standby->stop;
 
 # --- Where write-back could lose data it is refused. ---
