@@ -426,12 +426,9 @@ pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapsh
 	PaxDirectory *dir = pax_current_directory(rel);
 	uint64		rownum = pax_tid_to_rownum(&slot->tts_tid);
 	int			gi = ItemPointerIsValid(&slot->tts_tid) ? pax_find_group_index(dir, rownum) : -1;
-	bool		visible;
+	bool		visible = false;
 
-	if (gi >= 0)
-		visible = pax_group_visible(dir->groups[gi], snapshot) &&
-			pax_row_visible(rel, dir->groups[gi], rownum, snapshot, NULL);
-	else
+	if (gi < 0)
 	{
 		TupleTableSlot *tmp = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
 
@@ -442,11 +439,11 @@ pax_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapsh
 		{
 			dir = pax_current_directory(rel);
 			gi = pax_find_group_index(dir, rownum);
-			if (gi >= 0)
-				visible = pax_group_visible(dir->groups[gi], snapshot) &&
-					pax_row_visible(rel, dir->groups[gi], rownum, snapshot, NULL);
 		}
 	}
+	if (gi >= 0)
+		visible = pax_group_visible(dir->groups[gi], snapshot) &&
+			pax_row_visible(rel, dir->groups[gi], rownum, snapshot, NULL);
 
 	pax_index_fetch_end(&f->base);
 	return visible;

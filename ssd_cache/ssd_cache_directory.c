@@ -3063,14 +3063,8 @@ static bool
 dir_entry_damaged(const SsdCacheDirEntry *e)
 {
 	static const SsdCacheDirEntry zero;
-	pg_crc32c	crc;
 
-	if (memcmp(e, &zero, sizeof(zero)) == 0)
-		return false;
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, e, offsetof(SsdCacheDirEntry, crc));
-	FIN_CRC32C(crc);
-	return !EQ_CRC32C(crc, e->crc);
+	return memcmp(e, &zero, sizeof(zero)) != 0 && !ssd_cache_dir_entry_sealed(e);
 }
 
 Size

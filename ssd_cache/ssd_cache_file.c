@@ -186,17 +186,22 @@ ssd_cache_dir_entry_seal(SsdCacheDirEntry *e)
 	FIN_CRC32C(e->crc);
 }
 
+/* Does the entry's checksum match the rest of it? */
 bool
-ssd_cache_dir_entry_ok(const SsdCacheDirEntry *e, uint32 epoch)
+ssd_cache_dir_entry_sealed(const SsdCacheDirEntry *e)
 {
 	pg_crc32c	crc;
 
-	if (!(e->flags & SSD_DIR_VALID) || e->epoch != epoch)
-		return false;
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, e, offsetof(SsdCacheDirEntry, crc));
 	FIN_CRC32C(crc);
 	return EQ_CRC32C(crc, e->crc);
+}
+
+bool
+ssd_cache_dir_entry_ok(const SsdCacheDirEntry *e, uint32 epoch)
+{
+	return (e->flags & SSD_DIR_VALID) && e->epoch == epoch && ssd_cache_dir_entry_sealed(e);
 }
 
 static void

@@ -150,6 +150,7 @@ extern void ssd_cache_file_prepare_batches(void);
 extern const char *ssd_cache_file_admission_io(void);
 
 extern void ssd_cache_dir_entry_seal(SsdCacheDirEntry *e);
+extern bool ssd_cache_dir_entry_sealed(const SsdCacheDirEntry *e);
 extern bool ssd_cache_dir_entry_ok(const SsdCacheDirEntry *e, uint32 epoch);
 
 #endif							/* SSD_CACHE_FILE_H */
