@@ -65,6 +65,8 @@
 #include "nodes/lockoptions.h"
 #include "port/atomics.h"
 
+typedef struct PaxFetchFilter PaxFetchFilter;	/* pax_fetch.c's selection first */
+
 #define PAX_MAGIC				0x50415831	/* "PAX1" */
 #define PAX_FORMAT_VERSION		6	/* 5: variable-width minipages have a stride
 									 * index; dead-row bitmaps.  6: delta pages
@@ -697,6 +699,7 @@ extern void pax_bitmap_init(void);
 /* pax_handler.c */
 extern const TableAmRoutine *pax_table_am_routine(void);
 extern void pax_scan_set_columns(TableScanDesc sscan, const bool *needed);
+extern void pax_scan_set_filter(TableScanDesc sscan, PaxFetchFilter *filter);
 
 /* pax_exec.c */
 extern void pax_exec_init(void);
@@ -712,6 +715,24 @@ extern void pax_store_row(TupleTableSlot *slot, TupleDesc desc, PaxColumnData *c
 extern bool *pax_all_columns(TupleDesc desc);
 
 /* pax_fetch.c: rows by TID */
+/*
+ * Selection first for the row fetches of one scan node (pax_exec.c builds
+ * it from the node's qual): stage i reads cols[i] (the columns its clauses
+ * use) and drops the row when quals[i] fails; the node's other columns are
+ * read only for rows that pass every stage.
+ */
+struct PaxFetchFilter
+{
+	int			nstages;
+	bool	  **cols;
+	struct ExprState **quals;
+	struct ExprContext *econtext;	/* its own, in the node's EState */
+	struct PlanState *ps;		/* the node: its EXPLAIN counters */
+	Relation	counted;		/* whose fetch count a dropped row adds to:
+								 * the index (an index scan's), the table (a
+								 * bitmap scan's), as when it was returned */
+};
+
 typedef struct PaxFetch
 {
 	IndexFetchTableData base;	/* first: the index AM's fetch is one */
@@ -741,6 +762,14 @@ typedef struct PaxFetch
 	uint32		window_size;
 	PaxPrefixCache *prefixes;	/* minipage prefixes windows were read with */
 	uint32		windows_read;	/* until prefixes exists */
+	bool	   *loaded;			/* columns cols hold for the window's rows */
+	bool	   *to_read;		/* scratch: columns a window read adds */
+	PaxFetchFilter *filter;		/* selection first, or NULL */
+	bool		filter_off;		/* it let nearly every row through: stopped */
+	bool		filter_paused;	/* a bitmap page whose rows the node rechecks */
+	bool		filtered;		/* the last fetch's row was visible, dropped by it */
+	uint64		filter_tested;
+	uint64		filter_passed;
 } PaxFetch;
 
 extern IndexFetchTableData *pax_index_fetch_begin(Relation rel);
@@ -752,6 +781,7 @@ extern bool pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
 extern PaxFetch *pax_fetch_begin(Relation rel, const bool *needed);
 extern void pax_fetch_end(PaxFetch *f);
 extern void pax_fetch_set_columns(PaxFetch *f, const bool *needed);
+extern void pax_fetch_set_filter(PaxFetch *f, PaxFetchFilter *filter);
 extern bool pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 						  TupleTableSlot *slot, bool *all_dead);
 extern bool pax_fetch_unwritten_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,

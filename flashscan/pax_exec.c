@@ -50,6 +50,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "nodes/plannodes.h"
 #include "utils/guc.h"
@@ -62,6 +63,7 @@
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 
 static bool scan_needed_columns = true;
+static bool fetch_selection_first = true;
 
 /* A node whose scan descriptor does not exist yet. */
 typedef struct PendingScan
@@ -69,6 +71,7 @@ typedef struct PendingScan
 	PlanState  *ps;				/* hash key */
 	ExecProcNodeMtd real;		/* its ExecProcNodeReal */
 	bool	   *needed;			/* in its query's memory */
+	PaxFetchFilter *filter;		/* likewise, or NULL */
 	MemoryContext query_cxt;
 } PendingScan;
 
@@ -154,9 +157,114 @@ scan_columns(PlanState *ps, Relation rel, Bitmapset *reads)
 	return needed;
 }
 
+/*
+ * Selection first for an Index Scan's fetches: the longest prefix of the
+ * node's qual (its clauses in the planner's order) that may run early, in
+ * stages of the clauses that need a column the earlier ones did not; NULL
+ * where it would save nothing.  Running a clause inside the fetch, before
+ * the node does, changes nothing the user can see only if the node would
+ * run it on exactly those rows, in that order, with the same result:
+ *
+ * - an Index Scan's index is a btree, whose matches are exact: an access
+ *   method that asks for a recheck (xs_recheck) has the node test its index
+ *   quals before the qual, and a qual run first could fail (an error) on a
+ *   row the recheck would have dropped; a Bitmap Heap Scan's fetch pauses
+ *   the filter on pages the node rechecks (lossy ones among them);
+ * - no volatile function (a row that passes is tested again by the node)
+ *   and no SubPlan (run twice it costs twice);
+ * - no whole-row reference (it reads every column).
+ *
+ * A row the filter drops never reaches the node, which would have dropped
+ * it: the filter counts it in the node's "Rows Removed by Filter".
+ */
+static PaxFetchFilter *
+selection_first(PlanState *ps, Relation rel, const bool *needed)
+{
+	Index		scanrelid = ((Scan *) ps->plan)->scanrelid;
+	Relation	index;
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *stage_clauses = NIL;
+	List	   *stage_cols = NIL;
+	bool	   *seen;
+	bool		saves = false;
+	PaxFetchFilter *filter;
+	ListCell   *lc,
+			   *lc2;
+	int			att,
+				s;
+
+	if (!fetch_selection_first || ps->plan->qual == NIL)
+		return NULL;
+	if (IsA(ps, IndexScanState))
+	{
+		index = ((IndexScanState *) ps)->iss_RelationDesc;
+		if (index == NULL || index->rd_rel->relam != BTREE_AM_OID ||
+			((IndexScan *) ps->plan)->indexorderby != NIL)
+			return NULL;
+	}
+	else if (IsA(ps, BitmapHeapScanState))
+		index = NULL;			/* lossy and recheck pages: the fetch pauses */
+	else
+		return NULL;
+	seen = palloc0(sizeof(bool) * Max(desc->natts, 1));
+	foreach(lc, ps->plan->qual)
+	{
+		Node	   *clause = lfirst(lc);
+		Bitmapset  *attrs = NULL;
+		bool	   *cols;
+		bool		adds = false;
+		int			x = -1;
+
+		if (contain_volatile_functions(clause) || contain_subplans(clause))
+			break;
+		pull_varattnos(clause, scanrelid, &attrs);
+		if (bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, attrs))
+			break;
+		cols = palloc0(sizeof(bool) * Max(desc->natts, 1));
+		while ((x = bms_next_member(attrs, x)) >= 0)
+		{
+			att = x + FirstLowInvalidHeapAttributeNumber;
+			if (att <= 0 || att > desc->natts)
+				continue;		/* ctid, tableoid: in the slot without a read */
+			cols[att - 1] = true;
+			adds |= !seen[att - 1];
+			seen[att - 1] = true;
+		}
+		if (!adds && stage_clauses != NIL)
+			llast(stage_clauses) = lappend(llast(stage_clauses), clause);
+		else
+		{
+			stage_clauses = lappend(stage_clauses, list_make1(clause));
+			stage_cols = lappend(stage_cols, cols);
+		}
+	}
+	/* a saving: a row dropped early leaves some needed column unread */
+	saves = list_length(stage_clauses) > 1;
+	for (att = 0; att < desc->natts && !saves && stage_clauses != NIL; att++)
+		saves = needed[att] && !seen[att];
+	if (!saves)
+		return NULL;
+
+	filter = palloc0(sizeof(PaxFetchFilter));
+	filter->nstages = list_length(stage_clauses);
+	filter->cols = palloc(sizeof(bool *) * filter->nstages);
+	filter->quals = palloc(sizeof(ExprState *) * filter->nstages);
+	filter->ps = ps;
+	filter->counted = index ? index : rel;
+	filter->econtext = CreateExprContext(ps->state);
+	s = 0;
+	forboth(lc, stage_clauses, lc2, stage_cols)
+	{
+		filter->quals[s] = ExecInitQual(lfirst(lc), ps);
+		filter->cols[s] = lfirst(lc2);
+		s++;
+	}
+	return filter;
+}
+
 /* Tell the node's scan descriptor; false if it has none yet. */
 static bool
-tell_scan(PlanState *ps, const bool *needed)
+tell_scan(PlanState *ps, const bool *needed, PaxFetchFilter *filter)
 {
 	switch (nodeTag(ps))
 	{
@@ -168,6 +276,7 @@ tell_scan(PlanState *ps, const bool *needed)
 				if (d == NULL)
 					return false;
 				pax_scan_set_columns(d, needed);
+				pax_scan_set_filter(d, filter);
 				return true;
 			}
 		case T_IndexScanState:
@@ -180,6 +289,7 @@ tell_scan(PlanState *ps, const bool *needed)
 				if (d == NULL || d->xs_heapfetch == NULL)
 					return false;
 				pax_fetch_set_columns((PaxFetch *) d->xs_heapfetch, needed);
+				pax_fetch_set_filter((PaxFetch *) d->xs_heapfetch, filter);
 				return true;
 			}
 		default:
@@ -290,13 +400,13 @@ exec_until_told(PlanState *ps)
 		elog(ERROR, "pax: executor node %p lost its column set", (void *) ps);
 	real = p->real;
 	open_scan(ps);
-	if (tell_scan(ps, p->needed))
+	if (tell_scan(ps, p->needed, p->filter))
 	{
 		stop_waiting(ps, real);
 		return real(ps);
 	}
 	slot = real(ps);
-	if (tell_scan(ps, p->needed))
+	if (tell_scan(ps, p->needed, p->filter))
 		stop_waiting(ps, real);
 	return slot;
 }
@@ -317,7 +427,7 @@ forget_query(void *arg)
 
 /* Wait for the node's scan descriptor: wrap its ExecProcNodeReal. */
 static void
-tell_later(PlanState *ps, bool *needed, EState *estate)
+tell_later(PlanState *ps, bool *needed, PaxFetchFilter *filter, EState *estate)
 {
 	PendingScan *p;
 	bool		found;
@@ -337,6 +447,7 @@ tell_later(PlanState *ps, bool *needed, EState *estate)
 
 		p->real = ps->ExecProcNodeReal;
 		p->needed = needed;
+		p->filter = filter;
 		p->query_cxt = estate->es_query_cxt;
 		ps->ExecProcNodeReal = exec_until_told;
 		cb = MemoryContextAlloc(estate->es_query_cxt, sizeof(*cb));
@@ -445,8 +556,13 @@ walk_node(PlanState *ps, Bitmapset *reads, EState *estate)
 				if (rel == NULL || rel->rd_tableam != pax_table_am_routine())
 					return;
 				needed = scan_columns(ps, rel, reads);
-				if (needed != NULL && !tell_scan(ps, needed))
-					tell_later(ps, needed, estate);
+				if (needed != NULL)
+				{
+					PaxFetchFilter *filter = selection_first(ps, rel, needed);
+
+					if (!tell_scan(ps, needed, filter))
+						tell_later(ps, needed, filter, estate);
+				}
 				return;
 			}
 
@@ -577,6 +693,10 @@ pax_exec_init(void)
 							 "Plain scans and index fetches of pax tables read only the columns the plan uses.",
 							 "Off: they read every column of every row they return.",
 							 &scan_needed_columns, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("flashscan.fetch_selection_first",
+							 "Index and bitmap scans of a pax table test their filter's columns first and read the other columns only for rows that pass.",
+							 "Off: every column the node uses is read for every visible row the index returns.",
+							 &fetch_selection_first, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = pax_executor_start;
 }

@@ -18,7 +18,9 @@
 #include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/transam.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "pgstat.h"
 #include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
@@ -47,6 +49,8 @@ pax_fetch_begin(Relation rel, const bool *needed)
 	if (needed != NULL)
 		memcpy(f->needed, needed, sizeof(bool) * desc->natts);
 	f->cols = palloc0(sizeof(PaxColumnData) * Max(desc->natts, 1));
+	f->loaded = palloc0(sizeof(bool) * Max(desc->natts, 1));
+	f->to_read = palloc0(sizeof(bool) * Max(desc->natts, 1));
 	MemoryContextSwitchTo(old);
 	return f;
 }
@@ -62,6 +66,22 @@ pax_fetch_set_columns(PaxFetch *f, const bool *needed)
 		f->needed[att] = needed[att] && !TupleDescAttr(desc, att)->attisdropped;
 	f->cur = f->last = f->window = NULL;	/* decoded with the other columns */
 	f->prefetched = NULL;
+}
+
+/*
+ * Selection first from now on (NULL: none): the filter's stages run on
+ * each row a fetch reads alone (not on a group decoded whole, whose columns
+ * are all read anyway), and a row that fails one is not returned.  The
+ * caller (pax_exec.c) gives it only to a node that would evaluate the same
+ * clauses on every row the fetch returns, in the same order, so the rows
+ * dropped early are the rows the node would drop.
+ */
+void
+pax_fetch_set_filter(PaxFetch *f, PaxFetchFilter *filter)
+{
+	f->filter = filter;
+	f->filter_off = false;
+	f->filter_tested = f->filter_passed = 0;
 }
 
 void
@@ -199,15 +219,16 @@ prefetch_ahead(PaxFetch *f, PaxGroupEntry *g)
 }
 
 /*
- * Decode the window of stored rows of group g that holds stored row k
- * (pax_stored_index()) into f->cols: a stride's rows (what reading row k
- * alone would walk anyway), twice the last window's when the fetch
- * continues right after it (an index range, a bitmap page of neighbours),
- * up to PAX_MINIPAGE_MAX_READ_ROWS.  A range of 100 rows thus reads each
- * needed minipage's blocks about once instead of once a row.
+ * Place the window of stored rows of group g over stored row k
+ * (pax_stored_index()), holding no column yet (load_window() reads them):
+ * a stride's rows (what reading row k alone would walk anyway), twice the
+ * last window's when the fetch continues right after it (an index range, a
+ * bitmap page of neighbours), up to PAX_MINIPAGE_MAX_READ_ROWS.  A range of
+ * 100 rows thus reads each needed minipage's blocks about once instead of
+ * once a row.
  */
 static void
-read_window(PaxFetch *f, PaxGroupEntry *g, uint32 k, TupleDesc desc)
+place_window(PaxFetch *f, PaxGroupEntry *g, uint32 k, int natts)
 {
 	uint32		size = PAX_STRIDE_ROWS;
 	uint32		first = k - k % PAX_STRIDE_ROWS;
@@ -217,16 +238,90 @@ read_window(PaxFetch *f, PaxGroupEntry *g, uint32 k, TupleDesc desc)
 		size = Min(f->window_size * 2, PAX_MINIPAGE_MAX_READ_ROWS);
 		first = k;
 	}
-	f->window = f->cur = NULL;	/* cols are rewritten */
-	f->window_rows = Min(size, g->nstored - first);
-	/* a point query reads one window: it needs no cache */
-	if (f->prefixes == NULL && f->windows_read++ > 0)
-		f->prefixes = pax_prefix_cache_create();	/* in f->cxt: read_window's caller is there */
-	pax_read_row_run(f->base.rel, g, desc, f->needed, first, f->window_rows, f->cols,
-					 f->prefixes);
+	f->cur = NULL;				/* cols are rewritten */
 	f->window = g;
 	f->window_first = first;
+	f->window_rows = Min(size, g->nstored - first);
 	f->window_size = size;
+	memset(f->loaded, 0, sizeof(bool) * natts);
+	/* a point query reads one window: it needs no cache */
+	if (f->prefixes == NULL && f->windows_read++ > 0)
+		f->prefixes = pax_prefix_cache_create();	/* in f->cxt: our caller is there */
+}
+
+/*
+ * Decode the window's rows of the wanted columns it does not hold yet into
+ * f->cols.  A column is marked held only once read: after an error half
+ * way it is read again.
+ */
+static void
+load_window(PaxFetch *f, PaxGroupEntry *g, TupleDesc desc, const bool *wanted)
+{
+	bool		any = false;
+	int			att;
+
+	for (att = 0; att < desc->natts; att++)
+	{
+		f->to_read[att] = wanted[att] && !f->loaded[att];
+		any |= f->to_read[att];
+	}
+	if (!any)
+		return;
+	pax_read_row_run(f->base.rel, g, desc, f->to_read, f->window_first, f->window_rows,
+					 f->cols, f->prefixes);
+	for (att = 0; att < desc->natts; att++)
+		f->loaded[att] |= f->to_read[att];
+}
+
+/*
+ * Past this many rows, a filter that let through more than
+ * FILTER_KEEP_PASS_RATE of them is stopped: each row it passes has its
+ * clauses evaluated twice (here and by the node), and reading its columns
+ * in stages costs a little more than in one go.
+ */
+#define FILTER_TRIAL_ROWS 1024
+#define FILTER_KEEP_PASS_RATE 0.9
+
+/*
+ * Run the filter's stages on the window's stored row k (row ri of g): each
+ * stage's columns read, then its clauses evaluated on the slot holding the
+ * columns read so far, in the filter's own ExprContext (an index scan's
+ * one call may drop many rows: its per-tuple memory is reset for each).  A
+ * row dropped counts as the node's own "Rows Removed by Filter".
+ */
+static bool
+passes_filter(PaxFetch *f, PaxGroupEntry *g, uint32 k, uint32 ri, TupleTableSlot *slot,
+			  MemoryContext caller_cxt)
+{
+	PaxFetchFilter *filter = f->filter;
+	ExprContext *econtext = filter->econtext;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	bool		pass = true;
+	int			s;
+
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = slot;
+	for (s = 0; s < filter->nstages && pass; s++)
+	{
+		load_window(f, g, desc, filter->cols[s]);
+		pax_store_row_at(slot, desc, f->cols, f->loaded, k - f->window_first, g, ri,
+						 f->base.rel);
+		MemoryContextSwitchTo(caller_cxt);
+		pass = ExecQual(filter->quals[s], econtext);
+		MemoryContextSwitchTo(f->cxt);
+	}
+	f->filter_tested++;
+	if (pass)
+		f->filter_passed++;
+	else
+	{
+		InstrCountFiltered1(filter->ps, 1);
+		pgstat_count_heap_fetch(filter->counted);
+	}
+	if (f->filter_tested == FILTER_TRIAL_ROWS &&
+		f->filter_passed > FILTER_KEEP_PASS_RATE * f->filter_tested)
+		f->filter_off = true;
+	return pass;
 }
 
 bool
@@ -239,6 +334,7 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 
 	if (all_dead)
 		*all_dead = false;
+	f->filtered = false;
 	if (g == NULL)
 	{
 		if (!ItemPointerIsValid(tid))
@@ -293,7 +389,17 @@ pax_fetch_row(PaxFetch *f, ItemPointer tid, Snapshot snapshot,
 		uint32		k = pax_stored_index(f->base.rel, g, ri);
 
 		if (f->window != g || k < f->window_first || k >= f->window_first + f->window_rows)
-			read_window(f, g, k, slot->tts_tupleDescriptor);
+			place_window(f, g, k, slot->tts_tupleDescriptor->natts);
+		if (f->filter != NULL && !f->filter_off && !f->filter_paused &&
+			!passes_filter(f, g, k, ri, slot, old))
+		{
+			MemoryContextSwitchTo(old);
+			ExecClearTuple(slot);
+			f->last = g;
+			f->filtered = true;
+			return false;
+		}
+		load_window(f, g, slot->tts_tupleDescriptor, f->needed);
 		pax_store_row_at(slot, slot->tts_tupleDescriptor, f->cols, f->needed,
 						 k - f->window_first, g, ri, f->base.rel);
 	}
@@ -344,9 +450,10 @@ pax_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
 
 	/*
 	 * SERIALIZABLE: the row read, as heap locks the tuple it returns (the
-	 * index AM locks the index pages it read, which covers rows not found).
+	 * index AM locks the index pages it read, which covers rows not found);
+	 * a row the filter dropped was read as the node's qual would have.
 	 */
-	if (found && IsMVCCSnapshot(snapshot))
+	if ((found || ((PaxFetch *) scan)->filtered) && IsMVCCSnapshot(snapshot))
 		PredicateLockTID(scan->rel, tid, snapshot, InvalidTransactionId);
 	return found;
 }

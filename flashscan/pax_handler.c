@@ -201,6 +201,16 @@ pax_scan_set_columns(TableScanDesc sscan, const bool *needed)
 		pax_fetch_set_columns(scan->row_fetch, needed);
 }
 
+/* Selection first for a bitmap scan's row fetches (pax_exec.c). */
+void
+pax_scan_set_filter(TableScanDesc sscan, PaxFetchFilter *filter)
+{
+	PaxScanDesc scan = (PaxScanDesc) sscan;
+
+	if (scan->row_fetch != NULL)
+		pax_fetch_set_filter(scan->row_fetch, filter);
+}
+
 static void
 pax_scan_end(TableScanDesc sscan)
 {
@@ -1223,6 +1233,8 @@ pax_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
 
 		CHECK_FOR_INTERRUPTS();
 		ItemPointerSet(&tid, scan->bm_block, scan->bm_offsets[scan->bm_next++]);
+		/* the node tests these rows' bitmap quals again before its filter */
+		scan->row_fetch->filter_paused = tbmres->recheck;
 		if (pax_fetch_row(scan->row_fetch, &tid, sscan->rs_snapshot, slot, NULL))
 		{
 			/* SERIALIZABLE: the row read, as heap's bitmap scan locks it */
@@ -1232,6 +1244,9 @@ pax_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
 			pgstat_count_heap_fetch(sscan->rs_rd);
 			return true;
 		}
+		/* dropped by the fetch's filter: read as the node's qual would have */
+		if (scan->row_fetch->filtered && IsMVCCSnapshot(sscan->rs_snapshot))
+			PredicateLockTID(sscan->rs_rd, &tid, sscan->rs_snapshot, InvalidTransactionId);
 	}
 	ExecClearTuple(slot);
 	return false;
