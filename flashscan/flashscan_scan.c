@@ -49,6 +49,7 @@
 #include "storage/bufmgr.h"
 #include "storage/dsm.h"
 #include "storage/predicate.h"
+#include "catalog/pg_am_d.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -496,6 +497,10 @@ typedef struct PaxFetchCosts
 {
 	Cost		per_row;		/* one row fetched alone, beyond heap's price,
 								 * in a group the fetch has met */
+	Cost		qual_per_row;	/* of which the columns of the relation's
+								 * restriction clauses (read first: a row
+								 * they drop costs no more, see
+								 * filtered_row_price()) */
 	Cost		per_group_met;	/* the first fetch in a group: its prefixes */
 	double		prefix_bytes;	/* those prefixes' bytes in a fetch's cache */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
@@ -510,6 +515,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 {
 	TupleDesc	desc = RelationGetDescr(r);
 	Bitmapset  *attrs = NULL;
+	Bitmapset  *qual_attrs = NULL;
 	ListCell   *lc;
 	int			group_blocks,
 				format;
@@ -525,15 +531,18 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	rows_per_group = Max(1.0, rel->tuples / ngroups);
 	strides = format >= 5;
 	costs->per_row = 0;
+	costs->qual_per_row = 0;
 	costs->per_group_met = 0;
 	costs->prefix_bytes = 0;
-	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
 	foreach(lc, rel->baserestrictinfo)
-		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &attrs);
+		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &qual_attrs);
+	attrs = bms_copy(qual_attrs);
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
 	for (att = 1; att <= desc->natts; att++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, att - 1);
 		int32		width;
+		Cost		row;
 
 		if (a->attisdropped ||
 			!(bms_is_member(att - FirstLowInvalidHeapAttributeNumber, attrs) ||
@@ -542,26 +551,32 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 		ncols++;
 		if (a->attlen > 0)
 		{
-			costs->per_row += cpu_tuple_cost;
+			row = cpu_tuple_cost;
 			costs->per_group_met += cpu_tuple_cost;
 			costs->prefix_bytes += PAX_PREFIX_ENTRY_BYTES;
 			blocks += ceil(rows_per_group * a->attlen / (double) PAX_BLOCK_PAYLOAD);
-			continue;
-		}
-		width = flashscan_column_width(RelationGetRelid(r), a->attnum, a->atttypid,
-									   a->atttypmod);
-		blocks += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD);
-		if (strides)
-		{
-			costs->per_row += (1 + ceil(PAX_STRIDE_ROWS * width / (double) PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
-				PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
-			costs->per_group_met += cpu_tuple_cost;
-			costs->prefix_bytes += PAX_PREFIX_ENTRY_BYTES +
-				ceil(rows_per_group / PAX_STRIDE_ROWS) * sizeof(uint32);
 		}
 		else
-			costs->per_row += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
-				rows_per_group / 2 * cpu_operator_cost / 3;
+		{
+			width = flashscan_column_width(RelationGetRelid(r), a->attnum, a->atttypid,
+										   a->atttypmod);
+			blocks += ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD);
+			if (strides)
+			{
+				row = (1 + ceil(PAX_STRIDE_ROWS * width / (double) PAX_BLOCK_PAYLOAD)) * cpu_tuple_cost +
+					PAX_STRIDE_ROWS / 2 * cpu_operator_cost / 3;
+				costs->per_group_met += cpu_tuple_cost;
+				costs->prefix_bytes += PAX_PREFIX_ENTRY_BYTES +
+					ceil(rows_per_group / PAX_STRIDE_ROWS) * sizeof(uint32);
+			}
+			else
+				row = ceil(rows_per_group * width / (double) PAX_BLOCK_PAYLOAD) * cpu_tuple_cost +
+					rows_per_group / 2 * cpu_operator_cost / 3;
+		}
+		costs->per_row += row;
+		if (bms_is_member(att - FirstLowInvalidHeapAttributeNumber, qual_attrs) ||
+			bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, qual_attrs))
+			costs->qual_per_row += row;
 	}
 	costs->per_group_decode = rows_per_group * ncols * cpu_operator_cost;
 	costs->per_group = blocks * spc_seq + rows_per_group * cpu_tuple_cost + costs->per_group_decode;
@@ -571,6 +586,32 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	costs->decode_after = Max(2.0, strides ?
 							  Min(rows_per_group, blocks * PAX_FETCH_DECODE_ROWS_PER_BLOCK) :
 							  rows_per_group / PAX_FETCH_DECODE_DIVISOR);
+}
+
+/*
+ * The share of the rows an index (or bitmap) path's index part gives that
+ * its filter lets through, and what a row fetched alone costs beyond heap's
+ * price when "pass" of them do: the filter's columns are
+ * read first and the others only for rows that pass (pax_fetch.c's
+ * selection first, which btree index scans and bitmap scans run).  The
+ * columns of the relation's restriction clauses stand for the filter's:
+ * those the index matches exactly are not read at all, so this errs high.
+ */
+static double
+filter_pass(Path *path, RelOptInfo *rel, Selectivity index_sel)
+{
+	double		out = path->param_info ? path->param_info->ppi_rows : rel->rows;
+
+	return out / Max(index_sel * rel->tuples, 1.0);
+}
+
+static Cost
+filtered_row_price(const PaxFetchCosts *costs, double pass, bool selection_first)
+{
+	if (!selection_first)
+		return costs->per_row;
+	pass = Min(Max(pass, 0.0), 1.0);
+	return costs->qual_per_row + pass * (costs->per_row - costs->qual_per_row);
 }
 
 /*
@@ -607,7 +648,9 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
 	if (matches >= costs->decode_after)
 		price = index_cost + touched * costs->per_group;
 	else
-		price = path->total_cost + sel * rel->tuples / procs * costs->per_row +
+		price = path->total_cost +
+			sel * rel->tuples / procs *
+			filtered_row_price(costs, filter_pass(path, rel, sel), pax_fetch_selection_first()) +
 			Min(touched, sel * rel->tuples / procs) * costs->per_group_met;
 	if (price <= path->total_cost)
 		return false;
@@ -838,7 +881,12 @@ index_fetch_price(PlannerInfo *root, IndexPath *ip, RelOptInfo *rel, const PaxFe
 	double		held = (costs->prefix_bytes > 0) ?
 		Min(1.0, PAX_PREFIX_CACHE_BYTES / (ngroups * costs->prefix_bytes)) : 1.0;
 	double		prefixes = held * Min(2 * met / loops, rows) + (1.0 - held) * rows;
-	Cost		scattered = rows * costs->per_row + prefixes * costs->per_group_met;
+	bool		selection_first = pax_fetch_selection_first() &&
+		ip->indexinfo->relam == BTREE_AM_OID;
+	Cost		scattered = rows * filtered_row_price(costs, filter_pass(&ip->path, rel,
+																	 ip->indexselectivity),
+													  selection_first) +
+		prefixes * costs->per_group_met;
 	double		correlation;
 	double		in_order_groups;
 	Cost		in_order;

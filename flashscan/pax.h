@@ -700,6 +700,7 @@ extern void pax_bitmap_init(void);
 extern const TableAmRoutine *pax_table_am_routine(void);
 extern void pax_scan_set_columns(TableScanDesc sscan, const bool *needed);
 extern void pax_scan_set_filter(TableScanDesc sscan, PaxFetchFilter *filter);
+extern bool pax_fetch_selection_first(void);
 
 /* pax_exec.c */
 extern void pax_exec_init(void);

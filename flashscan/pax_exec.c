@@ -46,6 +46,7 @@
 #include "access/relscan.h"
 #include "access/sysattr.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "catalog/pg_am_d.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -170,13 +171,40 @@ scan_columns(PlanState *ps, Relation rel, Bitmapset *reads)
  *   quals before the qual, and a qual run first could fail (an error) on a
  *   row the recheck would have dropped; a Bitmap Heap Scan's fetch pauses
  *   the filter on pages the node rechecks (lossy ones among them);
- * - no volatile function (a row that passes is tested again by the node)
- *   and no SubPlan (run twice it costs twice);
+ * - no volatile function (a row that passes is tested again by the node),
+ *   no SubPlan (run twice it costs twice) and no function a user defined:
+ *   one may be costly, or say it ran (RAISE, track_functions), which a
+ *   second run would make visible; the built-in ones cost little and
+ *   leave no trace;
  * - no whole-row reference (it reads every column).
  *
  * A row the filter drops never reaches the node, which would have dropped
  * it: the filter counts it in the node's "Rows Removed by Filter".
  */
+static bool
+user_defined(Oid funcid, void *context)
+{
+	return funcid >= FirstNormalObjectId;
+}
+
+/* Does the clause call a function (or operator) a user defined? */
+static bool
+calls_user_functions(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, user_defined, context))
+		return true;
+	return expression_tree_walker(node, calls_user_functions, context);
+}
+
+/* For the planner: will the fetches of index and bitmap scans filter first? */
+bool
+pax_fetch_selection_first(void)
+{
+	return scan_needed_columns && fetch_selection_first;
+}
+
 static PaxFetchFilter *
 selection_first(PlanState *ps, Relation rel, const bool *needed)
 {
@@ -215,7 +243,8 @@ selection_first(PlanState *ps, Relation rel, const bool *needed)
 		bool		adds = false;
 		int			x = -1;
 
-		if (contain_volatile_functions(clause) || contain_subplans(clause))
+		if (contain_volatile_functions(clause) || contain_subplans(clause) ||
+			calls_user_functions(clause, NULL))
 			break;
 		pull_varattnos(clause, scanrelid, &attrs);
 		if (bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, attrs))

@@ -233,12 +233,24 @@ SELECT removed('SELECT b, c, e FROM cp WHERE a = 7 AND d > 9000') AS counts,
 	   removed('SELECT b, c, e FROM cp WHERE a = 7 AND d > 9000') = :'unfiltered_counts'
 	   AS counts_as_without;
 SELECT same('SELECT b, c, e FROM cp WHERE a = 7 AND d > 9000');
+-- and the planner prices the fetch so: the rows the filter drops cost
+-- their filter columns alone
+SET flashscan.fetch_selection_first = off;
+SELECT plan_cost('SELECT b, c, e FROM cp WHERE a = 7 AND d > 9000') AS unfiltered_cost \gset
+RESET flashscan.fetch_selection_first;
+SELECT plan_cost('SELECT b, c, e FROM cp WHERE a = 7 AND d > 9000') < :unfiltered_cost
+	AS filter_priced;
 -- two stages (each clause needing a column of its own), NULLs, a filter
 -- that passes every row (it stops testing early), a volatile clause (not
 -- run early)
 SELECT same('SELECT id, b FROM cp WHERE a = 7 AND e IS NULL AND b LIKE ''%5''');
 SELECT same('SELECT id, c FROM cp WHERE a < 40 AND d > 0');
 SELECT same('SELECT id FROM cp WHERE a = 7 AND random() < 2 AND d > 9000');
+-- a function a user defined is left to the node: each row calls it once
+CREATE FUNCTION noisy(float8) RETURNS bool LANGUAGE plpgsql STABLE
+	AS $$ BEGIN RAISE NOTICE 'noisy(%)', $1; RETURN $1 > 9950; END $$;
+SELECT id FROM cp WHERE a = 7 AND d > 9900 AND noisy(d) ORDER BY id;
+DROP FUNCTION noisy(float8);
 -- the filter's parameters change with each outer row
 SELECT same('SELECT x.i, y.* FROM generate_series(0, 96) x(i), LATERAL (SELECT id, c FROM cp WHERE cp.a = x.i AND cp.d > x.i * 100) y');
 -- a clause that would fail runs only on rows the clauses before it passed
