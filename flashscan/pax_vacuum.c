@@ -35,6 +35,9 @@
 #include "access/xact.h"
 #include "access/genam.h"
 #include "access/multixact.h"
+#include "access/nbtxlog.h"
+#include "access/xlog.h"
+#include "access/xloginsert.h"
 #include "catalog/index.h"
 #include "commands/vacuum.h"
 #include "pgstat.h"
@@ -548,6 +551,50 @@ typedef struct CopiedBlock
  * group of their surviving rows (none: the first entry is marked empty).
  * Returns false if a concurrent change made us give up.
  */
+/* The horizon this VACUUM has told standbys about (log_standby_conflict()). */
+static Oid	conflict_rel = InvalidOid;
+static TransactionId conflict_horizon = InvalidTransactionId;
+
+/*
+ * Before VACUUM removes or hides rows that a standby's snapshot older than
+ * horizon may still see (a group's horizon raised, a group rewritten
+ * without them), the standby resolves the conflict as it does for heap's
+ * prune records: it waits up to max_standby_streaming_delay for such
+ * queries, then cancels them, and hot_standby_feedback keeps it from
+ * arising.  pax's generic WAL records have no redo of their own to do
+ * that, so this one goes first: btree's page-reuse record, whose redo in
+ * PostgreSQL 15 resolves a conflict with the snapshots of the named
+ * relation's database up to the given xid and does nothing else (it names
+ * no block to change).  Readers keep their own check (pax_check_horizon())
+ * for what replay has not resolved yet.  Once per VACUUM of a relation and
+ * horizon.
+ */
+static void
+log_standby_conflict(Relation rel, TransactionId horizon)
+{
+	xl_btree_reuse_page xlrec;
+	FullTransactionId next;
+	TransactionId latest = horizon;
+
+	if (!RelationNeedsWAL(rel) || !XLogStandbyInfoActive() || !TransactionIdIsNormal(horizon) ||
+		(RelationGetRelid(rel) == conflict_rel && horizon == conflict_horizon))
+		return;
+	/* snapshots whose xmin precedes the horizon: up to the xid before it */
+	TransactionIdRetreat(latest);
+	next = ReadNextFullTransactionId();
+	memset(&xlrec, 0, sizeof(xlrec));
+	xlrec.node = rel->rd_node;
+	xlrec.block = InvalidBlockNumber;
+	xlrec.latestRemovedFullXid =
+		FullTransactionIdFromU64(U64FromFullTransactionId(next) -
+								 (uint32) (XidFromFullTransactionId(next) - latest));
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
+	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+	conflict_rel = RelationGetRelid(rel);
+	conflict_horizon = horizon;
+}
+
 static bool
 rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId oldest_xmin,
 			   BufferAccessStrategy bstrategy)
@@ -825,6 +872,8 @@ rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId olde
 
 		ok = dp->pd_upper - dp->pd_lower >= PaxGroupEntrySize(entry->ncols);
 	}
+	if (ok && !moved_only)
+		log_standby_conflict(rel, entry->horizon);
 	state = GenericXLogStart(rel);
 	meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	if (ok)
@@ -1134,8 +1183,12 @@ raise_horizon(Relation rel, PaxDirectory *dir, int gi, TransactionId oldest_xmin
 	if (e->first_rownum == g->first_rownum && e->tag == g->tag &&
 		(!TransactionIdIsValid(e->horizon) || TransactionIdPrecedes(e->horizon, oldest_xmin)))
 	{
-		GenericXLogState *state = GenericXLogStart(rel);
-		PaxMetaPageData *meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		GenericXLogState *state;
+		PaxMetaPageData *meta;
+
+		log_standby_conflict(rel, oldest_xmin);
+		state = GenericXLogStart(rel);
+		meta = PaxPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 
 		e = (PaxGroupEntry *) ((char *) GenericXLogRegisterBuffer(state, dirbuf, 0) +
 							   dir->dir_offsets[gi]);
@@ -1277,6 +1330,7 @@ pax_vacuum_relation(Relation rel, TransactionId oldest_xmin, TransactionId freez
 
 	memset(&deadr, 0, sizeof(deadr));
 	*groups_rewritten = 0;
+	conflict_rel = InvalidOid;	/* a new VACUUM tells standbys again */
 
 	/* 1 */
 	pax_vacuum_directory(rel, oldest_xmin, freeze_limit, new_frozen_xid, live, dead);
