@@ -202,6 +202,10 @@ SELECT plan_cost('SELECT b FROM op WHERE id BETWEEN 2000 AND 14000') /
 	   plan_cost('SELECT b FROM op WHERE r BETWEEN 2000 AND 14000') <=
 	   1.25 * plan_cost('SELECT b FROM oh WHERE id BETWEEN 2000 AND 14000') /
 	   plan_cost('SELECT b FROM oh WHERE r BETWEEN 2000 AND 14000') AS ordered_range_priced_as_heap;
+-- and such a range reads only its needed minipages in order, where heap
+-- reads every page: one narrow column is priced below heap's pages
+SELECT plan_cost('SELECT r FROM op WHERE id BETWEEN 2000 AND 14000') <
+	   plan_cost('SELECT r FROM oh WHERE id BETWEEN 2000 AND 14000') AS ordered_narrow_range_reads_less;
 DROP TABLE oh, op;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
