@@ -15,13 +15,15 @@ COMMENT ON FUNCTION ssd_cache_status() IS
 'ssd_cache library version, whether it was loaded through shared_preload_libraries, and whether io_uring works in this server';
 
 -- ssd_cache hooks the storage manager when the postmaster starts; loaded
--- later it cannot cache anything, so refuse to install rather than pretend.
+-- later it caches nothing.  The extension installs anyway (a dump of a
+-- database that had it restores on any server), says so, and its functions
+-- other than ssd_cache_status() refuse to run.
 DO $$
 BEGIN
 	IF NOT (SELECT preloaded FROM @extschema@.ssd_cache_status()) THEN
-		RAISE EXCEPTION 'ssd_cache must be loaded via shared_preload_libraries'
+		RAISE WARNING 'ssd_cache must be loaded via shared_preload_libraries: it caches nothing in this server'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'The library was loaded after server start, so it cannot wrap the storage manager.',
+				  DETAIL = 'The library was loaded after server start, so it cannot wrap the storage manager; its functions and views will raise errors.',
 				  HINT = 'Add ssd_cache to shared_preload_libraries in postgresql.conf and restart the server.';
 	END IF;
 END

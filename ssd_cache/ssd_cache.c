@@ -483,6 +483,23 @@ ssd_cache_configured_path(void)
 	return cache_configured() ? cache_path : NULL;
 }
 
+/*
+ * The SQL functions other than ssd_cache_status() need the shared state the
+ * postmaster sets up when it preloads the library.  CREATE EXTENSION works
+ * without it (so that a dump of a database that had the extension restores
+ * anywhere, with a WARNING); those functions then say why they cannot run.
+ */
+void
+ssd_cache_require_preload(void)
+{
+	if (!loaded_at_startup)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ssd_cache is not loaded through shared_preload_libraries"),
+				 errdetail("The library was loaded after server start, so it caches nothing and has no statistics."),
+				 errhint("Add ssd_cache to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
 /* ssd_cache_status(): library version, how it was loaded, io_uring support. */
 Datum
 ssd_cache_status(PG_FUNCTION_ARGS)

@@ -16,4 +16,7 @@ extern bool ssd_cache_fault_enabled(const char *point);
 
 extern const char *ssd_cache_configured_path(void);
 
+/* ERROR unless the library was preloaded (for the SQL functions). */
+extern void ssd_cache_require_preload(void);
+
 #endif							/* SSD_CACHE_H */

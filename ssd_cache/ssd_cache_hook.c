@@ -769,6 +769,7 @@ ssd_cache_hook_status(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			i;
 
+	ssd_cache_require_preload();
 	InitMaterializedSRF(fcinfo, 0);
 	if (!hook_installed || hook_shared == NULL)
 		return (Datum) 0;

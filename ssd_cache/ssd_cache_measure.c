@@ -104,6 +104,7 @@ ssd_cache_measure_devices(PG_FUNCTION_ARGS)
 	bool		nulls[4] = {false, false, false, false};
 	pg_prng_state rng;
 
+	ssd_cache_require_preload();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (samples < 10 || samples > 100000)

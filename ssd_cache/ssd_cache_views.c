@@ -96,6 +96,7 @@ ssd_cache_stats_internal(PG_FUNCTION_ARGS)
 				j,
 				n = 0;
 
+	ssd_cache_require_preload();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
@@ -186,6 +187,7 @@ ssd_cache_relation_blocks(PG_FUNCTION_ARGS)
 	List	   *counts;
 	ListCell   *lc;
 
+	ssd_cache_require_preload();
 	InitMaterializedSRF(fcinfo, 0);
 	counts = ssd_cache_relation_counts(MyDatabaseId);
 	foreach(lc, counts)
@@ -207,6 +209,7 @@ ssd_cache_relation_blocks(PG_FUNCTION_ARGS)
 Datum
 ssd_cache_reset_stats(PG_FUNCTION_ARGS)
 {
+	ssd_cache_require_preload();
 	ssd_cache_reset_counters();
 	PG_RETURN_VOID();
 }
@@ -219,6 +222,7 @@ ssd_cache_evict(PG_FUNCTION_ARGS)
 	Relation	rel;
 	RelFileNode rnode;
 
+	ssd_cache_require_preload();
 	rel = relation_open(relid, AccessShareLock);
 	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
 		ereport(ERROR,
@@ -249,6 +253,7 @@ ssd_cache_verify_sql(PG_FUNCTION_ARGS)
 				mismatched,
 				fresher;
 
+	ssd_cache_require_preload();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	ssd_cache_verify(&checked, &mismatched, &fresher);
@@ -274,6 +279,7 @@ ssd_cache_lookup_cost(PG_FUNCTION_ARGS)
 	int32		i,
 				found = 0;
 
+	ssd_cache_require_preload();
 	if (probes < 1 || probes > 100000000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

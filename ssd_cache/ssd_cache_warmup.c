@@ -538,6 +538,7 @@ ssd_cache_warmup_status(PG_FUNCTION_ARGS)
 	WarmupShared copy;
 	int			i = 0;
 
+	ssd_cache_require_preload();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (warmup_shared == NULL)
@@ -601,6 +602,7 @@ ssd_cache_warmup_devices(PG_FUNCTION_ARGS)
 	WarmupDevice devices[WARMUP_MAX_DEVICES];
 	int			ndevices;
 
+	ssd_cache_require_preload();
 	if (warmup_shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

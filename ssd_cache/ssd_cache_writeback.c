@@ -669,6 +669,8 @@ ssd_cache_flush(PG_FUNCTION_ARGS)
 	const char *why;
 	int			waits;
 
+	ssd_cache_require_preload();
+
 	if (!ssd_cache_enabled())
 		PG_RETURN_INT64(0);
 

@@ -43,13 +43,24 @@ for my $round (1 .. 3)
 SSDKitTest::amcheck_ok($node, 'after crashes');
 SSDKitTest::checksums_ok($node, 'after crashes');
 
-# Without shared_preload_libraries, ssd_cache refuses to install and says
-# how to fix it; the other extensions still install.
+# Without shared_preload_libraries, ssd_cache installs with a warning that
+# says how to fix it (a dump of a database that had it restores on any
+# server), and its functions refuse to run; the other extensions install.
 my $plain = SSDKitTest::node('no_preload', preload => []);
 my ($ret, $out, $err) = $plain->psql('postgres', 'CREATE EXTENSION ssd_cache');
-isnt($ret, 0, 'ssd_cache refuses CREATE EXTENSION when not preloaded');
-like($err, qr/must be loaded via shared_preload_libraries/, 'error says why');
+is($ret, 0, 'ssd_cache installs when not preloaded');
+like($err, qr/WARNING:\s+ssd_cache must be loaded via shared_preload_libraries/, 'a warning says why');
 like($err, qr/HINT:\s+Add ssd_cache to shared_preload_libraries/, 'hint says how');
+is($plain->safe_psql('postgres', 'SELECT preloaded FROM ssd_cache_status()'), 'f',
+	'ssd_cache_status() reports preloaded = false');
+for my $q ('SELECT * FROM ssd_cache_stats', 'SELECT ssd_cache_flush()',
+	'SELECT * FROM ssd_cache_warmup', 'SELECT ssd_cache_reset_stats()')
+{
+	($ret, $out, $err) = $plain->psql('postgres', $q);
+	like($err, qr/ERROR:\s+ssd_cache is not loaded through shared_preload_libraries/,
+		"$q: refused with the reason");
+}
+$plain->safe_psql('postgres', 'DROP EXTENSION ssd_cache');
 $plain->safe_psql('postgres', 'CREATE EXTENSION qdtt_costing');
 is($plain->safe_psql('postgres', 'SELECT preloaded FROM qdtt_costing_status()'),
 	'f', 'qdtt_costing loaded on demand reports preloaded = false');
