@@ -34,6 +34,8 @@
 #include "access/table.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "executor/hashjoin.h"
+#include "executor/nodeHash.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
@@ -68,6 +70,7 @@
 
 bool		flashscan_enable = true;
 bool		flashscan_selection_first = true;
+bool		flashscan_join_filter = true;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
@@ -143,7 +146,30 @@ typedef struct FlashScanState
 	uint64		blocks_read;
 	uint64		rows_examined;
 	BlockNumber table_blocks;
+	struct JoinFilter *join_filter;	/* probe side of a hash join, or NULL */
 } FlashScanState;
+
+/*
+ * FlashScan as the probe (outer) side of a hash join: once the join's hash
+ * table is built, a row whose hash lands in an empty bucket cannot match,
+ * and is dropped after only its key columns were read (they join the
+ * predicate columns); its other columns are not read if the group has no
+ * row left, and no tuple is formed for it.  The hash value is the join's
+ * own (ExecHashGetHashValue() with its outer keys, on a slot shaped like
+ * our output), so the bucket is the one the join would probe.
+ */
+typedef struct JoinFilter
+{
+	HashJoinState *hj;
+	int			nkeys;
+	int		   *key_atts;		/* attribute index of each key column */
+	int		   *key_outpos;		/* its position in our output tuple */
+	TupleTableSlot *outer;		/* our output's shape, the keys filled */
+	ExprContext *econtext;
+	uint64		tested;
+	uint64		removed;
+	bool		off;			/* it let nearly every row through: stopped */
+} JoinFilter;
 
 /*
  * A parallel FlashScan's shared state: participants claim row numbers in
@@ -167,6 +193,7 @@ typedef struct FlashScanShared
 	pg_atomic_uint64 blocks_read;
 	pg_atomic_uint64 hub_from_stream;
 	pg_atomic_uint64 hub_alone;
+	pg_atomic_uint64 join_filter_removed;
 } FlashScanShared;
 
 /*
@@ -1458,6 +1485,154 @@ hub_leave(FlashScanState *fs)
 }
 
 /*
+ * Past this many rows, a join filter that let through more than
+ * JOIN_FILTER_KEEP_PASS_RATE of them stops: the join hashes every row it
+ * passes a second time.
+ */
+#define JOIN_FILTER_TRIAL_ROWS 65536
+#define JOIN_FILTER_KEEP_PASS_RATE 0.9
+
+/*
+ * Narrow the selection to rows whose join keys hash to a bucket of the
+ * hash table that holds something.  Nothing is dropped until the table is
+ * built (the join asks for its first outer row before it builds), nor
+ * while rows of other batches are in play (their buckets are in files),
+ * nor for a key in a skew bucket.
+ */
+static void
+join_filter_rows(FlashScanState *fs)
+{
+	JoinFilter *jf = fs->join_filter;
+	HashJoinTable ht = jf->hj->hj_HashTable;
+	TupleTableSlot *slot = jf->outer;
+	uint32		keep = 0,
+				j;
+
+	if (jf->off || ht == NULL || ht->nbatch != 1)
+		return;
+	if (ht->parallel_state != NULL ? (ht->curbatch != 0 || ht->buckets.shared == NULL) :
+		ht->buckets.unshared == NULL)
+		return;
+	jf->econtext->ecxt_outertuple = slot;
+	for (j = 0; j < fs->nselected; j++)
+	{
+		uint32		r = fs->selected[j];
+		uint32		hashvalue;
+		int			bucketno,
+					batchno,
+					k;
+		bool		empty;
+
+		ExecClearTuple(slot);
+		for (k = 0; k < jf->nkeys; k++)
+		{
+			slot->tts_values[jf->key_outpos[k]] = fs->cols[jf->key_atts[k]].values[r];
+			slot->tts_isnull[jf->key_outpos[k]] = fs->cols[jf->key_atts[k]].isnull[r];
+		}
+		ExecStoreVirtualTuple(slot);
+		ResetExprContext(jf->econtext);
+		/* a null key that cannot match is dropped, as the join drops it */
+		if (!ExecHashGetHashValue(ht, jf->econtext, jf->hj->hj_OuterHashKeys, true, false,
+								  &hashvalue))
+			empty = true;
+		else if (ht->skewEnabled &&
+				 ExecHashGetSkewBucket(ht, hashvalue) != INVALID_SKEW_BUCKET_NO)
+			empty = false;
+		else
+		{
+			ExecHashGetBucketAndBatch(ht, hashvalue, &bucketno, &batchno);
+			empty = ht->parallel_state != NULL ?
+				!DsaPointerIsValid(dsa_pointer_atomic_read(&ht->buckets.shared[bucketno])) :
+				ht->buckets.unshared[bucketno] == NULL;
+		}
+		if (!empty)
+			fs->selected[keep++] = r;
+	}
+	jf->tested += fs->nselected;
+	jf->removed += fs->nselected - keep;
+	fs->nselected = keep;
+	if (jf->tested >= JOIN_FILTER_TRIAL_ROWS &&
+		jf->removed < (1.0 - JOIN_FILTER_KEEP_PASS_RATE) * jf->tested)
+		jf->off = true;
+}
+
+/*
+ * Called at executor start for a hash join whose outer plan is this
+ * FlashScan: filter its rows by the join's hash table where every outer
+ * hash key is one of our columns, output as is, and the join drops outer
+ * rows without a match (inner, semi and right joins).
+ */
+void
+flashscan_attach_hash_join(PlanState *scan, HashJoinState *hj)
+{
+	FlashScanState *fs = (FlashScanState *) scan;
+	CustomScan *cscan = (CustomScan *) scan->plan;
+	HashJoin   *plan = (HashJoin *) hj->js.ps.plan;
+	TupleDesc	desc = RelationGetDescr(fs->rel);
+	JoinFilter *jf;
+	MemoryContext old;
+	ListCell   *lc;
+	int			k = 0;
+
+	if (!IsA(scan, CustomScanState) || ((CustomScanState *) scan)->methods != &flashscan_exec_methods ||
+		!flashscan_join_filter || fs->dir == NULL || fs->join_filter != NULL ||
+		(hj->js.jointype != JOIN_INNER && hj->js.jointype != JOIN_SEMI &&
+		 hj->js.jointype != JOIN_RIGHT) ||
+		plan->hashkeys == NIL || scan->ps_ResultTupleSlot == NULL)
+		return;
+	old = MemoryContextSwitchTo(fs->scan_cxt);
+	jf = palloc0(sizeof(JoinFilter));
+	jf->nkeys = list_length(plan->hashkeys);
+	jf->key_atts = palloc(sizeof(int) * jf->nkeys);
+	jf->key_outpos = palloc(sizeof(int) * jf->nkeys);
+	foreach(lc, plan->hashkeys)
+	{
+		Var		   *v = lfirst(lc);
+		TargetEntry *tle;
+		Var		   *sv;
+
+		if (!IsA(v, Var) || v->varno != OUTER_VAR || v->varattno <= 0 ||
+			v->varattno > list_length(cscan->scan.plan.targetlist))
+			break;
+		tle = list_nth(cscan->scan.plan.targetlist, v->varattno - 1);
+		sv = (Var *) tle->expr;
+		if (!IsA(sv, Var) || sv->varno != cscan->scan.scanrelid || sv->varattno <= 0 ||
+			sv->varattno > desc->natts || sv->vartype != v->vartype)
+			break;
+		jf->key_atts[k] = sv->varattno - 1;
+		jf->key_outpos[k] = v->varattno - 1;
+		k++;
+	}
+	if (k < jf->nkeys)
+	{
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	jf->hj = hj;
+	jf->outer = MakeSingleTupleTableSlot(scan->ps_ResultTupleSlot->tts_tupleDescriptor,
+										 &TTSOpsVirtual);
+	jf->econtext = CreateExprContext(scan->state);
+	/* the key columns are read first, with the predicate columns */
+	for (k = 0; k < jf->nkeys; k++)
+	{
+		int			att = jf->key_atts[k];
+
+		if (!fs->qual_cols[att])
+		{
+			fs->qual_cols[att] = true;
+			fs->qual_list[fs->nqual_cols++] = att;
+			if (fs->proj_cols[att])
+			{
+				fs->proj_cols[att] = false;
+				fs->nproj_cols--;
+			}
+		}
+	}
+	fs->join_filter = jf;
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * The next (backward: previous) visible group with at least one selected
  * row, read; false at the end (the start).
  */
@@ -1594,6 +1769,8 @@ next_group(FlashScanState *fs, bool backward)
 				}
 				fs->nselected = keep;
 			}
+			if (fs->join_filter != NULL && fs->nselected > 0)
+				join_filter_rows(fs);
 		}
 		if (fs->nselected == 0)
 		{
@@ -1728,6 +1905,7 @@ flashscan_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coo
 	pg_atomic_init_u64(&fs->shared->blocks_read, 0);
 	pg_atomic_init_u64(&fs->shared->hub_from_stream, 0);
 	pg_atomic_init_u64(&fs->shared->hub_alone, 0);
+	pg_atomic_init_u64(&fs->shared->join_filter_removed, 0);
 	fs->claim_start = fs->claim_end = 0;
 	fs->gi = -1;
 	hub_leave(fs);
@@ -1770,6 +1948,8 @@ flashscan_shutdown(CustomScanState *node)
 	pg_atomic_fetch_add_u64(&sh->blocks_read, fs->blocks_read);
 	pg_atomic_fetch_add_u64(&sh->hub_from_stream, fs->hub_from_stream);
 	pg_atomic_fetch_add_u64(&sh->hub_alone, fs->hub_alone);
+	if (fs->join_filter != NULL)
+		pg_atomic_fetch_add_u64(&sh->join_filter_removed, fs->join_filter->removed);
 	hub_leave(fs);
 	if (!IsParallelWorker())
 	{
@@ -1780,6 +1960,8 @@ flashscan_shutdown(CustomScanState *node)
 		fs->blocks_read = pg_atomic_read_u64(&sh->blocks_read);
 		fs->hub_from_stream = pg_atomic_read_u64(&sh->hub_from_stream);
 		fs->hub_alone = pg_atomic_read_u64(&sh->hub_alone);
+		if (fs->join_filter != NULL)
+			fs->join_filter->removed = pg_atomic_read_u64(&sh->join_filter_removed);
 	}
 	/* the DSM goes away with the Gather */
 	fs->shared = NULL;
@@ -1837,6 +2019,8 @@ flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Columns Read", NULL, fs->nqual_cols + fs->nproj_cols, es);
 	ExplainPropertyInteger("Columns In Table", NULL, live, es);
 	ExplainPropertyBool("Selection First", fs->selection_first && fs->nqual_cols > 0, es);
+	if (fs->join_filter != NULL)
+		ExplainPropertyText("Join Filter", "hash table of the join above", es);
 	if (flashscan_shared_scans)
 		ExplainPropertyText("Shared Scan", fs->hub_eligible ?
 							(fs->hub_refused ? "on, hub full: groups read alone" : "on") :
@@ -1852,6 +2036,8 @@ flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Groups Skipped", NULL, fs->groups_skipped, es);
 	ExplainPropertyInteger("Groups Not Visible", NULL, fs->groups_invisible, es);
 	ExplainPropertyInteger("Rows Examined", NULL, fs->rows_examined, es);
+	if (fs->join_filter != NULL)
+		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, fs->join_filter->removed, es);
 	ExplainPropertyInteger("Blocks Read", NULL, fs->blocks_read, es);
 	ExplainPropertyInteger("Table Blocks", NULL, fs->table_blocks, es);
 }
@@ -1867,6 +2053,10 @@ flashscan_scan_init(void)
 							 "FlashScan reads the predicate columns first and skips groups without a match.",
 							 "Off: every needed column of every group is read before the quals run.",
 							 &flashscan_selection_first, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("flashscan.join_filter",
+							 "A FlashScan on the probe side of a hash join drops rows whose keys hash to an empty bucket, before reading their other columns.",
+							 "Off: every row goes to the join.",
+							 &flashscan_join_filter, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&flashscan_scan_methods);
 	shared_scan_init();
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;

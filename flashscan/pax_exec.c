@@ -59,12 +59,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "flashscan.h"
 #include "pax.h"
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 
-static bool scan_needed_columns = true;
-static bool fetch_selection_first = true;
 
 /* A node whose scan descriptor does not exist yet. */
 typedef struct PendingScan
@@ -198,13 +197,6 @@ calls_user_functions(Node *node, void *context)
 	return expression_tree_walker(node, calls_user_functions, context);
 }
 
-/* For the planner: will the fetches of index and bitmap scans filter first? */
-bool
-pax_fetch_selection_first(void)
-{
-	return scan_needed_columns && fetch_selection_first;
-}
-
 static PaxFetchFilter *
 selection_first(PlanState *ps, Relation rel, const bool *needed)
 {
@@ -221,7 +213,7 @@ selection_first(PlanState *ps, Relation rel, const bool *needed)
 	int			att,
 				s;
 
-	if (!fetch_selection_first || ps->plan->qual == NIL)
+	if (!pax_fetch_filter_first || ps->plan->qual == NIL)
 		return NULL;
 	if (IsA(ps, IndexScanState))
 	{
@@ -584,7 +576,7 @@ walk_node(PlanState *ps, Bitmapset *reads, EState *estate)
 					walk_node(outerPlanState(ps), NULL, estate);
 				if (rel == NULL || rel->rd_tableam != pax_table_am_routine())
 					return;
-				needed = scan_columns(ps, rel, reads);
+				needed = pax_scan_needed_columns ? scan_columns(ps, rel, reads) : NULL;
 				if (needed != NULL)
 				{
 					PaxFetchFilter *filter = selection_first(ps, rel, needed);
@@ -596,9 +588,11 @@ walk_node(PlanState *ps, Bitmapset *reads, EState *estate)
 			}
 
 		/* projecting nodes */
+		case T_HashJoinState:
+			flashscan_attach_hash_join(outerPlanState(ps), (HashJoinState *) ps);
+			/* FALLTHROUGH */
 		case T_NestLoopState:
 		case T_MergeJoinState:
-		case T_HashJoinState:
 			walk_node(outerPlanState(ps), projected_reads(ps, OUTER_VAR), estate);
 			walk_node(innerPlanState(ps), projected_reads(ps, INNER_VAR), estate);
 			return;
@@ -705,7 +699,7 @@ pax_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
-	if (scan_needed_columns && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
+	if ((pax_scan_needed_columns || flashscan_join_filter) && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
 		queryDesc->planstate != NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
@@ -721,11 +715,11 @@ pax_exec_init(void)
 	DefineCustomBoolVariable("flashscan.scan_needed_columns",
 							 "Plain scans and index fetches of pax tables read only the columns the plan uses.",
 							 "Off: they read every column of every row they return.",
-							 &scan_needed_columns, true, PGC_USERSET, 0, NULL, NULL, NULL);
+							 &pax_scan_needed_columns, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flashscan.fetch_selection_first",
 							 "Index and bitmap scans of a pax table test their filter's columns first and read the other columns only for rows that pass.",
 							 "Off: every column the node uses is read for every visible row the index returns.",
-							 &fetch_selection_first, true, PGC_USERSET, 0, NULL, NULL, NULL);
+							 &pax_fetch_filter_first, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = pax_executor_start;
 }

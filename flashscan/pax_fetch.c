@@ -29,6 +29,17 @@
 #include "pax.h"
 #include "pax_minipage.h"
 
+/* GUCs flashscan.scan_needed_columns and flashscan.fetch_selection_first (pax_exec.c) */
+bool		pax_scan_needed_columns = true;
+bool		pax_fetch_filter_first = true;
+
+/* For the planner: will the fetches of index and bitmap scans filter first? */
+bool
+pax_fetch_selection_first(void)
+{
+	return pax_scan_needed_columns && pax_fetch_filter_first;
+}
+
 /*
  * A fetch of the needed columns (NULL: every column not dropped) of rows of
  * rel, in a memory context of its own under the current one.
