@@ -166,6 +166,10 @@ typedef struct JoinFilter
 	int		   *key_outpos;		/* its position in our output tuple */
 	TupleTableSlot *outer;		/* our output's shape, the keys filled */
 	ExprContext *econtext;
+	HashJoinTable bloom_of;		/* the table the bloom filter was built from */
+	uint64	   *bloom;			/* JOIN_FILTER_PROBES bits set per hash value */
+	uint32		bloom_mask;		/* its size in bits, less one */
+	double		bloom_rows;		/* the rows the table held then */
 	uint64		tested;
 	uint64		removed;
 	bool		off;			/* it let nearly every row through: stopped */
@@ -1493,8 +1497,100 @@ hub_leave(FlashScanState *fs)
 #define JOIN_FILTER_KEEP_PASS_RATE 0.9
 
 /*
+ * A bucket is empty for few keys when the table holds about as many rows
+ * as it has buckets (PostgreSQL sizes it so), so each participant builds,
+ * the first time it meets the built table, a bloom filter of the hash
+ * values stored in it: JOIN_FILTER_BITS bits a row (at most
+ * JOIN_FILTER_MAX_BYTES), JOIN_FILTER_PROBES bits a value, about 0.5%
+ * false positives at full size.  One pass over the table's rows.
+ */
+#define JOIN_FILTER_BITS 16
+#define JOIN_FILTER_PROBES 3
+#define JOIN_FILTER_MAX_BYTES (8 * 1024 * 1024)
+
+static inline uint32
+bloom_mix(uint32 h, uint32 seed)
+{
+	h ^= seed;
+	h ^= h >> 16;
+	h *= 0x85ebca6b;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35;
+	h ^= h >> 16;
+	return h;
+}
+
+static const uint32 bloom_seeds[JOIN_FILTER_PROBES] = {0x9e3779b9, 0x7f4a7c15, 0xf39cc060};
+
+static inline void
+bloom_add(JoinFilter *jf, uint32 hashvalue)
+{
+	int			i;
+
+	for (i = 0; i < JOIN_FILTER_PROBES; i++)
+	{
+		uint32		bit = bloom_mix(hashvalue, bloom_seeds[i]) & jf->bloom_mask;
+
+		jf->bloom[bit >> 6] |= UINT64CONST(1) << (bit & 63);
+	}
+}
+
+static inline bool
+bloom_may_hold(JoinFilter *jf, uint32 hashvalue)
+{
+	int			i;
+
+	for (i = 0; i < JOIN_FILTER_PROBES; i++)
+	{
+		uint32		bit = bloom_mix(hashvalue, bloom_seeds[i]) & jf->bloom_mask;
+
+		if (!(jf->bloom[bit >> 6] & (UINT64CONST(1) << (bit & 63))))
+			return false;
+	}
+	return true;
+}
+
+static void
+build_bloom(FlashScanState *fs, JoinFilter *jf, HashJoinTable ht)
+{
+	uint64		bits = 64;
+	int			b;
+
+	while (bits < (uint64) Max(ht->totalTuples, 1.0) * JOIN_FILTER_BITS &&
+		   bits < (uint64) JOIN_FILTER_MAX_BYTES * 8)
+		bits <<= 1;
+	if (jf->bloom != NULL)
+		pfree(jf->bloom);
+	jf->bloom = MemoryContextAllocZero(fs->scan_cxt, bits / 8);
+	jf->bloom_mask = (uint32) (bits - 1);
+	for (b = 0; b < ht->nbuckets; b++)
+	{
+		if (ht->parallel_state != NULL)
+		{
+			dsa_pointer p = dsa_pointer_atomic_read(&ht->buckets.shared[b]);
+
+			while (DsaPointerIsValid(p))
+			{
+				HashJoinTuple t = (HashJoinTuple) dsa_get_address(ht->area, p);
+
+				bloom_add(jf, t->hashvalue);
+				p = t->next.shared;
+			}
+		}
+		else
+		{
+			HashJoinTuple t;
+
+			for (t = ht->buckets.unshared[b]; t != NULL; t = t->next.unshared)
+				bloom_add(jf, t->hashvalue);
+		}
+	}
+	jf->bloom_of = ht;
+}
+
+/*
  * Narrow the selection to rows whose join keys hash to a bucket of the
- * hash table that holds something.  Nothing is dropped until the table is
+ * hash table that holds something, by the table's bloom filter.  Nothing is dropped until the table is
  * built (the join asks for its first outer row before it builds), nor
  * while rows of other batches are in play (their buckets are in files),
  * nor for a key in a skew bucket.
@@ -1513,6 +1609,12 @@ join_filter_rows(FlashScanState *fs)
 	if (ht->parallel_state != NULL ? (ht->curbatch != 0 || ht->buckets.shared == NULL) :
 		ht->buckets.unshared == NULL)
 		return;
+	/* (reset at each rescan: one that rebuilt the table may reuse its address) */
+	if (jf->bloom_of != ht || jf->bloom_rows != ht->totalTuples)
+	{
+		build_bloom(fs, jf, ht);
+		jf->bloom_rows = ht->totalTuples;
+	}
 	jf->econtext->ecxt_outertuple = slot;
 	for (j = 0; j < fs->nselected; j++)
 	{
@@ -1541,9 +1643,10 @@ join_filter_rows(FlashScanState *fs)
 		else
 		{
 			ExecHashGetBucketAndBatch(ht, hashvalue, &bucketno, &batchno);
-			empty = ht->parallel_state != NULL ?
-				!DsaPointerIsValid(dsa_pointer_atomic_read(&ht->buckets.shared[bucketno])) :
-				ht->buckets.unshared[bucketno] == NULL;
+			empty = (ht->parallel_state != NULL ?
+					 !DsaPointerIsValid(dsa_pointer_atomic_read(&ht->buckets.shared[bucketno])) :
+					 ht->buckets.unshared[bucketno] == NULL) ||
+				!bloom_may_hold(jf, hashvalue);
 		}
 		if (!empty)
 			fs->selected[keep++] = r;
@@ -1866,6 +1969,9 @@ flashscan_rescan(CustomScanState *node)
 	fs->cur_selected = -1;
 	fs->claim_start = fs->claim_end = 0;
 	fs->claim_gi = -1;
+	/* the join above rescans us whenever it rescans: its table may be rebuilt */
+	if (fs->join_filter != NULL)
+		fs->join_filter->bloom_of = NULL;
 
 	/*
 	 * A parallel scan's shared state, its registration included, is
