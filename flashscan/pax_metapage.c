@@ -251,7 +251,13 @@ pax_set_relation_group_blocks(Relation rel, int group_blocks)
 uint64
 pax_reserve_rownums(Relation rel, uint32 count, uint64 held_end)
 {
-	TransactionId xid = GetTopTransactionId();
+	/*
+	 * The owner is the (sub)transaction whose rows the numbers are for, as
+	 * a heap tuple's xmin is: when a subtransaction rolls back, a unique
+	 * check that meets one of its rows in our memory neither waits for the
+	 * top-level transaction nor (SERIALIZABLE) conflicts with it.
+	 */
+	TransactionId xid = GetCurrentTransactionId();
 	Buffer		buf = pax_lock_metapage(rel, BUFFER_LOCK_EXCLUSIVE);
 	GenericXLogState *state;
 	PaxMetaPageData *meta = PaxPageGetMeta(BufferGetPage(buf));
@@ -269,8 +275,9 @@ pax_reserve_rownums(Relation rel, uint32 count, uint64 held_end)
 				 errhint("Copy it into a new table with CREATE TABLE ... USING pax AS SELECT ...")));
 	}
 	/*
-	 * Our own entry ending here extends; else one of ours no buffered row
-	 * uses, or a finished writer's, is reused.
+	 * Our own entry ending here extends; else one of this transaction's
+	 * (any of its subtransactions': a buffer holds one's rows at a time)
+	 * that no buffered row uses, or a finished writer's, is reused.
 	 */
 	for (i = 0; i < meta->nreservations; i++)
 	{
@@ -283,7 +290,7 @@ pax_reserve_rownums(Relation rel, uint32 count, uint64 held_end)
 		}
 		if (slot < 0 &&
 			(!TransactionIdIsValid(r->xid) ||
-			 (r->xid == xid && r->end != held_end) ||
+			 (TransactionIdIsCurrentTransactionId(r->xid) && r->end != held_end) ||
 			 (r->xid != xid && !TransactionIdIsInProgress(r->xid))))
 			slot = i;
 	}

@@ -68,6 +68,7 @@ typedef struct PaxWriteBuffer
 	uint32		capacity;		/* allocated rows per column */
 	uint64		first_rownum;	/* of row 0 */
 	uint64		reserved_end;	/* first row number past our reservation */
+	TransactionId reserved_xid; /* the (sub)transaction it was made for */
 	Size		delta_bytes;	/* bytes this transaction put in the delta */
 	Datum	  **values;			/* [natts][capacity] */
 	bool	  **isnull;
@@ -120,6 +121,7 @@ lookup_buffer(Oid relid, bool create)
 		wb->nrows = 0;
 		wb->capacity = 0;
 		wb->reserved_end = wb->first_rownum = 0;
+		wb->reserved_xid = InvalidTransactionId;
 		wb->delta_bytes = 0;
 		wb->horizon = InvalidTransactionId;
 	}
@@ -353,7 +355,13 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 				 errhint("Store rows this large in a heap table.")));
 	}
 
-	/* The row's number: continue our reservation, or start a new one. */
+	/*
+	 * The row's number: continue our reservation, or start a new one.
+	 * Numbers left over from another (sub)transaction's group are not this
+	 * one's: the reservation names its owner (pax_reserve_rownums()).
+	 */
+	if (wb->nrows == 0 && wb->reserved_xid != GetCurrentTransactionId())
+		wb->first_rownum = wb->reserved_end = 0;
 	if (wb->first_rownum + wb->nrows >= wb->reserved_end)
 	{
 		/*
@@ -376,6 +384,7 @@ buffer_row(PaxWriteBuffer *wb, Relation rel, TransactionId xid, CommandId cid, u
 		if (wb->nrows == 0)
 			wb->first_rownum = next;
 		wb->reserved_end = next + count;
+		wb->reserved_xid = GetCurrentTransactionId();
 	}
 
 	/* Append the row. */
