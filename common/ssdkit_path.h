@@ -11,7 +11,9 @@
 
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/pathnodes.h"
 
 /*
@@ -35,6 +37,28 @@ ssdkit_base_custom_path(RelOptInfo *rel, const CustomPathMethods *methods)
 	cpath->path.pathkeys = NIL;
 	cpath->methods = methods;
 	return cpath;
+}
+
+static inline bool
+ssdkit_user_defined(Oid funcid, void *context)
+{
+	return funcid >= FirstNormalObjectId;
+}
+
+/*
+ * Does the expression call a function (or an operator's) that a user
+ * defined?  Such a call may be costly, or say it ran (RAISE, track_functions):
+ * an executor node that evaluates an expression a second time, where the
+ * plain plan evaluates it once, must not do so with one of these.
+ */
+static inline bool
+ssdkit_calls_user_functions(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, ssdkit_user_defined, context))
+		return true;
+	return expression_tree_walker(node, ssdkit_calls_user_functions, context);
 }
 
 #endif							/* SSDKIT_PATH_H */

@@ -61,6 +61,7 @@
 
 #include "flashscan.h"
 #include "pax.h"
+#include "ssdkit_path.h"
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 
@@ -180,23 +181,6 @@ scan_columns(PlanState *ps, Relation rel, Bitmapset *reads)
  * A row the filter drops never reaches the node, which would have dropped
  * it: the filter counts it in the node's "Rows Removed by Filter".
  */
-static bool
-user_defined(Oid funcid, void *context)
-{
-	return funcid >= FirstNormalObjectId;
-}
-
-/* Does the clause call a function (or operator) a user defined? */
-static bool
-calls_user_functions(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (check_functions_in_node(node, user_defined, context))
-		return true;
-	return expression_tree_walker(node, calls_user_functions, context);
-}
-
 static PaxFetchFilter *
 selection_first(PlanState *ps, Relation rel, const bool *needed)
 {
@@ -236,7 +220,7 @@ selection_first(PlanState *ps, Relation rel, const bool *needed)
 		int			x = -1;
 
 		if (contain_volatile_functions(clause) || contain_subplans(clause) ||
-			calls_user_functions(clause, NULL))
+			ssdkit_calls_user_functions(clause, NULL))
 			break;
 		pull_varattnos(clause, scanrelid, &attrs);
 		if (bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, attrs))

@@ -138,6 +138,19 @@ resolve_sort_keys(RelOptInfo *rel, List *pathkeys, SortKeys *keys)
 		}
 		if (found == NULL)
 			return false;
+
+		/*
+		 * Above us the planner computes the query's sort expressions again
+		 * from each fetched row (our output is the relation's columns): a
+		 * key other than a column must give the same value a second time
+		 * and cost little, or the built-in Sort, which computes it once,
+		 * is the right plan.  (A stable function may change between a
+		 * cursor's fetches; a user's function may be costly or say it ran.)
+		 */
+		if (!IsA(strip_implicit_coercions((Node *) found->em_expr), Var) &&
+			(contain_mutable_functions((Node *) found->em_expr) ||
+			 ssdkit_calls_user_functions((Node *) found->em_expr, NULL)))
+			return false;
 		sortop = get_opfamily_member(pk->pk_opfamily, found->em_datatype,
 									 found->em_datatype, pk->pk_strategy);
 		if (!OidIsValid(sortop))
