@@ -180,6 +180,10 @@ typedef struct RawPoint
  * band 1 and queue depth 1 and a point for every (band, queue depth) pair;
  * the planner uses complete models only.
  */
+/* A point's plausible range: a cached page's copy to a stalled disk's read. */
+#define QDTT_MIN_POINT_US	1e-3
+#define QDTT_MAX_POINT_US	1e8
+
 static void
 build_model(QdttModelEntry *e, Oid spcoid, RawPoint *pts, int n)
 {
@@ -226,6 +230,15 @@ build_model(QdttModelEntry *e, Oid spcoid, RawPoint *pts, int n)
 	}
 	e->complete = (found == m->nbands * m->nqds &&
 				   m->bands[0] == 1.0 && m->qds[0] == 1);
+
+	/*
+	 * The table's constraints let any finite positive cost in; a model
+	 * whose points span more than any device does (a hand-edited one) would
+	 * give the planner overflowing or NaN page costs.  It is not used.
+	 */
+	for (i = 0; i < m->nbands * m->nqds; i++)
+		if (!(m->cost_us[i] >= QDTT_MIN_POINT_US && m->cost_us[i] <= QDTT_MAX_POINT_US))
+			e->complete = false;
 	m->max_beneficial_qd = e->complete ?
 		qdtt_model_beneficial_qd(m, qdtt_stop_threshold) : 1;
 }
@@ -582,7 +595,8 @@ required_model(const char *spcname)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("QDTT model of tablespace \"%s\" is incomplete", spcname),
-				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths."),
+				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths, each between %g and %g microseconds.",
+						   QDTT_MIN_POINT_US, QDTT_MAX_POINT_US),
 				 errhint("Run qdtt_calibrate('%s') or complete the rows in qdtt_calibration.", spcname)));
 	if (m == NULL)
 		ereport(ERROR,

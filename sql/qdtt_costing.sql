@@ -92,6 +92,12 @@ DELETE FROM qdtt_calibration WHERE band_pages = 16 AND queue_depth = 4;
 SELECT qdtt_cost(16, 1);
 SELECT max_beneficial_queue_depth FROM qdtt_model LIMIT 1;
 DELETE FROM qdtt_calibration;
+-- So is one whose points span more than any device does (hand-edited):
+-- its page costs would overflow.
+INSERT INTO qdtt_calibration VALUES ('pg_default', 1, 1, 1e-300, true), ('pg_default', 1, 2, 1e-300, true),
+	('pg_default', 1000000000000, 1, 1e300, true), ('pg_default', 1000000000000, 2, 1e300, true);
+SELECT qdtt_cost(16, 1);
+DELETE FROM qdtt_calibration;
 
 --
 -- The planner.  T: Query 3.1's table, 33 rows per page, c1 and c2
