@@ -1565,6 +1565,8 @@ build_bloom(FlashScanState *fs, JoinFilter *jf, HashJoinTable ht)
 	jf->bloom_mask = (uint32) (bits - 1);
 	for (b = 0; b < ht->nbuckets; b++)
 	{
+		if ((b & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (ht->parallel_state != NULL)
 		{
 			dsa_pointer p = dsa_pointer_atomic_read(&ht->buckets.shared[b]);
@@ -1671,18 +1673,20 @@ flashscan_attach_hash_join(PlanState *scan, HashJoinState *hj)
 	FlashScanState *fs = (FlashScanState *) scan;
 	CustomScan *cscan = (CustomScan *) scan->plan;
 	HashJoin   *plan = (HashJoin *) hj->js.ps.plan;
-	TupleDesc	desc = RelationGetDescr(fs->rel);
+	TupleDesc	desc;
 	JoinFilter *jf;
 	MemoryContext old;
 	ListCell   *lc;
 	int			k = 0;
 
-	if (!IsA(scan, CustomScanState) || ((CustomScanState *) scan)->methods != &flashscan_exec_methods ||
+	if (scan == NULL || !IsA(scan, CustomScanState) ||
+		((CustomScanState *) scan)->methods != &flashscan_exec_methods ||
 		!flashscan_join_filter || fs->dir == NULL || fs->join_filter != NULL ||
 		(hj->js.jointype != JOIN_INNER && hj->js.jointype != JOIN_SEMI &&
 		 hj->js.jointype != JOIN_RIGHT) ||
 		plan->hashkeys == NIL || scan->ps_ResultTupleSlot == NULL)
 		return;
+	desc = RelationGetDescr(fs->rel);
 	old = MemoryContextSwitchTo(fs->scan_cxt);
 	jf = palloc0(sizeof(JoinFilter));
 	jf->nkeys = list_length(plan->hashkeys);
@@ -1699,8 +1703,10 @@ flashscan_attach_hash_join(PlanState *scan, HashJoinState *hj)
 			break;
 		tle = list_nth(cscan->scan.plan.targetlist, v->varattno - 1);
 		sv = (Var *) tle->expr;
+		/* (a column the scan reads: its values are in fs->cols) */
 		if (!IsA(sv, Var) || sv->varno != cscan->scan.scanrelid || sv->varattno <= 0 ||
-			sv->varattno > desc->natts || sv->vartype != v->vartype)
+			sv->varattno > desc->natts || sv->vartype != v->vartype ||
+			!fs->all_cols[sv->varattno - 1])
 			break;
 		jf->key_atts[k] = sv->varattno - 1;
 		jf->key_outpos[k] = v->varattno - 1;
