@@ -15,6 +15,8 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_tablespace_d.h"
+
 #include <math.h>
 
 #include "access/genam.h"
@@ -589,6 +591,11 @@ required_model(const char *spcname)
 	const QdttModel *m;
 	bool		incomplete;
 
+	if (spcoid == GLOBALTABLESPACE_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tablespace \"%s\" has no QDTT model", spcname),
+				 errdetail("pg_global holds only shared catalogs; it is not calibrated.")));
 	(void) qdtt_model_table(false);
 	m = qdtt_model_for_tablespace(spcoid, &incomplete);
 	if (m == NULL && incomplete)

@@ -151,6 +151,11 @@ RESET enable_sort;
 -- Where the planner does not offer SSD Sort.
 SET enable_sort = off;
 EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i LIMIT 10;          -- top-N
+PREPARE top_n(int) AS SELECT * FROM st ORDER BY i LIMIT $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE top_n(10);                             -- a limit known at run time
+RESET plan_cache_mode;
+DEALLOCATE top_n;
 EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i FOR UPDATE;        -- row locks
 EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY random();            -- volatile key
 -- keys the plan above the fetch would compute again: a stable function (a

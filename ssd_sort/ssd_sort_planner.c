@@ -702,8 +702,12 @@ relation_is_eligible(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		root->hasPseudoConstantQuals)
 		return false;
 
-	/* Top-N sorts stay in memory; nothing to gain. */
-	if (root->limit_tuples >= 0)
+	/*
+	 * Top-N sorts stay in memory; nothing to gain.  A limit known only at
+	 * run time (LIMIT $1 in a generic plan) gets the bounded Sort too.
+	 */
+	if (root->limit_tuples >= 0 ||
+		(root->parse->limitCount != NULL && !IsA(root->parse->limitCount, Const)))
 		return false;
 
 	/* TIDs must name heap tuples. */
