@@ -701,6 +701,7 @@ extern const TableAmRoutine *pax_table_am_routine(void);
 extern void pax_scan_set_columns(TableScanDesc sscan, const bool *needed);
 extern void pax_scan_set_filter(TableScanDesc sscan, PaxFetchFilter *filter);
 extern bool pax_fetch_selection_first(void);
+extern bool pax_fetch_may_test(Node *clause);
 extern bool pax_scan_needed_columns;
 extern bool pax_fetch_filter_first;
 

@@ -46,12 +46,10 @@
 #include "access/relscan.h"
 #include "access/sysattr.h"
 #include "access/tableam.h"
-#include "access/transam.h"
 #include "catalog/pg_am_d.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "nodes/plannodes.h"
 #include "utils/guc.h"
@@ -61,7 +59,6 @@
 
 #include "flashscan.h"
 #include "pax.h"
-#include "ssdkit_path.h"
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 
@@ -171,11 +168,7 @@ scan_columns(PlanState *ps, Relation rel, Bitmapset *reads)
  *   quals before the qual, and a qual run first could fail (an error) on a
  *   row the recheck would have dropped; a Bitmap Heap Scan's fetch pauses
  *   the filter on pages the node rechecks (lossy ones among them);
- * - no volatile function (a row that passes is tested again by the node),
- *   no SubPlan (run twice it costs twice) and no function a user defined:
- *   one may be costly, or say it ran (RAISE, track_functions), which a
- *   second run would make visible; the built-in ones cost little and
- *   leave no trace;
+ * - the clause is one a fetch may test (pax_fetch_may_test());
  * - no whole-row reference (it reads every column).
  *
  * A row the filter drops never reaches the node, which would have dropped
@@ -214,26 +207,25 @@ selection_first(PlanState *ps, Relation rel, const bool *needed)
 	foreach(lc, ps->plan->qual)
 	{
 		Node	   *clause = lfirst(lc);
-		Bitmapset  *attrs = NULL;
+		Bitmapset  *attrs;
 		bool	   *cols;
 		bool		adds = false;
 		int			x = -1;
 
-		if (contain_volatile_functions(clause) || contain_subplans(clause) ||
-			ssdkit_calls_user_functions(clause, NULL))
+		if (!pax_fetch_may_test(clause))
 			break;
-		pull_varattnos(clause, scanrelid, &attrs);
-		if (bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, attrs))
+		/* (ctid and tableoid are in the slot without a read) */
+		attrs = vars_of(clause, scanrelid, NULL);
+		if (bms_is_member(InvalidAttrNumber, attrs))
 			break;
 		cols = palloc0(sizeof(bool) * Max(desc->natts, 1));
 		while ((x = bms_next_member(attrs, x)) >= 0)
 		{
-			att = x + FirstLowInvalidHeapAttributeNumber;
-			if (att <= 0 || att > desc->natts)
-				continue;		/* ctid, tableoid: in the slot without a read */
-			cols[att - 1] = true;
-			adds |= !seen[att - 1];
-			seen[att - 1] = true;
+			if (x > desc->natts)
+				continue;
+			cols[x - 1] = true;
+			adds |= !seen[x - 1];
+			seen[x - 1] = true;
 		}
 		if (!adds && stage_clauses != NIL)
 			llast(stage_clauses) = lappend(llast(stage_clauses), clause);

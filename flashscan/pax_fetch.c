@@ -20,6 +20,8 @@
 #include "access/transam.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "storage/predicate.h"
 #include "storage/procarray.h"
@@ -28,6 +30,7 @@
 
 #include "pax.h"
 #include "pax_minipage.h"
+#include "ssdkit_path.h"
 
 /* GUCs flashscan.scan_needed_columns and flashscan.fetch_selection_first (pax_exec.c) */
 bool		pax_scan_needed_columns = true;
@@ -38,6 +41,23 @@ bool
 pax_fetch_selection_first(void)
 {
 	return pax_scan_needed_columns && pax_fetch_filter_first;
+}
+
+/*
+ * May a fetch test this clause of its node's filter before the node does
+ * (the node tests it again on every row the fetch returns)?  Not with a
+ * volatile function (a row that passes is tested again), a SubPlan (run
+ * twice it costs twice) or a function a user defined: one may be costly,
+ * or say it ran (RAISE, track_functions), which a second run would make
+ * visible; the built-in ones cost little and leave no trace.  The
+ * executor's filter (pax_exec.c) and the planner's price of it
+ * (flashscan_scan.c) go by this.
+ */
+bool
+pax_fetch_may_test(Node *clause)
+{
+	return !contain_volatile_functions(clause) && !contain_subplans(clause) &&
+		!ssdkit_calls_user_functions(clause, NULL);
 }
 
 /*
