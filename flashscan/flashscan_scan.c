@@ -532,6 +532,8 @@ typedef struct PaxFetchCosts
 								 * restriction clauses (read first: a row
 								 * they drop costs no more, see
 								 * filtered_row_price()) */
+	bool		quals_tested_first; /* every such clause is one a fetch may
+									 * test before its node */
 	Cost		per_group_met;	/* the first fetch in a group: its prefixes */
 	double		prefix_bytes;	/* those prefixes' bytes in a fetch's cache */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
@@ -565,10 +567,16 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	strides = format >= 5;
 	costs->per_row = 0;
 	costs->qual_per_row = 0;
+	costs->quals_tested_first = true;
 	costs->per_group_met = 0;
 	costs->prefix_bytes = 0;
 	foreach(lc, rel->baserestrictinfo)
-		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &qual_attrs);
+	{
+		Node	   *clause = (Node *) ((RestrictInfo *) lfirst(lc))->clause;
+
+		pull_varattnos(clause, rel->relid, &qual_attrs);
+		costs->quals_tested_first &= pax_fetch_may_test(clause);
+	}
 	attrs = bms_copy(qual_attrs);
 	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
 	for (att = 1; att <= desc->natts; att++)
@@ -628,9 +636,11 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
  * its filter lets through, and what a row fetched alone costs beyond heap's
  * price when "pass" of them do: the filter's columns are
  * read first and the others only for rows that pass (pax_fetch.c's
- * selection first, which btree index scans and bitmap scans run).  The
- * columns of the relation's restriction clauses stand for the filter's:
- * those the index matches exactly are not read at all, so this errs high.
+ * selection first, which btree index scans and bitmap scans run, on the
+ * clauses pax_fetch_may_test() allows: none where one of them is not).
+ * The columns of the relation's restriction clauses stand for the
+ * filter's: those the index matches exactly are not read at all, so this
+ * errs high.
  */
 static double
 filter_pass(Path *path, RelOptInfo *rel, Selectivity index_sel)
@@ -643,7 +653,7 @@ filter_pass(Path *path, RelOptInfo *rel, Selectivity index_sel)
 static Cost
 filtered_row_price(const PaxFetchCosts *costs, double pass, bool selection_first)
 {
-	if (!selection_first)
+	if (!selection_first || !costs->quals_tested_first)
 		return costs->per_row;
 	pass = Min(Max(pass, 0.0), 1.0);
 	return costs->qual_per_row + pass * (costs->per_row - costs->qual_per_row);

@@ -244,6 +244,16 @@ SELECT plan_cost('SELECT b, c, e FROM cp WHERE a = 7 AND d > 9000') AS unfiltere
 RESET flashscan.fetch_selection_first;
 SELECT plan_cost('SELECT b, c, e FROM cp WHERE a = 7 AND d > 9000') < :unfiltered_cost
 	AS filter_priced;
+-- but not where a clause is one the fetch leaves to the node (a user's
+-- function): those rows are read whole
+CREATE FUNCTION high(float8) RETURNS bool LANGUAGE plpgsql IMMUTABLE
+	AS $$ BEGIN RETURN $1 > 9000; END $$;
+SET flashscan.fetch_selection_first = off;
+SELECT plan_cost('SELECT b, c, e FROM cp WHERE a = 7 AND high(d)') AS unfiltered_cost \gset
+RESET flashscan.fetch_selection_first;
+SELECT plan_cost('SELECT b, c, e FROM cp WHERE a = 7 AND high(d)') = :unfiltered_cost
+	AS left_to_node_priced_whole;
+DROP FUNCTION high(float8);
 -- two stages (each clause needing a column of its own), NULLs, a filter
 -- that passes every row (it stops testing early), a volatile clause (not
 -- run early)
