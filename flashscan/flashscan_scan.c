@@ -1512,7 +1512,10 @@ hub_leave(FlashScanState *fs)
  * the first time it meets the built table, a bloom filter of the hash
  * values stored in it: JOIN_FILTER_BITS bits a row (at most
  * JOIN_FILTER_MAX_BYTES), JOIN_FILTER_PROBES bits a value, about 0.5%
- * false positives at full size.  One pass over the table's rows.
+ * false positives at full size.  One pass over the table's rows.  (Not
+ * PostgreSQL's lib/bloomfilter.h: it allocates at least 1 MB a filter and
+ * hashes each element's bytes again, and this one is rebuilt at every
+ * rescan, often over a few rows; the join's hash value is already a hash.)
  */
 #define JOIN_FILTER_BITS 16
 #define JOIN_FILTER_PROBES 3
