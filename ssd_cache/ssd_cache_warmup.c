@@ -541,11 +541,6 @@ ssd_cache_warmup_status(PG_FUNCTION_ARGS)
 	ssd_cache_require_preload();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (warmup_shared == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ssd_cache is not loaded through shared_preload_libraries"),
-				 errhint("Add ssd_cache to shared_preload_libraries and restart the server.")));
 	memset(nulls, 0, sizeof(nulls));
 	SpinLockAcquire(&warmup_shared->mutex);
 	memcpy(&copy, warmup_shared, offsetof(WarmupShared, pages_loaded));
@@ -603,11 +598,6 @@ ssd_cache_warmup_devices(PG_FUNCTION_ARGS)
 	int			ndevices;
 
 	ssd_cache_require_preload();
-	if (warmup_shared == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ssd_cache is not loaded through shared_preload_libraries"),
-				 errhint("Add ssd_cache to shared_preload_libraries and restart the server.")));
 	InitMaterializedSRF(fcinfo, 0);
 	SpinLockAcquire(&warmup_shared->mutex);
 	ndevices = warmup_shared->ndevices;
