@@ -546,11 +546,6 @@ typedef struct CopiedBlock
 	XLogRecPtr	lsn;
 } CopiedBlock;
 
-/*
- * Pass 4: replace groups [s, e) of dir, all in one directory page, by one
- * group of their surviving rows (none: the first entry is marked empty).
- * Returns false if a concurrent change made us give up.
- */
 /* The horizon this VACUUM has told standbys about (log_standby_conflict()). */
 static Oid	conflict_rel = InvalidOid;
 static TransactionId conflict_horizon = InvalidTransactionId;
@@ -595,6 +590,11 @@ log_standby_conflict(Relation rel, TransactionId horizon)
 	conflict_horizon = horizon;
 }
 
+/*
+ * Pass 4: replace groups [s, e) of dir, all in one directory page, by one
+ * group of their surviving rows (none: the first entry is marked empty).
+ * Returns false if a concurrent change made us give up.
+ */
 static bool
 rewrite_groups(Relation rel, PaxDirectory *dir, int s, int e, TransactionId oldest_xmin,
 			   BufferAccessStrategy bstrategy)
