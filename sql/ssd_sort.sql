@@ -184,8 +184,10 @@ SET ssd_sort.enable = off;
 SELECT count(*), sum(a.id::bigint * b.id) FROM st a JOIN st b ON a.i = b.id;
 RESET ssd_sort.enable;
 
--- Cursors: forward, backward and scroll (the planner puts a Materialize on
--- top, as SSD Sort does not run backward).
+-- Cursors: forward, backward and scroll.  SSD Sort runs backward as Sort
+-- does, so a SCROLL cursor needs no Materialize and a cursor declared
+-- without SCROLL scrolls as it would over Sort.
+EXPLAIN (COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT id, i FROM st ORDER BY i, id;
 BEGIN;
 DECLARE c SCROLL CURSOR FOR SELECT id, i FROM st ORDER BY i, id;
 FETCH 3 FROM c;
@@ -201,7 +203,53 @@ EXPLAIN (COSTS OFF) DECLARE f2 CURSOR FOR SELECT id, i FROM st ORDER BY i, id;
 FETCH 2 FROM f;
 MOVE 5000 IN f;
 FETCH 2 FROM f;
+FETCH BACKWARD 3 FROM f;
+FETCH PRIOR FROM f;
+FETCH FIRST FROM f;
+FETCH PRIOR FROM f;
+FETCH NEXT FROM f;
 COMMIT;
+
+-- Every way of moving a cursor, over pairs sorted in memory and on disk,
+-- against the built-in Sort: the same rows in the same order.
+CREATE FUNCTION cursor_walk(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	out text := '';
+	moves text[] := ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'MOVE 40', 'FETCH PRIOR',
+		'MOVE FORWARD ALL', 'FETCH BACKWARD 1', 'FETCH NEXT', 'FETCH PRIOR',
+		'MOVE BACKWARD ALL', 'FETCH NEXT', 'FETCH PRIOR', 'FETCH LAST',
+		'FETCH ABSOLUTE 100', 'FETCH RELATIVE -33', 'FETCH ABSOLUTE -2',
+		'FETCH FIRST', 'MOVE 5000', 'FETCH BACKWARD 40', 'FETCH 70'];
+	m text;
+BEGIN
+	EXECUTE format('DECLARE walk CURSOR FOR %s', q);
+	FOREACH m IN ARRAY moves LOOP
+		IF m LIKE 'MOVE%' THEN
+			EXECUTE m || ' IN walk';
+		ELSE
+			FOR r IN EXECUTE m || ' FROM walk' LOOP
+				out := out || coalesce(r.id::text, '-') || ',';
+			END LOOP;
+		END IF;
+		out := out || '|';
+	END LOOP;
+	EXECUTE 'CLOSE walk';
+	RETURN md5(out);
+END $$;
+-- Rows of 400 bytes: at 1MB the pairs fit in memory, the rows do not.
+CREATE TABLE walk_t AS SELECT id, i, lpad(t, 400, 'x') AS pad FROM st;
+ANALYZE walk_t;
+EXPLAIN (COSTS OFF) SELECT id, i, pad FROM walk_t ORDER BY i, id;
+CREATE TEMP TABLE walks AS SELECT 'ssd, disk' AS how, cursor_walk('SELECT id, i, pad FROM walk_t ORDER BY i, id') AS walk;
+SET work_mem = '1MB';
+INSERT INTO walks SELECT 'ssd, memory', cursor_walk('SELECT id, i, pad FROM walk_t ORDER BY i, id');
+SET ssd_sort.enable = off;
+INSERT INTO walks SELECT 'built-in', cursor_walk('SELECT id, i, pad FROM walk_t ORDER BY i, id');
+RESET ssd_sort.enable;
+SET work_mem = '64kB';
+SELECT how, walk = (SELECT walk FROM walks WHERE how = 'built-in') AS same_rows FROM walks ORDER BY how;
+DROP TABLE walk_t;
 
 -- Rescans: a correlated subquery (changed parameter: sorted afresh) and an
 -- uncorrelated one re-read for each outer row (the kept pairs are re-read).

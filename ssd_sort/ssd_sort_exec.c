@@ -26,6 +26,10 @@
  * its line pointer: every TID still names the visible version.  A row that
  * is not visible any more is an internal error, never silently skipped.
  *
+ * Backward: like Sort, the node runs backward when asked (a cursor that
+ * scrolls), over pairs kept for random access; a backward step reads the
+ * previous pair and fetches its row, without look-ahead.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -96,7 +100,7 @@ typedef struct SsdSortState
 	int			pair_width;
 
 	/* Set at start-up. */
-	bool		random_access;	/* keep the sorted pairs for rescans */
+	bool		random_access;	/* keep the sorted pairs (rescans, backward) */
 	int			prefetch_depth;
 	bool		prefetch_skipped;	/* relation in memory: no prefetch */
 	int			window_size;	/* Max(prefetch_depth, 1) */
@@ -114,6 +118,7 @@ typedef struct SsdSortState
 	int			window_head;
 	int			window_count;
 	bool		pairs_exhausted;
+	bool		end_returned;	/* forward, the end was returned */
 	BlockNumber last_prefetched;
 	BlockNumber last_entered;	/* page of the TID that entered last */
 	int			ascending_run;	/* +1 steps that led to it */
@@ -255,12 +260,13 @@ ssd_sort_begin(CustomScanState *css, EState *estate, int eflags)
 	node->pair_width = intVal(list_nth(priv, SSD_SORT_PRIV_PAIR_WIDTH));
 
 	/*
-	 * Keep the pairs for a rescan, as Sort does, unless the pair scan is a
-	 * parallel one: rescanning the Gather Merge above restarts the shared
-	 * scan, and this participant's old pairs would repeat rows the workers
-	 * now read.
+	 * Keep the pairs for a rescan or a backward scan, as Sort does, unless
+	 * the pair scan is a parallel one: rescanning the Gather Merge above
+	 * restarts the shared scan, and this participant's old pairs would
+	 * repeat rows the workers now read (a parallel path never claims
+	 * backward scans).
 	 */
-	node->random_access = (eflags & EXEC_FLAG_REWIND) != 0 &&
+	node->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD)) != 0 &&
 		!cscan->scan.plan.parallel_aware;
 	node->prefetch_depth = ssd_sort_prefetch_depth;
 	if (node->prefetch_depth > 0 &&
@@ -476,6 +482,57 @@ publish_stats(SsdSortState *node)
 		*node->my_stats = node->counts;
 }
 
+/*
+ * Before a backward step: give the window's look-ahead back to the sorted
+ * pairs, so that their position is again the row returned last.
+ *
+ * tuplesort reads like a cursor: a forward read returns the pair after the
+ * last one returned, a backward read the one before it, and a forward read
+ * that found the end leaves the position past the last pair.  The window
+ * read window_count pairs ahead of the last row returned, and one step past
+ * the end if it found the end before the node returned it.
+ */
+static void
+drop_window(SsdSortState *node)
+{
+	int			steps = node->window_count;
+
+	if (node->pairs_exhausted && !node->end_returned)
+		steps++;
+	while (steps-- > 0)
+		(void) tuplesort_gettupleslot(node->sortstate, false, false,
+									  node->pair_slot, NULL);
+	node->window_head = 0;
+	node->window_count = 0;
+	node->outstanding = 0;
+	node->pairs_exhausted = false;
+	node->last_entered = InvalidBlockNumber;
+	node->ascending_run = 0;
+}
+
+/* A backward step: the row before the last one returned. */
+static TupleTableSlot *
+previous_row(SsdSortState *node, TupleTableSlot *slot)
+{
+	bool		isnull;
+	ItemPointerData tid;
+
+	if (node->sortstate == NULL)
+		elog(ERROR, "SSD Sort: backward scan without the pairs kept");
+	drop_window(node);
+	node->end_returned = false;
+	if (!tuplesort_gettupleslot(node->sortstate, false, false,
+								node->pair_slot, NULL))
+		return ExecClearTuple(slot);
+	tid = *(ItemPointer) DatumGetPointer(slot_getattr(node->pair_slot,
+													  node->nkeys + 1,
+													  &isnull));
+	Assert(!isnull);
+	fetch_row(node, &tid, slot);
+	node->counts.rows_fetched++;
+	return slot;
+}
+
 /* Phase 4: the next row in key order, or an empty slot at the end. */
 static TupleTableSlot *
 next_row(ScanState *ss)
@@ -486,9 +543,13 @@ next_row(ScanState *ss)
 
 	CHECK_FOR_INTERRUPTS();
 
+	if (ScanDirectionIsBackward(ss->ps.state->es_direction))
+		return previous_row(node, slot);
+
 	fill_window(node);
 	if (node->window_count == 0)
 	{
+		node->end_returned = true;
 		if (node->buffer != InvalidBuffer)
 		{
 			ReleaseBuffer(node->buffer);
@@ -563,6 +624,7 @@ reset_fetch(SsdSortState *node)
 	node->window_count = 0;
 	node->outstanding = 0;
 	node->pairs_exhausted = false;
+	node->end_returned = false;
 }
 
 /*

@@ -607,7 +607,12 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, const Ordering *order,
 		temp_price_correction(rel, ntuples, pair_width, heap_pages / divisor,
 							  caches->any_capacity / divisor);
 	cpath->path.pathkeys = order->pathkeys;
-	cpath->flags = 0;			/* no backward scan or mark/restore */
+	/*
+	 * A serial SSD Sort runs backward as Sort does, so a cursor over it
+	 * scrolls without a Materialize; no mark/restore (a merge join's inner
+	 * side gets a Materialize, whose restores cost no heap fetches).
+	 */
+	cpath->flags = workers > 0 ? 0 : CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cpath->custom_paths = list_make1(input);
 	if (workers > 0)
 	{
