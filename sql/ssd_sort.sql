@@ -20,8 +20,10 @@ SHOW ssd_sort.fetch_page_cost;
 SET work_mem = '64kB';
 SET max_parallel_workers_per_gather = 0;
 -- Plans must not depend on what qdtt_costing's residency sampler (when
--- loaded) has seen of these small tables.
+-- loaded) has seen of these small tables, nor on the machine's memory
+-- (measured where effective_cache_size is left at its default).
 SET qdtt.use_residency = off;
+SET effective_cache_size = '4GB';
 CREATE TABLE st (
 	id int,
 	i int,
@@ -164,6 +166,10 @@ EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i * length(current_setting('work_m
 CREATE FUNCTION st_key(int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS 'BEGIN RETURN $1 % 10; END';
 EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY st_key(i), id;
 DROP FUNCTION st_key(int);
+-- a subquery (runs again; a volatile function inside it is not seen as one),
+-- a conversion through an output function (float8out reads extra_float_digits)
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY (SELECT random() WHERE st.i > -1), id;
+EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY (i / 7.0)::float8::text, id;
 -- (a built-in immutable expression gives the same value again: offered)
 EXPLAIN (COSTS OFF) SELECT * FROM st ORDER BY i % 10, id;
 SET work_mem = '64MB';
@@ -401,6 +407,16 @@ SELECT count(*) FROM (SELECT slow_id(id), pad FROM slow ORDER BY k) s;
 RESET statement_timeout;
 SHOW trace_sort;
 SELECT count(*) FROM (SELECT * FROM slow ORDER BY k) s;
+-- The events trace_sort turns on, tuplesort's and the abbreviated keys' of a
+-- text sort, stay out of the log and away from the client.
+CREATE TABLE abbrev AS SELECT g AS id, md5(g::text) AS t, repeat('x', 300) AS pad
+FROM generate_series(1, 3000) g;
+ANALYZE abbrev;
+EXPLAIN (COSTS OFF) SELECT * FROM abbrev ORDER BY t COLLATE "C";
+SET client_min_messages = log;
+SELECT count(*) FROM (SELECT * FROM abbrev ORDER BY t COLLATE "C") s;
+RESET client_min_messages;
+DROP TABLE abbrev;
 RESET enable_sort;
 
 DROP TABLE st, slow;
@@ -408,4 +424,5 @@ DROP FUNCTION sort_check(text, text), plan_json(text), slow_true(int), slow_id(i
 RESET work_mem;
 RESET max_parallel_workers_per_gather;
 RESET qdtt.use_residency;
+RESET effective_cache_size;
 DROP EXTENSION ssd_sort;

@@ -49,7 +49,8 @@ enum SsdSortPrivateIndex
 	SSD_SORT_PRIV_FETCH_PAGE_COST,	/* Float: cost charged per fetched page */
 	SSD_SORT_PRIV_COST_SOURCE,	/* String: where that cost came from */
 	SSD_SORT_PRIV_PAGE_VISITS,	/* Float: estimated page visits */
-	SSD_SORT_PRIV_CACHE_SOURCE	/* String: where the cache shares came from */
+	SSD_SORT_PRIV_CACHE_SOURCE,	/* String: where the cache shares came from */
+	SSD_SORT_PRIV_CACHE_SIZE	/* String: the caches' size and its source */
 };
 
 /* ssd_sort_planner.c */

@@ -869,6 +869,8 @@ ssd_sort_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 							 0, es);
 		ExplainPropertyText("Cache Estimate Source",
 							strVal(list_nth(priv, SSD_SORT_PRIV_CACHE_SOURCE)), es);
+		ExplainPropertyText("Cache Size",
+							strVal(list_nth(priv, SSD_SORT_PRIV_CACHE_SIZE)), es);
 	}
 
 	if (!es->analyze)

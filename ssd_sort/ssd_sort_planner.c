@@ -66,6 +66,7 @@
 #include "utils/tuplesort.h"
 
 #include "ssd_sort.h"
+#include "ssdkit_memory.h"
 #include "ssdkit_path.h"
 #include "ssdkit_qdtt.h"
 
@@ -99,7 +100,37 @@ typedef struct FetchCaches
 	double		sb_capacity;	/* pages the pool holds for repeat visits */
 	double		any_first_hit;	/* same for the pool or the OS page cache */
 	double		any_capacity;
+	double		temp_room;		/* OS page cache pages temp files can keep */
+	double		temp_rivals;	/* relation pages competing with them */
+	SsdkitCacheSize size;		/* the caches' size and its source */
 } FetchCaches;
+
+/*
+ * Does a key expression give the same value, cheaply, when the plan above
+ * computes it again from the fetched row?  Not with a stable or volatile
+ * function (a cursor's next fetch may see another value), a user's function
+ * (costly, or says it ran), a subquery (its volatile functions are hidden
+ * in its own plan, and it runs again), or a conversion through a type's
+ * output function (float8out is immutable yet reads extra_float_digits).
+ */
+static bool
+recomputes_differently(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, CoerceViaIO))
+		return true;
+	return expression_tree_walker(node, recomputes_differently, context);
+}
+
+static bool
+computed_alike_again(Node *expr)
+{
+	return !contain_mutable_functions(expr) &&
+		!contain_subplans(expr) &&
+		!ssdkit_calls_user_functions(expr, NULL) &&
+		!recomputes_differently(expr, NULL);
+}
 
 /*
  * Resolve each pathkey to an expression this relation alone computes and a
@@ -148,8 +179,7 @@ resolve_sort_keys(RelOptInfo *rel, List *pathkeys, SortKeys *keys)
 		 * cursor's fetches; a user's function may be costly or say it ran.)
 		 */
 		if (!IsA(strip_implicit_coercions((Node *) found->em_expr), Var) &&
-			(contain_mutable_functions((Node *) found->em_expr) ||
-			 ssdkit_calls_user_functions((Node *) found->em_expr, NULL)))
+			!computed_alike_again((Node *) found->em_expr))
 			return false;
 		sortop = get_opfamily_member(pk->pk_opfamily, found->em_datatype,
 									 found->em_datatype, pk->pk_strategy);
@@ -293,17 +323,35 @@ fetch_page_reads(double N, double R, double T, double first_hit,
  * use the whole pool.
  *
  * Any cache (shared_buffers or the OS page cache): the OS keeps what the
- * pair scan read as far as its memory allows.  The sampler's count of the
- * resident share is the measured capacity when the relation is resident to
- * a fair degree; a relation nobody has read yet (cold) tells nothing about
- * capacity, and then effective_cache_size, the DBA's statement of it, is
- * used, as when the sampler is not running (qdtt_costing not loaded, or
- * qdtt.use_residency off).  In between the two blend, so that a relation
- * getting warmer does not jump in price.  A relation resident as a whole
- * shows no limit either: the capacity is at least effective_cache_size.
+ * pair scan read as far as its memory allows: the caches' size,
+ * ssdkit_cache_size(), effective_cache_size where the DBA set it, else
+ * measured (the memory cgroup's limit or the machine's available memory).
+ * The relation's resident pages fit, whatever the number says.  Where the
+ * size is only effective_cache_size's default, a guess, the sampler's count
+ * of the resident share is taken as the capacity when the relation is
+ * resident to a fair degree; a relation nobody has read yet (cold) tells
+ * nothing about capacity, and then the default is used, as when the
+ * sampler is not running (qdtt_costing not loaded, or qdtt.use_residency
+ * off).  In between the two blend, so that a relation getting warmer does
+ * not jump in price.  A relation resident as a whole shows no limit either.
+ *
+ * Temp files (of the built-in Sort, and of the pair sort) go through the OS
+ * page cache alone.  The relation's pages already there stay ahead of
+ * them: the scan reads them again, and the kernel keeps pages used twice
+ * (its active list) in preference to pages written once.  The rest of the
+ * relation is read once, as each temp page is written once, and competes
+ * with the temp pages as an equal.
  */
 #define RESIDENT_MEASURES_CAPACITY 0.10
 #define FULLY_RESIDENT 0.98
+
+/* Is the caches' size effective_cache_size at its default? */
+static bool
+size_is_a_guess(const SsdkitCacheSize *size)
+{
+	return strcmp(size->source, "effective_cache_size") == 0 &&
+		effective_cache_size == DEFAULT_EFFECTIVE_CACHE_SIZE;
+}
 static void
 fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
 {
@@ -325,21 +373,27 @@ fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
 	else
 		caches->sb_first_hit = Min(1.0, NBuffers / T);
 
-	caches->any_capacity = effective_cache_size;
-	if (caches->measured)
+	ssdkit_cache_size(&caches->size);
+	caches->any_capacity = caches->size.total_pages;
+	if (caches->measured && !size_is_a_guess(&caches->size))
+		caches->any_capacity = Max(caches->any_capacity, (sb + os) * T);
+	else if (caches->measured)
 	{
 		double		weight = Min(1.0, (sb + os) / RESIDENT_MEASURES_CAPACITY);
 
 		caches->any_capacity = weight * (sb + os) * T +
-			(1.0 - weight) * effective_cache_size;
+			(1.0 - weight) * caches->size.total_pages;
 
-		/* All of it resident: no sign of a limit below effective_cache_size. */
+		/* All of it resident: no sign of a limit below the default. */
 		if (sb + os >= FULLY_RESIDENT)
-			caches->any_capacity = Max(T, effective_cache_size);
+			caches->any_capacity = Max(T, caches->size.total_pages);
 	}
 	caches->any_capacity = Max(caches->any_capacity, NBuffers);
 	caches->any_first_hit = Max(caches->sb_first_hit,
 								Min(1.0, caches->any_capacity / T));
+
+	caches->temp_room = Max(caches->size.os_pages - os * T, 0.0);
+	caches->temp_rivals = Max(T - os * T, 0.0) / 2;
 }
 
 /*
@@ -387,9 +441,9 @@ sort_temp_page_accesses(double tuples, int width)
  * what a cached page costs, the price we charge the fetch for the same
  * thing (ssd_sort.cached_page_cost); only the rest reaches the device.  A
  * page written in one pass is read back in the next, after the rest of that
- * pass's S temp pages and, on average, half the relation's T pages read by
- * the scan feeding the sort: an LRU cache of C pages keeps it with
- * probability C / (S + T/2).
+ * pass's S temp pages and, on average, half the relation's pages the scan
+ * feeding the sort reads into the OS cache (the rivals, fetch_caches()): a
+ * cache with room for C pages keeps it with probability C / (S + rivals).
  *
  * The planner compares our path with core's Sort, priced by cost_sort() on
  * the whole rows; our own path is priced by cost_sort() on the pairs.  The
@@ -400,7 +454,7 @@ sort_temp_page_accesses(double tuples, int width)
  */
 static double
 temp_price_correction(RelOptInfo *rel, double tuples, int pair_width,
-					  double heap_pages, double capacity)
+					  double rivals, double room)
 {
 	double		core_price = seq_page_cost * 0.75 + random_page_cost * 0.25;
 	double		our_price;
@@ -411,7 +465,7 @@ temp_price_correction(RelOptInfo *rel, double tuples, int pair_width,
 
 	if (temp_pages <= 0)
 		return 0.0;
-	kept = Min(1.0, capacity / (temp_pages + heap_pages / 2));
+	kept = Min(1.0, room / (temp_pages + rivals));
 	our_price = kept * Min(ssd_sort_cached_page_cost, core_price) +
 		(1.0 - kept) * core_price;
 	correction = (sort_temp_page_accesses(tuples, pair_width) -
@@ -604,8 +658,9 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, const Ordering *order,
 	cpath = ssdkit_base_custom_path(rel, &ssd_sort_path_methods);
 	cpath->path.startup_cost = sort_path.startup_cost + random_cost;
 	cpath->path.total_cost = sort_path.total_cost + io_cost + cpu_cost +
-		temp_price_correction(rel, ntuples, pair_width, heap_pages / divisor,
-							  caches->any_capacity / divisor);
+		temp_price_correction(rel, ntuples, pair_width,
+							  caches->temp_rivals / divisor,
+							  caches->temp_room / divisor);
 	cpath->path.pathkeys = order->pathkeys;
 	/*
 	 * A serial SSD Sort runs backward as Sort does, so a cursor over it
@@ -646,6 +701,10 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, const Ordering *order,
 														100 * caches->sb_fraction,
 														100 * caches->os_fraction) :
 											   pstrdup("effective_cache_size")));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeString(psprintf("%.0f MB (%s)",
+														caches->size.total_pages * BLCKSZ / (1024.0 * 1024.0),
+														caches->size.source)));
 
 	if (workers > 0)
 		add_partial_path(rel, &cpath->path);

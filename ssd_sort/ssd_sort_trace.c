@@ -43,6 +43,18 @@ is_tuplesort_event(const ErrorData *edata)
 		strcmp(edata->filename, "tuplesort.c") == 0;
 }
 
+/*
+ * trace_sort also makes the sort support of text, numeric, uuid, inet and
+ * macaddr keys report on their abbreviated keys ("varstr_abbrev: ...",
+ * "numeric_abbrev: ..."), from their own source files.
+ */
+static bool
+is_abbreviation_event(const ErrorData *edata)
+{
+	return edata->elevel == LOG && edata->message_id != NULL &&
+		strstr(edata->message_id, "_abbrev: ") != NULL;
+}
+
 static void
 trace_emit_log_hook(ErrorData *edata)
 {
@@ -57,14 +69,14 @@ trace_emit_log_hook(ErrorData *edata)
 		else if (strncmp(edata->message_id, TRACE_MERGE_PASS,
 						 strlen(TRACE_MERGE_PASS)) == 0)
 			t->merge_passes++;
-
-		if (!t->saved_trace_sort)
-		{
-			/* We asked for this event; nobody else did. */
-			edata->output_to_server = false;
-			edata->output_to_client = false;
-			return;
-		}
+	}
+	if (t != NULL && t->active && !t->saved_trace_sort &&
+		(is_tuplesort_event(edata) || is_abbreviation_event(edata)))
+	{
+		/* We asked for this event; nobody else did. */
+		edata->output_to_server = false;
+		edata->output_to_client = false;
+		return;
 	}
 	if (prev_emit_log_hook)
 		(*prev_emit_log_hook) (edata);

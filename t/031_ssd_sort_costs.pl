@@ -47,6 +47,40 @@ like($plan, qr/Cache Estimate Source: effective_cache_size/,
 	'qdtt.use_residency = off: effective_cache_size');
 like($plan, qr/Prefetch Depth: 32/, 'qdtt.use_residency = off: prefetching');
 
+# The caches' size: measured while effective_cache_size is at its default
+# (shared_buffers plus what the OS page cache can hold: no more than the
+# machine's memory), effective_cache_size once someone sets it.
+$plan = $node->safe_psql('postgres', "$forced EXPLAIN (VERBOSE, COSTS OFF) $query");
+like($plan, qr/Cache Size: \d+ MB \((MemAvailable|memory cgroup limit)\)/,
+	'effective_cache_size at its default: the cache size is measured');
+my ($measured_mb) = $plan =~ /Cache Size: (\d+) MB/;
+my ($mem_total_kb) = slurp_file('/proc/meminfo') =~ /^MemTotal:\s+(\d+) kB/m;
+my $sb_mb = $node->safe_psql('postgres',
+	"SELECT setting::bigint * 8192 / 1048576 FROM pg_settings WHERE name = 'shared_buffers'");
+cmp_ok($measured_mb, '>=', $sb_mb, 'at least shared_buffers');
+cmp_ok($measured_mb, '<=', $sb_mb + $mem_total_kb / 1024,
+	'at most shared_buffers and the machine\'s memory');
+like($node->safe_psql('postgres',
+		"$forced SET effective_cache_size = '1GB'; EXPLAIN (VERBOSE, COSTS OFF) $query"),
+	qr/Cache Size: 1024 MB \(effective_cache_size\)/,
+	'effective_cache_size set: taken at its word');
+
+# A cache too small to hold the built-in Sort's temp files beside the table:
+# its temp pages are device accesses, and SSD Sort's surcharge for them
+# (temp pages priced as cached) shrinks.
+sub ssd_sort_cost
+{
+	my ($settings) = @_;
+	my $json = $node->safe_psql('postgres',
+		"$forced SET qdtt.use_residency = off; $settings "
+		  . "EXPLAIN (FORMAT JSON) SELECT * FROM wide ORDER BY k, id");
+	like($json, qr/"Custom Plan Provider": "SSD Sort"/, "SSD Sort: $settings");
+	return ($json =~ /"Total Cost": ([\d.]+)/)[0];
+}
+cmp_ok(ssd_sort_cost("SET effective_cache_size = '129MB';"), '<',
+	ssd_sort_cost("SET effective_cache_size = '64GB';"),
+	'SSD Sort is cheaper where the temp files would not stay in memory');
+
 # Parallel SSD Sort: per-worker counters, and every row sorted once.
 my $parallel = 'SET enable_sort = off; SET parallel_setup_cost = 0; '
   . 'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;';
