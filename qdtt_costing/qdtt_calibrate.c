@@ -928,10 +928,21 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 					}
 				}
 			}
+
+			/*
+			 * Sequential streams at the stopping depth are still measured:
+			 * a parallel seq scan can be slower than a serial one.  Their
+			 * loss per doubling is extrapolated below.
+			 */
+			if (stopped_at != 0 && !measured[qi])
+			{
+				cost[qi] = measure_point(&c, 1, qds[qi]);
+				measured[qi] = true;
+				npoints++;
+			}
 			ereport(NOTICE,
-					(errmsg("qdtt_calibrate: queue depth %d: largest band %.2f us/page, sequential %s",
-							qds[qi], cost[(nbands - 1) * nqds + qi],
-							measured[qi] ? psprintf("%.2f us/page", cost[qi]) : "not measured")));
+					(errmsg("qdtt_calibrate: queue depth %d: largest band %.2f us/page, sequential %.2f us/page",
+							qds[qi], cost[(nbands - 1) * nqds + qi], cost[qi])));
 			if (stopped_at != 0)
 				break;
 		}
@@ -941,14 +952,6 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 			int			stop_qi = qi;
 			double		seq_step;
 
-			/*
-			 * Sequential streams at the stopping depth are still measured:
-			 * a parallel seq scan can be slower than a serial one.  Their
-			 * loss per doubling is extrapolated below.
-			 */
-			cost[stop_qi] = measure_point(&c, 1, qds[stop_qi]);
-			measured[stop_qi] = true;
-			npoints++;
 			seq_step = Max(cost[stop_qi] / cost[stop_qi - 1], 1.0);
 			for (qi = stop_qi; qi < nqds; qi++)
 				for (bi = 0; bi < nbands; bi++)

@@ -120,8 +120,12 @@ typedef struct QdttCandidate
 	Cost		io_cost_device; /* and from the device */
 	Cost		memory_work;	/* CPU work in memory core does not charge */
 	const char *note;			/* why, when it did */
-	Path	   *path;			/* the path object (for "chosen") */
+	Path	   *path;			/* the path object */
 	int			round;			/* which set_rel_pathlist call produced it */
+	Alias	   *eref;			/* its range table entry's, which the final
+								 * range table's copy shares (for "chosen") */
+	PlannerInfo *root;			/* the query level it was planned in */
+	PlannerInfo *parent_root;	/* and that level's parent */
 } QdttCandidate;
 
 /* Set by qdtt_explain() while it plans; the hook appends QdttCandidates. */

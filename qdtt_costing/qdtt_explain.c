@@ -99,17 +99,47 @@ collect_scans(Plan *plan, List *acc)
 	return acc;
 }
 
+/*
+ * Does the final plan scan the candidate's relation that way?  The final
+ * plan numbers its relations in one flat range table for every query level
+ * (subqueries, UNION branches, CTEs, SubPlans); each entry there is a copy
+ * of the planning level's entry that keeps its eref pointer, which names
+ * the entry the candidate was planned for.
+ */
 static bool
-is_chosen(QdttCandidate *c, List *scans)
+is_chosen(QdttCandidate *c, List *scans, List *rtable)
 {
 	ListCell   *lc;
 
 	foreach(lc, scans)
 	{
 		PlannedScan *s = lfirst(lc);
+		RangeTblEntry *rte = rt_fetch(s->scanrelid, rtable);
 
-		if (s->scanrelid == c->relid && strcmp(s->kind, c->kind) == 0 &&
+		if (rte->eref == c->eref && strcmp(s->kind, c->kind) == 0 &&
 			s->indexoid == c->indexoid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Was the candidate's relation planned again, for the query level that a
+ * copy of this one stood in for?  min/max aggregates plan an index
+ * subquery in a copy of the query level first (its parent_root is the
+ * level), then the level itself.
+ */
+static bool
+is_superseded(QdttCandidate *c, const ListCell *lc, List *capture)
+{
+	const ListCell *later;
+
+	for_each_cell(later, capture, lnext(capture, lc))
+	{
+		QdttCandidate *l = lfirst(later);
+
+		if (l->round != c->round && l->reloid == c->reloid &&
+			l->relid == c->relid && l->root == c->parent_root)
 			return true;
 	}
 	return false;
@@ -147,7 +177,8 @@ qdtt_explain(PG_FUNCTION_ARGS)
 												 NULL, 0, NULL);
 	query = linitial_node(Query, queries);
 	if (list_length(queries) != 1 || query->commandType != CMD_SELECT ||
-		query->utilityStmt != NULL || query->rowMarks != NIL)
+		query->utilityStmt != NULL || query->rowMarks != NIL ||
+		query->hasModifyingCTE)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("qdtt_explain() only plans plain SELECT statements"),
@@ -182,22 +213,13 @@ qdtt_explain(PG_FUNCTION_ARGS)
 		QdttCandidate *c = lfirst(lc);
 		Datum		values[16];
 		bool		nulls[16] = {0};
-		ListCell   *later;
-		bool		superseded = false;
+		bool		chosen = is_chosen(c, scans, stmt->rtable);
 
 		/*
-		 * The planner may plan a relation more than once (min/max
-		 * aggregates try an index subquery first); the last planning of a
-		 * relation is the one the final plan comes from.
+		 * A relation planned again for its query level is listed once, as
+		 * that level planned it, unless the plan uses the first planning.
 		 */
-		for_each_cell(later, qdtt_capture, lnext(qdtt_capture, lc))
-		{
-			QdttCandidate *l = lfirst(later);
-
-			if (l->relid == c->relid && l->round != c->round)
-				superseded = true;
-		}
-		if (superseded)
+		if (!chosen && is_superseded(c, lc, qdtt_capture))
 			continue;
 
 		values[0] = ObjectIdGetDatum(c->reloid);
@@ -212,7 +234,7 @@ qdtt_explain(PG_FUNCTION_ARGS)
 		values[7] = Float8GetDatum(c->stock_cost);
 		values[8] = Float8GetDatum(c->qdtt_cost);
 		nulls[8] = !c->has_qdtt;
-		values[9] = BoolGetDatum(is_chosen(c, scans));
+		values[9] = BoolGetDatum(chosen);
 		values[10] = c->note ? CStringGetTextDatum(c->note) : (Datum) 0;
 		nulls[10] = (c->note == NULL);
 		values[11] = Float8GetDatum(c->sb_fraction);

@@ -652,12 +652,18 @@ qdtt_cost(PG_FUNCTION_ARGS)
 	double		qd = PG_GETARG_FLOAT8(1);
 	char	   *spcname = NameStr(*PG_GETARG_NAME(2));
 
-	if (!(band >= 1.0) || isinf(band))
+	if (isinf(band) || isinf(qd))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be finite, got %g", isinf(band) ? "band" : "queue depth",
+						isinf(band) ? band : qd),
+				 errhint("Values beyond the model's largest band or queue depth are priced at the largest.")));
+	if (!(band >= 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("band must be at least 1 page, got %g", band),
 				 errdetail("The band is the number of contiguous pages random reads fall in; 1 means sequential.")));
-	if (!(qd >= 1.0) || isinf(qd))
+	if (!(qd >= 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("queue depth must be at least 1, got %g", qd)));

@@ -958,6 +958,9 @@ capture_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Path *path)
 	q->pages = heap_pages_of(root, rel, path);
 	q->path = path;
 	q->round = qdtt_capture_round;
+	q->eref = rte->eref;
+	q->root = root;
+	q->parent_root = root->parent_root;
 	qdtt_capture = lappend(qdtt_capture, q);
 	return q;
 }

@@ -25,6 +25,7 @@ SELECT qdtt_cost(1, 1);
 SELECT qdtt_cost(16, 1, 'no_such_tablespace');
 SELECT qdtt_cost(0.5, 1);
 SELECT qdtt_cost(16, 0);
+SELECT qdtt_cost('Infinity', 1);
 SELECT * FROM qdtt_calibrate('pg_global');
 SELECT * FROM qdtt_calibrate('no_such_tablespace');
 SELECT * FROM qdtt_calibrate('pg_default', 4);
@@ -183,7 +184,17 @@ FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 2999')
 ORDER BY scan;
 SELECT count(*) FILTER (WHERE chosen) AS chosen_rows FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 2999');
 SELECT * FROM qdtt_explain('UPDATE t SET c1 = 0');
+SELECT * FROM qdtt_explain('WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d');
 SELECT * FROM qdtt_explain('SELECT 1; SELECT 2');
+-- Every query level is listed and marked: UNION branches, a CTE, a
+-- correlated subquery (each level numbers its relations from 1).
+SELECT relation, scan, index, chosen
+FROM qdtt_explain('SELECT c1 FROM t WHERE c2 = 5 UNION ALL SELECT k FROM small WHERE k = 100')
+WHERE chosen ORDER BY relation;
+SELECT relation, scan, index, chosen
+FROM qdtt_explain('WITH c AS MATERIALIZED (SELECT * FROM small WHERE k < 500)
+  SELECT (SELECT max(c1) FROM t WHERE t.c2 = c.k) FROM c')
+WHERE chosen ORDER BY relation;
 
 -- A model without memory points prices every page on the device: no
 -- residency, all I/O on the device, nothing added for work in memory.
