@@ -129,27 +129,6 @@ report_progress(const char *spcname, const char *what, double band, int qd)
 	pgstat_report_activity(STATE_RUNNING, buf);
 }
 
-/* Device name (e.g. "vda1 (254:1)") of the file system holding "dir". */
-static char *
-device_name(const char *dir)
-{
-	struct stat st;
-	char		link[MAXPGPATH];
-	char		target[MAXPGPATH];
-	ssize_t		n;
-
-	if (stat(dir, &st) != 0)
-		return pstrdup("unknown");
-	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u",
-			 major(st.st_dev), minor(st.st_dev));
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return psprintf("%u:%u", major(st.st_dev), minor(st.st_dev));
-	target[n] = '\0';
-	return psprintf("%s (%u:%u)", strrchr(target, '/') ? strrchr(target, '/') + 1 : target,
-					major(st.st_dev), minor(st.st_dev));
-}
-
 /*
  * Create the calibration file with O_DIRECT and fill it with incompressible
  * data.  Errors here are the user's to fix (no O_DIRECT, no space), so they
@@ -859,7 +838,7 @@ qdtt_calibrate(PG_FUNCTION_ARGS)
 		t_start = now_seconds();
 		report_progress(spcname, "writing the calibration file,", 0, 0);
 		prepare_file(&c, spcoid, file_size_mb);
-		device = device_name(c.path);
+		device = qdtt_device_name(c.path);
 		/* Let the device settle after the writes (see settle_file). */
 		report_progress(spcname, "warming up,", (double) c.npages, 1);
 		settle_file(&c);

@@ -75,6 +75,8 @@ typedef struct QdttMemoryCosts
 
 /* qdtt_model.c */
 extern const QdttModel *qdtt_model_for_tablespace(Oid spcoid, bool *incomplete);
+extern const char *qdtt_model_moved(Oid spcoid);
+extern char *qdtt_device_name(const char *path);
 extern int	qdtt_model_prefetch_depth(const QdttModel *m);
 
 /* qdtt_residency.c */

@@ -18,6 +18,9 @@
 #include "catalog/pg_tablespace_d.h"
 
 #include <math.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -58,7 +61,12 @@ typedef struct QdttModelEntry
 {
 	QdttModel	model;
 	bool		complete;
+	char	   *moved;			/* calibrated on another device: why not used */
 } QdttModelEntry;
+
+/* Column numbers of qdtt_calibration_run (see the install script). */
+#define Anum_qdtt_run_tablespace	1
+#define Anum_qdtt_run_device		3
 
 /* Backend-local cache: every tablespace's model, loaded together. */
 static MemoryContext model_cxt = NULL;
@@ -136,6 +144,121 @@ qdtt_model_table(bool missing_ok)
 				 errmsg("extension \"qdtt_costing\" is not installed in this database"),
 				 errhint("Run CREATE EXTENSION qdtt_costing.")));
 	return relid;
+}
+
+/* Device name (e.g. "vda1 (254:1)") of the file system holding "path". */
+char *
+qdtt_device_name(const char *path)
+{
+	struct stat st;
+	char		link[MAXPGPATH];
+	char		target[MAXPGPATH];
+	ssize_t		n;
+
+	if (stat(path, &st) != 0)
+		return pstrdup("unknown");
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u",
+			 major(st.st_dev), minor(st.st_dev));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return psprintf("%u:%u", major(st.st_dev), minor(st.st_dev));
+	target[n] = '\0';
+	return psprintf("%s (%u:%u)", strrchr(target, '/') ? strrchr(target, '/') + 1 : target,
+					major(st.st_dev), minor(st.st_dev));
+}
+
+/* The device a tablespace's files are on now (the backend runs in DataDir). */
+static char *
+tablespace_device(Oid spcoid)
+{
+	char		dir[MAXPGPATH];
+
+	if (spcoid == DEFAULTTABLESPACE_OID)
+		strlcpy(dir, "base", sizeof(dir));
+	else if (spcoid == GLOBALTABLESPACE_OID)
+		strlcpy(dir, "global", sizeof(dir));
+	else
+		snprintf(dir, sizeof(dir), "pg_tblspc/%u/", spcoid);
+	return qdtt_device_name(dir);
+}
+
+/*
+ * Does a qdtt_device_name() result name a block device?  Not "unknown", and
+ * not a file system without one (overlay, tmpfs, NFS: major number 0),
+ * whose number the kernel hands out afresh at each mount: a container's
+ * overlay gets another one at every start.
+ */
+static bool
+names_a_device(const char *device)
+{
+	return strcmp(device, "unknown") != 0 && strncmp(device, "0:", 2) != 0 &&
+		strstr(device, " (0:") == NULL;
+}
+
+/*
+ * A model measures one device.  The data directory or a tablespace may
+ * have moved since (a restore or a pg_upgrade on other hardware, a copied
+ * cluster, a tablespace dropped and created again elsewhere under its old
+ * name): the model then prices another device's reads, so it is not used,
+ * and the server log says so once per session.  The device each model was
+ * measured on is qdtt_calibration_run.device; a model without a run
+ * (entered by hand) is used as it is.
+ */
+static void
+check_devices(void)
+{
+	Oid			nsp = qdtt_extension_schema();
+	Oid			relid = OidIsValid(nsp) ?
+		get_relname_relid("qdtt_calibration_run", nsp) : InvalidOid;
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	Snapshot	snapshot;
+
+	if (!OidIsValid(relid))
+		return;
+	rel = table_open(relid, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		char	   *name;
+		char	   *measured_on;
+		Oid			spcoid;
+		ListCell   *lc;
+
+		slot_getallattrs(slot);
+		if (slot->tts_isnull[Anum_qdtt_run_tablespace - 1] ||
+			slot->tts_isnull[Anum_qdtt_run_device - 1])
+			continue;
+		name = NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_run_tablespace - 1]));
+		measured_on = TextDatumGetCString(slot->tts_values[Anum_qdtt_run_device - 1]);
+		spcoid = get_tablespace_oid(name, true);
+		foreach(lc, model_cache)
+		{
+			QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
+			char	   *now_on;
+
+			if (!OidIsValid(spcoid) || e->model.spcoid != spcoid)
+				continue;
+			now_on = tablespace_device(spcoid);
+			if (strcmp(now_on, measured_on) == 0 || !names_a_device(now_on) ||
+				!names_a_device(measured_on))
+				continue;
+			e->moved = psprintf("It was measured on device %s; the tablespace is now on %s.",
+								measured_on, now_on);
+			ereport(LOG,
+					(errmsg("qdtt_costing: the QDTT model of tablespace \"%s\" is not used", name),
+					 errdetail_internal("%s", e->moved),
+					 errhint("Run SELECT * FROM qdtt_calibrate('%s') to measure the device it is on.",
+							 name)));
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
 }
 
 /* Tablespace name to OID with a PostgreSQL-style error. */
@@ -412,6 +535,7 @@ load_models(void)
 		i++;
 	}
 	load_memory_costs();
+	check_devices();
 	MemoryContextSwitchTo(oldcxt);
 	model_cache_valid = true;
 }
@@ -437,6 +561,8 @@ qdtt_model_for_tablespace(Oid spcoid, bool *incomplete)
 
 		if (e->model.spcoid == spcoid)
 		{
+			if (e->moved != NULL)
+				return NULL;
 			if (!e->complete)
 			{
 				if (incomplete)
@@ -445,6 +571,29 @@ qdtt_model_for_tablespace(Oid spcoid, bool *incomplete)
 			}
 			return &e->model;
 		}
+	}
+	return NULL;
+}
+
+/*
+ * Why the tablespace's model is not used although it is complete (it was
+ * measured on another device), or NULL.
+ */
+const char *
+qdtt_model_moved(Oid spcoid)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(spcoid))
+		spcoid = MyDatabaseTableSpace;
+	if (!model_cache_valid)
+		load_models();
+	foreach(lc, model_cache)
+	{
+		QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
+
+		if (e->model.spcoid == spcoid)
+			return e->moved;
 	}
 	return NULL;
 }
@@ -605,6 +754,13 @@ required_model(const char *spcname)
 				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths, each between %g and %g microseconds.",
 						   QDTT_MIN_POINT_US, QDTT_MAX_POINT_US),
 				 errhint("Run qdtt_calibrate('%s') or complete the rows in qdtt_calibration.", spcname)));
+	if (m == NULL && qdtt_model_moved(spcoid) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("QDTT model of tablespace \"%s\" is not used", spcname),
+				 errdetail_internal("%s", qdtt_model_moved(spcoid)),
+				 errhint("Run SELECT * FROM qdtt_calibrate('%s') to measure the device it is on.",
+						 spcname)));
 	if (m == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

@@ -1287,6 +1287,8 @@ qdtt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		if (qdtt_capturing)
 			capture_stock_paths(root, rel, rte, incomplete ?
 								"the tablespace's model is incomplete" :
+								qdtt_model_moved(rel->reltablespace) != NULL ?
+								"the tablespace's model was measured on another device" :
 								"no model for the tablespace");
 		return;
 	}
