@@ -16,6 +16,7 @@ extern bool flashscan_enable;
 extern bool flashscan_selection_first;
 extern bool flashscan_join_filter;
 extern void flashscan_attach_hash_join(PlanState *scan, HashJoinState *hj);
+extern void flashscan_explain_hash_join(PlanState *scan, HashJoinState *hj);
 extern void flashscan_scan_init(void);
 extern bool flashscan_is_pax_relation(RangeTblEntry *rte);
 extern CustomPath *flashscan_create_path(PlannerInfo *root, RelOptInfo *rel,

@@ -147,6 +147,7 @@ typedef struct FlashScanState
 	uint64		rows_examined;
 	BlockNumber table_blocks;
 	struct JoinFilter *join_filter;	/* probe side of a hash join, or NULL */
+	bool		join_filter_planned;	/* EXPLAIN without ANALYZE: it would be */
 } FlashScanState;
 
 /*
@@ -1675,6 +1676,69 @@ join_filter_rows(FlashScanState *fs)
 }
 
 /*
+ * Can the FlashScan under a hash join's outer side drop rows by the join's
+ * hash table?  An inner, semi or right join (rows without a match in the
+ * table are not output), whose hash keys are plain output columns of the
+ * scan that it reads.  Fills key_atts (the table's columns, from 0) and
+ * key_outpos (their places in the scan's output).
+ */
+static bool
+join_filter_keys(PlanState *scan, HashJoinState *hj, int *key_atts, int *key_outpos)
+{
+	FlashScanState *fs = (FlashScanState *) scan;
+	CustomScan *cscan;
+	HashJoin   *plan = (HashJoin *) hj->js.ps.plan;
+	TupleDesc	desc;
+	ListCell   *lc;
+	int			k = 0;
+
+	if (scan == NULL || !IsA(scan, CustomScanState) ||
+		((CustomScanState *) scan)->methods != &flashscan_exec_methods ||
+		!flashscan_join_filter || fs->join_filter != NULL ||
+		(hj->js.jointype != JOIN_INNER && hj->js.jointype != JOIN_SEMI &&
+		 hj->js.jointype != JOIN_RIGHT) ||
+		plan->hashkeys == NIL || scan->ps_ResultTupleSlot == NULL)
+		return false;
+	cscan = (CustomScan *) scan->plan;
+	desc = RelationGetDescr(fs->rel);
+	foreach(lc, plan->hashkeys)
+	{
+		Var		   *v = lfirst(lc);
+		TargetEntry *tle;
+		Var		   *sv;
+
+		if (!IsA(v, Var) || v->varno != OUTER_VAR || v->varattno <= 0 ||
+			v->varattno > list_length(cscan->scan.plan.targetlist))
+			return false;
+		tle = list_nth(cscan->scan.plan.targetlist, v->varattno - 1);
+		sv = (Var *) tle->expr;
+		/* (a column the scan reads: its values are in fs->cols) */
+		if (!IsA(sv, Var) || sv->varno != cscan->scan.scanrelid || sv->varattno <= 0 ||
+			sv->varattno > desc->natts || sv->vartype != v->vartype ||
+			!fs->all_cols[sv->varattno - 1])
+			return false;
+		key_atts[k] = sv->varattno - 1;
+		key_outpos[k] = v->varattno - 1;
+		k++;
+	}
+	return true;
+}
+
+/* EXPLAIN without ANALYZE: say where the join filter would be. */
+void
+flashscan_explain_hash_join(PlanState *scan, HashJoinState *hj)
+{
+	int			nkeys = list_length(((HashJoin *) hj->js.ps.plan)->hashkeys);
+	int		   *atts = palloc(sizeof(int) * Max(nkeys, 1));
+	int		   *outpos = palloc(sizeof(int) * Max(nkeys, 1));
+
+	if (join_filter_keys(scan, hj, atts, outpos))
+		((FlashScanState *) scan)->join_filter_planned = true;
+	pfree(atts);
+	pfree(outpos);
+}
+
+/*
  * Called at executor start for a hash join whose outer plan is this
  * FlashScan: filter its rows by the join's hash table where every outer
  * hash key is one of our columns, output as is, and the join drops outer
@@ -1684,48 +1748,22 @@ void
 flashscan_attach_hash_join(PlanState *scan, HashJoinState *hj)
 {
 	FlashScanState *fs = (FlashScanState *) scan;
-	CustomScan *cscan = (CustomScan *) scan->plan;
 	HashJoin   *plan = (HashJoin *) hj->js.ps.plan;
-	TupleDesc	desc;
 	JoinFilter *jf;
 	MemoryContext old;
-	ListCell   *lc;
-	int			k = 0;
+	int			nkeys = list_length(plan->hashkeys);
+	int			k;
 
-	if (scan == NULL || !IsA(scan, CustomScanState) ||
+	if (nkeys == 0 || fs == NULL || !IsA(scan, CustomScanState) ||
 		((CustomScanState *) scan)->methods != &flashscan_exec_methods ||
-		!flashscan_join_filter || fs->dir == NULL || fs->join_filter != NULL ||
-		(hj->js.jointype != JOIN_INNER && hj->js.jointype != JOIN_SEMI &&
-		 hj->js.jointype != JOIN_RIGHT) ||
-		plan->hashkeys == NIL || scan->ps_ResultTupleSlot == NULL)
+		fs->dir == NULL)
 		return;
-	desc = RelationGetDescr(fs->rel);
 	old = MemoryContextSwitchTo(fs->scan_cxt);
 	jf = palloc0(sizeof(JoinFilter));
-	jf->nkeys = list_length(plan->hashkeys);
+	jf->nkeys = nkeys;
 	jf->key_atts = palloc(sizeof(int) * jf->nkeys);
 	jf->key_outpos = palloc(sizeof(int) * jf->nkeys);
-	foreach(lc, plan->hashkeys)
-	{
-		Var		   *v = lfirst(lc);
-		TargetEntry *tle;
-		Var		   *sv;
-
-		if (!IsA(v, Var) || v->varno != OUTER_VAR || v->varattno <= 0 ||
-			v->varattno > list_length(cscan->scan.plan.targetlist))
-			break;
-		tle = list_nth(cscan->scan.plan.targetlist, v->varattno - 1);
-		sv = (Var *) tle->expr;
-		/* (a column the scan reads: its values are in fs->cols) */
-		if (!IsA(sv, Var) || sv->varno != cscan->scan.scanrelid || sv->varattno <= 0 ||
-			sv->varattno > desc->natts || sv->vartype != v->vartype ||
-			!fs->all_cols[sv->varattno - 1])
-			break;
-		jf->key_atts[k] = sv->varattno - 1;
-		jf->key_outpos[k] = v->varattno - 1;
-		k++;
-	}
-	if (k < jf->nkeys)
+	if (!join_filter_keys(scan, hj, jf->key_atts, jf->key_outpos))
 	{
 		MemoryContextSwitchTo(old);
 		return;
@@ -2144,7 +2182,7 @@ flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Columns Read", NULL, fs->nqual_cols + fs->nproj_cols, es);
 	ExplainPropertyInteger("Columns In Table", NULL, live, es);
 	ExplainPropertyBool("Selection First", fs->selection_first && fs->nqual_cols > 0, es);
-	if (fs->join_filter != NULL)
+	if (fs->join_filter != NULL || fs->join_filter_planned)
 		ExplainPropertyText("Join Filter", "hash table of the join above", es);
 	if (flashscan_shared_scans)
 		ExplainPropertyText("Shared Scan", fs->hub_eligible ?

@@ -668,6 +668,17 @@ walk_node(PlanState *ps, Bitmapset *reads, EState *estate)
 	}
 }
 
+/* EXPLAIN without ANALYZE: mark the scans a join filter would serve. */
+static bool
+explain_join_filters(PlanState *ps, void *context)
+{
+	if (ps == NULL)
+		return false;
+	if (IsA(ps, HashJoinState))
+		flashscan_explain_hash_join(outerPlanState(ps), (HashJoinState *) ps);
+	return planstate_tree_walker(ps, explain_join_filters, context);
+}
+
 static void
 pax_executor_start(QueryDesc *queryDesc, int eflags)
 {
@@ -675,6 +686,9 @@ pax_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+	if (flashscan_join_filter && (eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
+		queryDesc->planstate != NULL)
+		(void) explain_join_filters(queryDesc->planstate, NULL);
 	if ((pax_scan_needed_columns || flashscan_join_filter) && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
 		queryDesc->planstate != NULL)
 	{
