@@ -1044,12 +1044,15 @@ flashscan_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
  * - None when the quals have different security levels: a row-level
  *   security policy's or a security-barrier view's quals must run before a
  *   leaky qual of the query sees a row (the planner has put them first).
- * - Otherwise one that costs no more than every qual it would pass.  The
+ * - Otherwise one that costs less than every qual it would pass.  The
  *   planner orders quals by cost (order_qual_clauses()), so that a cheap
  *   qual spares an expensive one the rows it rejects; running an
  *   expensive operator first would undo that, and a qual written to guard
  *   another ("x <> 0 AND f(x)", with f costly) would no longer guard it
- *   (SQL promises no order, but heap keeps the planner's).
+ *   (SQL promises no order, but heap keeps the planner's).  Quals of equal
+ *   cost stay in the order they were written, as heap runs them: "a >= b
+ *   AND t LIKE 'abc\'" must not raise LIKE's error on rows the first qual
+ *   rejects, nor "f(a) AND t = 'x'" skip an error f raises.
  */
 static List *
 qual_run_ahead(PlannerInfo *root, List *clauses, Index scanrelid)
@@ -1075,7 +1078,7 @@ qual_run_ahead(PlannerInfo *root, List *clauses, Index scanrelid)
 			continue;
 		cost_qual_eval_node(&cost, (Node *) rinfo->clause, root);
 		ahead = one_level && simple_qual((Node *) rinfo->clause, scanrelid, &q) &&
-			(cheapest_passed < 0 || cost.per_tuple <= cheapest_passed);
+			(cheapest_passed < 0 || cost.per_tuple < cheapest_passed);
 		if (!ahead && (cheapest_passed < 0 || cost.per_tuple < cheapest_passed))
 			cheapest_passed = cost.per_tuple;
 		flags = lappend_int(flags, ahead ? 1 : 0);

@@ -98,7 +98,7 @@ SELECT relname, seq_scan > 0 AS scanned, seq_tup_read > 0 AS read_rows,
 FROM pg_stat_user_tables WHERE relname = 'pp';
 
 -- The quals keep the planner's cost order: a "column op constant" qual runs
--- on the column arrays ahead of the others only if it costs no more than
+-- on the column arrays ahead of the others only if it costs less than
 -- they do.  An expensive one stays behind the cheap qual guarding it, as on
 -- heap (it used to run first and raise "odd value 1").
 CREATE FUNCTION even_eq(int, int) RETURNS bool LANGUAGE plpgsql STRICT IMMUTABLE COST 1000
@@ -109,6 +109,22 @@ SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT a FROM pp WHERE a % 2 = 0 AND a ==== 10;
 SELECT a FROM pp WHERE a % 2 = 0 AND a ==== 10;
 RESET enable_seqscan;
+-- Quals of equal cost run in the order written, as on heap: the first one
+-- guards the second's error (LIKE's pattern check) or raises its own before
+-- the second is tested.
+CREATE TABLE ah (id int, a int, b int, t text) USING pax;
+INSERT INTO ah SELECT i, i, i + 1, CASE WHEN i % 100 = 0 THEN 'abcX' ELSE 'zzz' END
+FROM generate_series(1, 10000) i;
+ANALYZE ah;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ah WHERE a >= b AND t LIKE 'abc\';
+SELECT count(*) FROM ah WHERE a >= b AND t LIKE 'abc\';
+CREATE FUNCTION ratio_ok(int, int) RETURNS bool LANGUAGE plpgsql STRICT COST 1
+	AS $$BEGIN RETURN $1 / ($2 - $1 - 1) > 0; END$$;
+SELECT count(*) FROM ah WHERE ratio_ok(a, b) AND t = 'never';
+RESET enable_seqscan;
+DROP FUNCTION ratio_ok(int, int);
+DROP TABLE ah;
 
 DROP OPERATOR ==== (int, int);
 DROP FUNCTION even_eq(int, int);
