@@ -466,6 +466,29 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 	return NULL;
 }
 
+/*
+ * Does an intact header name a data directory other than this one: another
+ * cluster, or another directory (device and inode) of this one?
+ */
+static bool
+header_names_other_directory(const SsdCacheHeader *h, const ControlFileData *control)
+{
+	pg_crc32c	crc;
+	struct stat st;
+
+	if (memcmp(h->magic, SSD_CACHE_MAGIC, sizeof(h->magic)) != 0)
+		return false;
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, h, offsetof(SsdCacheHeader, crc));
+	FIN_CRC32C(crc);
+	if (!EQ_CRC32C(crc, h->crc) || h->format != SSD_CACHE_FORMAT)
+		return false;
+	if (h->system_identifier != control->system_identifier)
+		return true;
+	return stat(".", &st) == 0 &&
+		((uint64) st.st_dev != h->datadir_dev || (uint64) st.st_ino != h->datadir_ino);
+}
+
 /* Take the postmaster's exclusive lock on the file; false if another has it. */
 static bool
 lock_cache_file(const char *path, char **reason)
@@ -578,12 +601,19 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	}
 	if (!lock_cache_file(path, reason))
 	{
+		uint64		unused;
+
 		/*
 		 * Another server uses the file.  If this data directory is a copy of
 		 * that server's, its token came along: drop it, so that a later start
-		 * that gets the file cannot pair with it.
+		 * that gets the file cannot pair with it.  Not if this directory
+		 * expects fresher pages from the file: the start is refused, and a
+		 * refusal changes nothing (once the file can be opened and locked,
+		 * say after the other server stopped or the SSD was mounted again,
+		 * the token must still pair them).
 		 */
-		(void) durable_unlink(SSD_CACHE_TOKEN_FILE, DEBUG1);
+		if (read_marker(&unused) == MARKER_NONE)
+			(void) durable_unlink(SSD_CACHE_TOKEN_FILE, DEBUG1);
 		return SSD_TRUST_OFF;
 	}
 
@@ -694,6 +724,31 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 				why = "it holds pages newer than the data files that this data directory does not expect "
 					"(restored from a backup, or " SSD_CACHE_FRESHER_FILE " was removed to accept their loss)";
 			break;
+	}
+
+	/*
+	 * A file whose valid header names another data directory, and says some
+	 * of its slots are newer than that directory's files, holds that
+	 * directory's committed changes: emptying it would lose them.  (A
+	 * same-host standby made with pg_basebackup copies postgresql.conf and
+	 * so ssd_cache.path; started while the owner is down after a crash, it
+	 * gets the lock.)  Leave the file as it is, let go of it, and run
+	 * without the cache.
+	 */
+	if (why != NULL && marker == MARKER_NONE && h.fresher_id != 0 &&
+		header_names_other_directory(&h, control))
+	{
+		*reason = psprintf("the cache file \"%s\" holds changes of another data directory that are not in "
+						   "that directory's files yet (%s); it is left as it is for that directory "
+						   "(give this server its own ssd_cache.path; if that directory is gone for good, "
+						   "removing the file lets this one use it)",
+						   path, why);
+		free(block);
+		close(fd);
+		pfree(control);
+		close(lock_fd);
+		lock_fd = -1;
+		return SSD_TRUST_OFF;
 	}
 
 	/*

@@ -485,6 +485,38 @@ ok($standby->log_contains(qr/WARNING:  ssd_cache: dropped 2 damaged entries of t
 cmp_ok(SSDKitTest::cache_stat($standby, 'fresher_pages'), '>', 0, 'and keeps the other fresher pages');
 $standby->stop;
 
+# --- A crashed owner's cache file given to another server (a same-host
+# copy made with pg_basebackup brings postgresql.conf, ssd_cache.path
+# included): the other server leaves the file and its changes alone; the
+# owner's refused start (the file locked meanwhile) changes nothing, and
+# its next start has every commit. ---
+my $owner = SSDKitTest::node('wbowner', cache => '16MB', init => { allows_streaming => 1 },
+	conf => "shared_buffers = 16MB\nssd_cache.mode = write_back\nfsync = on\n");
+$owner->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
+SSDKitTest::pgbench($owner, '-i', '-s', '2', '-q');
+SSDKitTest::ledger_init($owner);
+$owner->backup('copy');
+my $other = PostgreSQL::Test::Cluster->new('wbother');
+$other->init_from_backup($owner, 'copy');
+$acked = SSDKitTest::ledger_pgbench($owner, clients => 2, seconds => 3, extra_sql => $extra);
+$owner->safe_psql('postgres', 'CHECKPOINT');
+cmp_ok(SSDKitTest::cache_stat($owner, 'fresher_pages'), '>', 0, 'the owner has fresher pages');
+$owner->stop('immediate');
+$other->start;
+ok($other->log_contains(qr/WARNING:  ssd_cache is off: the cache file .* holds changes of another data directory/),
+	'another server given the file runs without it, and says why');
+$other->stop;
+open(my $lock_fh, '<', SSDKitTest::cache_file($owner)) or die "open: $!";
+flock($lock_fh, 6) or die "flock: $!";    # LOCK_EX | LOCK_NB
+ok(!$owner->start(fail_ok => 1), 'the owner refuses to start while the file is locked');
+close($lock_fh);
+ok(-e $owner->data_dir . '/ssd_cache.token', 'and its refused start kept the token');
+$owner->start;
+SSDKitTest::ledger_check($owner, $acked, 'owner after another server had its cache file');
+SSDKitTest::balanced($owner, 'owner after another server had its cache file');
+SSDKitTest::amcheck_ok($owner, 'owner after another server had its cache file');
+$owner->stop;
+
 # --- Where write-back could lose data it is refused. ---
 my $minimal = SSDKitTest::node('minimal', cache => '8MB',
 	conf => "ssd_cache.mode = write_back\nfsync = on\nwal_level = minimal\nmax_wal_senders = 0\n");
