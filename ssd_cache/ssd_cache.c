@@ -467,6 +467,7 @@ _PG_init(void)
 
 	ssd_cache_hook_install();
 	ssd_cache_lifecycle_install();
+	ssd_cache_wb_install_hooks();
 	/* before any child is forked: every process finds it (ssdkit_cache.h) */
 	*find_rendezvous_variable(SSDKIT_CACHE_RENDEZVOUS) = &cache_api;
 	ssd_cache_warmup_register();

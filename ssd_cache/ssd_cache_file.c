@@ -59,7 +59,8 @@
  * this very data directory means the cache must be usable and carry the
  * same id, or the server refuses to start (ssd_cache_file_refuse_if_fresher)
  * with what would be lost and what the choices are.  The marker's name
- * starts with "pgsql_tmp", so pg_basebackup and pg_rewind leave it out.  A
+ * starts with "pgsql_tmp", so pg_basebackup leaves it out (pg_rewind skips
+ * only paths with a "/pgsql_tmp" component, and copies it).  A
  * marker whose device and inode are not the data directory's belongs to a
  * directory that was moved, whose file system came back under another
  * device number (disks enumerated in another order at boot), or copied

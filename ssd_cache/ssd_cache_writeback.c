@@ -87,6 +87,10 @@
 #include "utils/backend_progress.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "storage/ipc.h"
+#include "executor/executor.h"
+#include "nodes/nodes.h"
 #include "utils/hsearch.h"
 
 #include "ssd_cache.h"
@@ -126,6 +130,8 @@ typedef struct SsdWritebackShared
 									 * phase B */
 	pg_atomic_uint64 backup;	/* bit 0: a base backup runs (write-through);
 								 * the rest counts backups seen */
+	pg_atomic_uint32 sql_backups;	/* sessions between pg_backup_start()
+									 * and pg_backup_stop() */
 	pg_atomic_uint32 nsuspended;
 	slock_t		lock;
 	Oid			suspended[SSD_WB_MAX_SUSPENDED];
@@ -135,6 +141,8 @@ typedef struct SsdWritebackShared
 static SsdWritebackShared *wb = NULL;
 
 static bool base_backup_running(void);
+static int64 base_backup_phase(void);
+static bool suspend_for_backup(void);
 static void drain(void);
 
 Size
@@ -154,6 +162,7 @@ ssd_cache_writeback_shmem_init(void)
 	SpinLockInit(&wb->why_lock);
 	pg_atomic_init_u32(&wb->filled_once, 0);
 	pg_atomic_init_u64(&wb->backup, 0);
+	pg_atomic_init_u32(&wb->sql_backups, 0);
 	ssd_cache_wb_publish_mode();
 	pg_atomic_init_u32(&wb->nsuspended, 0);
 	SpinLockInit(&wb->lock);
@@ -470,6 +479,29 @@ ssd_cache_wb_worker_duties(bool reloaded)
 		pg_atomic_compare_exchange_u64(&wb->backup, &backup, backup & ~UINT64CONST(1)))
 		ereport(LOG, (errmsg("ssd_cache: the base backup ended: write-back resumes")));
 
+	/*
+	 * pg_basebackup from a standby starts from its last restartpoint, and
+	 * makes none when there is no new checkpoint to restart from: then it is
+	 * not seen in time (it is past waiting for its checkpoint, and write-back
+	 * was not suspended), and pages newer than the disk before that point are
+	 * missing from its copy.  Say so, loudly, and write them back.
+	 */
+	if ((backup & 1) == 0 && RecoveryInProgress() && ssd_cache_fresher_pages() > 0 &&
+		base_backup_phase() > PROGRESS_BASEBACKUP_PHASE_WAIT_CHECKPOINT)
+	{
+		int64		fresher = ssd_cache_fresher_pages();
+
+		if (suspend_for_backup())
+			ereport(WARNING,
+					(errmsg("ssd_cache: a base backup of this standby started while " INT64_FORMAT
+							" pages newer than the disk were only in the SSD cache", fresher),
+					 errdetail("The backup may miss committed changes: it started from a restartpoint "
+							   "made before they were written back."),
+					 errhint("Take the backup again; before a base backup of a standby, set "
+							 "ssd_cache.mode = write_through and run SELECT ssd_cache_flush().")));
+		(void) ssd_cache_write_back(InvalidOid, -1);
+	}
+
 	if (pg_atomic_read_u32(&wb->active) == SSD_MODE_WRITE_THROUGH)
 	{
 		drain();
@@ -483,28 +515,40 @@ ssd_cache_wb_worker_duties(bool reloaded)
 }
 
 /*
- * Is a base backup (pg_basebackup, the replication protocol's BASE_BACKUP)
- * running?  Its walsender reports progress from before it asks for the
- * backup's checkpoint until it is done.
+ * Is a base backup running?  pg_basebackup's (the replication protocol's
+ * BASE_BACKUP): its walsender reports progress from before it asks for the
+ * backup's checkpoint until it is done.  A low-level one: a session between
+ * pg_backup_start() and pg_backup_stop() (ssd_cache_wb_fmgr_hook).
  */
 static bool
 base_backup_running(void)
 {
+	return pg_atomic_read_u32(&wb->sql_backups) > 0 || base_backup_phase() > 0;
+}
+
+/*
+ * The furthest phase a pg_basebackup has reached (PROGRESS_BASEBACKUP_PHASE_*),
+ * 0 when none runs.
+ */
+static int64
+base_backup_phase(void)
+{
 	int			i,
 				n;
-	bool		found = false;
+	int64		phase = 0;
 
 	pgstat_clear_backend_activity_snapshot();
 	n = pgstat_fetch_stat_numbackends();
-	for (i = 1; i <= n && !found; i++)
+	for (i = 1; i <= n; i++)
 	{
 		LocalPgBackendStatus *local = pgstat_fetch_stat_local_beentry(i);
 
-		found = local != NULL &&
-			local->backendStatus.st_progress_command == PROGRESS_COMMAND_BASEBACKUP;
+		if (local != NULL &&
+			local->backendStatus.st_progress_command == PROGRESS_COMMAND_BASEBACKUP)
+			phase = Max(phase, Max(local->backendStatus.st_progress_param[PROGRESS_BASEBACKUP_PHASE], 1));
 	}
 	pgstat_clear_backend_activity_snapshot();
-	return found;
+	return phase;
 }
 
 /*
@@ -552,8 +596,6 @@ write_back_all(Oid dbNode)
 void
 ssd_cache_wb_at_checkpoint(void)
 {
-	uint64		backup;
-
 	if (wb == NULL || !ssd_cache_enabled() ||
 		(ssd_cache_fresher_pages() == 0 && !ssd_cache_write_back_active(NULL)))
 		return;
@@ -573,16 +615,135 @@ ssd_cache_wb_at_checkpoint(void)
 		ssd_cache_arm_if_fresher();
 	if (!base_backup_running())
 		return;
-	/* Set the flag and count the backup: the worker's reset then fails. */
-	backup = pg_atomic_read_u64(&wb->backup);
-	while (!pg_atomic_compare_exchange_u64(&wb->backup, &backup, (backup | 1) + 2))
-		;
-	if ((backup & 1) == 0)
+	if (suspend_for_backup())
 		ereport(LOG,
 				(errmsg("ssd_cache: a base backup is starting: write-back is suspended until it ends, "
 						"and " INT64_FORMAT " pages newer than the disk are written back",
 						ssd_cache_fresher_pages())));
 	write_back_all(InvalidOid);
+}
+
+/*
+ * Write-back stops for a base backup, and the backups seen are counted:
+ * the worker's reset of the flag then fails if another began meanwhile.
+ * True if it was not stopped yet.
+ */
+static bool
+suspend_for_backup(void)
+{
+	uint64		backup = pg_atomic_read_u64(&wb->backup);
+
+	while (!pg_atomic_compare_exchange_u64(&wb->backup, &backup, (backup | 1) + 2))
+		;
+	return (backup & 1) == 0;
+}
+
+/*
+ * Low-level backups.  pg_backup_start() has the backup's checkpoint made and
+ * returns; the caller then copies the data files itself, behind the cache,
+ * so they must already hold every change made before that checkpoint.  On
+ * a primary the checkpoint would be seen (ssd_cache_wb_at_checkpoint), but
+ * not a session's backup among the backends; on a standby the backup starts
+ * from the last restartpoint, which may be long past.  So the session
+ * itself, before a statement that calls pg_backup_start() runs, stops
+ * write-back and writes every fresher page back (an ERROR fails the
+ * statement rather than let the copy miss them), and write-back resumes
+ * once no session is in a backup (get_backup_status(), after each
+ * statement) or the session is gone (the backup is then aborted).
+ *
+ * A built-in function is called without fmgr's hooks, so the executor's
+ * start hook looks for the call in the plan: first a cheap look at the
+ * statement's text, then for the function's OID in the plan.  (A PL/pgSQL
+ * assignment evaluated as a simple expression, x := pg_backup_start(...),
+ * bypasses the executor and is not seen.)
+ */
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static bool session_backup = false;	/* this session counts in sql_backups */
+
+static void
+end_session_backup(int code, Datum arg)
+{
+	if (session_backup)
+	{
+		session_backup = false;
+		pg_atomic_fetch_sub_u32(&wb->sql_backups, 1);
+	}
+}
+
+static bool
+calls_backup_start(QueryDesc *queryDesc)
+{
+	char	   *plan;
+	char		needle[32];
+	bool		found;
+
+	if (queryDesc->sourceText == NULL ||
+		strcasestr(queryDesc->sourceText, "backup_start") == NULL ||
+		queryDesc->plannedstmt == NULL)
+		return false;
+	plan = nodeToString(queryDesc->plannedstmt);
+	snprintf(needle, sizeof(needle), ":funcid %u ", F_PG_BACKUP_START);
+	found = strstr(plan, needle) != NULL;
+	pfree(plan);
+	return found;
+}
+
+static void
+begin_session_backup(void)
+{
+	static bool exit_callback = false;
+
+	if (!exit_callback)
+	{
+		before_shmem_exit(end_session_backup, (Datum) 0);
+		exit_callback = true;
+	}
+	if (!session_backup)
+	{
+		session_backup = true;
+		pg_atomic_fetch_add_u32(&wb->sql_backups, 1);
+	}
+	if (!ssd_cache_enabled() ||
+		(ssd_cache_fresher_pages() == 0 && !ssd_cache_write_back_active(NULL)))
+		return;
+	if (suspend_for_backup())
+		ereport(LOG,
+				(errmsg("ssd_cache: a base backup is starting (pg_backup_start): write-back is suspended "
+						"until it ends, and " INT64_FORMAT " pages newer than the disk are written back",
+						ssd_cache_fresher_pages())));
+	write_back_all(InvalidOid);
+}
+
+static void
+wb_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (wb != NULL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) && calls_backup_start(queryDesc))
+		begin_session_backup();
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+wb_executor_end(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	if (session_backup && get_backup_status() != SESSION_BACKUP_RUNNING)
+		end_session_backup(0, (Datum) 0);
+}
+
+void
+ssd_cache_wb_install_hooks(void)
+{
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = wb_executor_start;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = wb_executor_end;
 }
 
 /*

@@ -34,6 +34,7 @@ extern bool ssd_cache_wb_absorb(const BufferTag *tag, const char *page);
 extern void ssd_cache_wb_worker_duties(bool reloaded);
 extern void ssd_cache_wb_note_loaded(void);
 extern void ssd_cache_wb_at_checkpoint(void);
+extern void ssd_cache_wb_install_hooks(void);
 extern const char *ssd_cache_wb_suspension(void);
 
 /* Files about to be copied behind smgr's back (database-level commands). */

@@ -515,6 +515,36 @@ $owner->start;
 SSDKitTest::ledger_check($owner, $acked, 'owner after another server had its cache file');
 SSDKitTest::balanced($owner, 'owner after another server had its cache file');
 SSDKitTest::amcheck_ok($owner, 'owner after another server had its cache file');
+
+# A low-level backup (pg_backup_start(), a copy of the files, pg_backup_stop())
+# with fresher pages and nothing done by hand: the session that starts it
+# writes them back first, so the copy has every commit made before.
+$acked = SSDKitTest::ledger_pgbench($owner, clients => 2, seconds => 3, extra_sql => $extra);
+$owner->safe_psql('postgres', 'CHECKPOINT');
+cmp_ok(SSDKitTest::cache_stat($owner, 'fresher_pages'), '>', 0, 'fresher pages before a low-level backup');
+my $copy = PostgreSQL::Test::Cluster->new('wbcopy');
+my $copy_dir = $copy->data_dir;
+my $owner_dir = $owner->data_dir;
+my @steps = (
+	"SELECT pg_backup_start('by hand', true);",
+	'\! cp -a ' . "$owner_dir $copy_dir",
+	'SELECT labelfile FROM pg_backup_stop() \gset',
+	'\o ' . "$copy_dir/backup_label",
+	'\qecho -n :labelfile',
+	'\o',
+	'\! cp -a ' . "$owner_dir/pg_wal/. $copy_dir/pg_wal/");
+$owner->safe_psql('postgres', join("\n", @steps) . "\n");
+ok($owner->log_contains(qr/ssd_cache: a base backup is starting \(pg_backup_start\)/),
+	'the session\'s pg_backup_start() was seen');
+unlink("$copy_dir/$marker", "$copy_dir/postmaster.pid", "$copy_dir/ssd_cache.token");
+$copy->append_conf('postgresql.conf',
+	"port = " . $copy->port . "\nssd_cache.path = '" . $copy->basedir . "/ssd_cache.dat'\n");
+$copy->start;
+SSDKitTest::ledger_check($copy, $acked, 'a low-level backup taken without a flush');
+SSDKitTest::amcheck_ok($copy, 'a low-level backup taken without a flush');
+$copy->stop;
+ok($owner->poll_query_until('postgres', 'SELECT problem IS NULL FROM ssd_cache_stats'),
+	'write-back resumes after pg_backup_stop()');
 $owner->stop;
 
 # --- Where write-back could lose data it is refused. ---
