@@ -556,10 +556,11 @@ base_backup_phase(void)
  * the caller made new absorptions of them impossible; ERROR if some cannot
  * be.
  */
-static void
+static int64
 write_back_all(Oid dbNode)
 {
 	int			tries;
+	int64		written = 0;
 
 	/* Absorptions that passed the check before it changed finish first. */
 	ssd_cache_wait_for_absorbs();
@@ -577,11 +578,12 @@ write_back_all(Oid dbNode)
 					 errdetail(INT64_FORMAT " pages are still newer on the SSD than on the disk.",
 							   ssd_cache_fresher_pages_of(dbNode)),
 					 errhint("Retry.")));
-		(void) ssd_cache_write_back(dbNode, -1);
+		written += ssd_cache_write_back(dbNode, -1);
 		if (ssd_cache_fresher_pages_of(dbNode) > 0)
 			pg_usleep(10000L);
 		CHECK_FOR_INTERRUPTS();
 	}
+	return written;
 }
 
 /*
@@ -846,8 +848,19 @@ ssd_cache_flush(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(10000L);
 	}
-	ssd_cache_wait_for_absorbs();
-	written = ssd_cache_write_back(InvalidOid, -1);
+	/*
+	 * Written through from now on: a page still fresher after a pass is one
+	 * whose write-through write is under way, clean once it ends; pass
+	 * again until none is left (write_back_all()).  Still in write-back:
+	 * one pass, and say what was written again meanwhile.
+	 */
+	if (!ssd_cache_write_back_active(NULL))
+		written = write_back_all(InvalidOid);
+	else
+	{
+		ssd_cache_wait_for_absorbs();
+		written = ssd_cache_write_back(InvalidOid, -1);
+	}
 	if (!ssd_cache_disarm_if_clean())
 		ereport(NOTICE,
 				(errmsg("ssd_cache: " INT64_FORMAT " pages are still newer than the disk",
