@@ -1217,6 +1217,16 @@ ssd_cache_file_verification(void)
 	if (state != SSD_VERIFY_PENDING)
 		return state == SSD_VERIFIED ? SSD_VERIFIED : SSD_VERIFY_PENDING;
 
+	/*
+	 * No bound: no slot was written since the file was made (a start that
+	 * failed right after creating it), so no page depends on any WAL.
+	 */
+	if (file_shared->verify_bound == InvalidXLogRecPtr)
+	{
+		pg_atomic_write_u32(&file_shared->verification, SSD_VERIFIED);
+		return SSD_VERIFIED;
+	}
+
 	recovering = RecoveryInProgress();
 	end = GetXLogReplayRecPtr(&tli);
 	if (end == InvalidXLogRecPtr)

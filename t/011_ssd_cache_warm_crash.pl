@@ -87,4 +87,23 @@ like($node->safe_psql('postgres', 'SELECT ssd_cache_lookup_cost(10000)'), qr/^\d
 SSDKitTest::amcheck_ok($node, 'after crash loop');
 SSDKitTest::checksums_ok($node, 'after crash loop');
 $node->stop;
+
+# A cache file made by a start that failed in recovery before writing any
+# slot (here: a recovery target past the end of the WAL): no page depends
+# on any WAL, so the next start serves it at once, without a warning about
+# WAL it cannot reach.
+unlink(SSDKitTest::cache_file($node));
+$node->append_conf('postgresql.conf',
+	"restore_command = 'false'\nrecovery_target_lsn = 'FFFF/0'\n");
+open(my $signal, '>', $node->data_dir . '/recovery.signal') or die;
+close($signal);
+ok(!$node->start(fail_ok => 1), 'a start that fails in recovery');
+unlink($node->data_dir . '/recovery.signal');
+$node->append_conf('postgresql.conf', "restore_command = ''\nrecovery_target_lsn = ''\n");
+my $before = -s $node->logfile;
+$node->start;
+$node->safe_psql('postgres', 'SELECT count(*) FROM t');
+unlike(substr(slurp_file($node->logfile), $before), qr/emptying the cache/,
+	'after a start that failed before any slot write, the cache is not emptied');
+$node->stop;
 done_testing();
