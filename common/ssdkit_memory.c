@@ -258,7 +258,7 @@ os_cache_bytes(const char **source)
 		const char *src = NULL;
 
 		bytes = measure(&src);
-		bytes_source = src;
+		bytes_source = src != NULL ? src : "";	/* "": failed, not again this second */
 		measured_at = now;
 	}
 	*source = bytes_source;
@@ -297,7 +297,7 @@ ssdkit_cache_size(SsdkitCacheSize *size)
 
 	if (!effective_cache_size_is_set())
 		os_bytes = os_cache_bytes(&source);
-	if (os_bytes >= 0 && source != NULL)
+	if (os_bytes >= 0 && source != NULL && source[0] != '\0')
 	{
 		size->os_pages = os_bytes / BLCKSZ;
 		size->total_pages = NBuffers + size->os_pages;

@@ -128,6 +128,8 @@ typedef struct QdttCandidate
 								 * range table's copy shares (for "chosen") */
 	PlannerInfo *root;			/* the query level it was planned in */
 	PlannerInfo *parent_root;	/* and that level's parent */
+	bool		replan;			/* the level is a copy of its parent's
+								 * query (min/max aggregates' subquery) */
 } QdttCandidate;
 
 /* Set by qdtt_explain() while it plans; the hook appends QdttCandidates. */

@@ -138,7 +138,7 @@ is_superseded(QdttCandidate *c, const ListCell *lc, List *capture)
 	{
 		QdttCandidate *l = lfirst(later);
 
-		if (l->round != c->round && l->reloid == c->reloid &&
+		if (c->replan && l->round != c->round && l->reloid == c->reloid &&
 			l->relid == c->relid && l->root == c->parent_root)
 			return true;
 	}

@@ -37,6 +37,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/fd.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -167,12 +168,21 @@ qdtt_device_name(const char *path)
 					major(st.st_dev), minor(st.st_dev));
 }
 
-/* The device a tablespace's files are on now (the backend runs in DataDir). */
+/*
+ * The device a tablespace's calibration file would be on now: the temp
+ * directory qdtt_calibrate() writes it in (a pgsql_tmp may be a link to
+ * another disk), else the tablespace's own directory.  The backend runs in
+ * DataDir.
+ */
 static char *
 tablespace_device(Oid spcoid)
 {
 	char		dir[MAXPGPATH];
+	struct stat st;
 
+	TempTablespacePath(dir, spcoid);
+	if (stat(dir, &st) == 0)
+		return qdtt_device_name(dir);
 	if (spcoid == DEFAULTTABLESPACE_OID)
 		strlcpy(dir, "base", sizeof(dir));
 	else if (spcoid == GLOBALTABLESPACE_OID)
@@ -808,12 +818,16 @@ qdtt_cost(PG_FUNCTION_ARGS)
 	double		qd = PG_GETARG_FLOAT8(1);
 	char	   *spcname = NameStr(*PG_GETARG_NAME(2));
 
-	if (isinf(band) || isinf(qd))
+	if (isinf(band))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be finite, got %g", isinf(band) ? "band" : "queue depth",
-						isinf(band) ? band : qd),
-				 errhint("Values beyond the model's largest band or queue depth are priced at the largest.")));
+				 errmsg("band must be finite, got %g", band),
+				 errhint("Values beyond the model's largest band are priced at the largest.")));
+	if (isinf(qd))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queue depth must be finite, got %g", qd),
+				 errhint("Values beyond the model's largest queue depth are priced at the largest.")));
 	if (!(band >= 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -961,6 +961,9 @@ capture_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Path *path)
 	q->eref = rte->eref;
 	q->root = root;
 	q->parent_root = root->parent_root;
+	/* min/max aggregates plan a copy of the query level (same range table) */
+	q->replan = root->parent_root != NULL && root->parent_root->parse != NULL &&
+		equal(root->parse->rtable, root->parent_root->parse->rtable);
 	qdtt_capture = lappend(qdtt_capture, q);
 	return q;
 }

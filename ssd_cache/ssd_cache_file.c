@@ -627,17 +627,6 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 		return SSD_TRUST_OFF;
 	}
 
-	/* Reserve the whole file now, so a full disk is a clear message here. */
-	rc = posix_fallocate(fd, 0, layout->file_size);
-	if (rc != 0)
-	{
-		errno = rc;
-		*reason = psprintf("%llu MB could not be allocated for \"%s\": %m",
-						   (unsigned long long) (layout->file_size >> 20), path);
-		close(fd);
-		return SSD_TRUST_OFF;
-	}
-
 	control = get_controlfile(DataDir, &crc_ok);
 	if (!crc_ok)
 	{
@@ -663,9 +652,32 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 
 	/*
 	 * A marker moved or copied here: refuse, or (the DBA says it moved)
-	 * trust the file whatever device and inode it last saw.
+	 * trust the file whatever device and inode it last saw.  If this file
+	 * last ran with this very directory (its device and inode), the
+	 * directory did not move: the marker came from another one.
 	 */
 	marker = read_marker(&marker_id);
+	if (marker == MARKER_FOREIGN && !ssd_cache_data_directory_moved &&
+		pg_pread(fd, block, BLCKSZ, 0) == BLCKSZ)
+	{
+		SsdCacheHeader own;
+
+		memcpy(&own, block, sizeof(own));
+		if (stat(".", &st) == 0 && memcmp(own.magic, SSD_CACHE_MAGIC, sizeof(own.magic)) == 0 &&
+			own.datadir_dev == (uint64) st.st_dev && own.datadir_ino == (uint64) st.st_ino)
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("ssd_cache: this data directory has another data directory's write-back marker"),
+					 errdetail("\"%s\" was written where another data directory ran in write-back mode, and "
+							   "copied here: pg_rewind copies it from its source, and so does a copy of files.  "
+							   "The changes it stands for are in that server's SSD cache, not in these files.",
+							   SSD_CACHE_FRESHER_FILE),
+					 errhint("Run SELECT ssd_cache_flush() on the source (with ssd_cache.mode = write_through) "
+							 "or stop it cleanly, and run pg_rewind or the copy again.  To start as it is and "
+							 "accept missing those changes, remove \"%s/%s\"; then check the database "
+							 "(amcheck) or restore it from a backup.",
+							 DataDir, SSD_CACHE_FRESHER_FILE)));
+	}
 	if (marker == MARKER_FOREIGN)
 		refuse_if_foreign();
 	moved = marker == MARKER_FOREIGN;
@@ -749,6 +761,25 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 		pfree(control);
 		close(lock_fd);
 		lock_fd = -1;
+		return SSD_TRUST_OFF;
+	}
+
+	/*
+	 * Reserve the whole file, so a full disk is a clear message here; only
+	 * now that the file is to be used or reset.  A refused start must leave
+	 * it as it was: a file shorter than its layout, extended with zeros and
+	 * found full-length by the next start, would serve zeros for the slots
+	 * past its old end.
+	 */
+	rc = posix_fallocate(fd, 0, layout->file_size);
+	if (rc != 0)
+	{
+		errno = rc;
+		*reason = psprintf("%llu MB could not be allocated for \"%s\": %m",
+						   (unsigned long long) (layout->file_size >> 20), path);
+		free(block);
+		close(fd);
+		pfree(control);
 		return SSD_TRUST_OFF;
 	}
 

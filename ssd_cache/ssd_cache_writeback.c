@@ -89,8 +89,8 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "storage/ipc.h"
-#include "executor/executor.h"
-#include "nodes/nodes.h"
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
 #include "utils/hsearch.h"
 
 #include "ssd_cache.h"
@@ -499,8 +499,9 @@ ssd_cache_wb_worker_duties(bool reloaded)
 							   "made before they were written back."),
 					 errhint("Take the backup again; before a base backup of a standby, set "
 							 "ssd_cache.mode = write_through and run SELECT ssd_cache_flush().")));
-		(void) ssd_cache_write_back(InvalidOid, -1);
 	}
+	if ((pg_atomic_read_u64(&wb->backup) & 1) != 0 && ssd_cache_fresher_pages() > 0)
+		drain();				/* a backup runs: write back, 256 a round */
 
 	if (pg_atomic_read_u32(&wb->active) == SSD_MODE_WRITE_THROUGH)
 	{
@@ -647,20 +648,18 @@ suspend_for_backup(void)
  * a primary the checkpoint would be seen (ssd_cache_wb_at_checkpoint), but
  * not a session's backup among the backends; on a standby the backup starts
  * from the last restartpoint, which may be long past.  So the session
- * itself, before a statement that calls pg_backup_start() runs, stops
- * write-back and writes every fresher page back (an ERROR fails the
- * statement rather than let the copy miss them), and write-back resumes
- * once no session is in a backup (get_backup_status(), after each
- * statement) or the session is gone (the backup is then aborted).
+ * itself, before pg_backup_start() runs, stops write-back and writes every
+ * fresher page back (an ERROR fails the statement rather than let the copy
+ * miss them), and write-back resumes once no session is in a backup
+ * (get_backup_status() at the end of each of its transactions) or the
+ * session is gone (the backup is then aborted).
  *
- * A built-in function is called without fmgr's hooks, so the executor's
- * start hook looks for the call in the plan: first a cheap look at the
- * statement's text, then for the function's OID in the plan.  (A PL/pgSQL
- * assignment evaluated as a simple expression, x := pg_backup_start(...),
- * bypasses the executor and is not seen.)
+ * A built-in function is called without fmgr's hooks; what every caller
+ * (a query, a view, an inlined SQL function, a PL/pgSQL expression) goes
+ * through is the executor's set-up of the call, which asks the object
+ * access hook (OAT_FUNCTION_EXECUTE) right after the permission check.
  */
-static ExecutorStart_hook_type prev_ExecutorStart = NULL;
-static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
 static bool session_backup = false;	/* this session counts in sql_backups */
 
 static void
@@ -673,33 +672,26 @@ end_session_backup(int code, Datum arg)
 	}
 }
 
-static bool
-calls_backup_start(QueryDesc *queryDesc)
+/* At the end of each transaction: is this session's backup over? */
+static void
+backup_xact_callback(XactEvent event, void *arg)
 {
-	char	   *plan;
-	char		needle[32];
-	bool		found;
-
-	if (queryDesc->sourceText == NULL ||
-		strcasestr(queryDesc->sourceText, "backup_start") == NULL ||
-		queryDesc->plannedstmt == NULL)
-		return false;
-	plan = nodeToString(queryDesc->plannedstmt);
-	snprintf(needle, sizeof(needle), ":funcid %u ", F_PG_BACKUP_START);
-	found = strstr(plan, needle) != NULL;
-	pfree(plan);
-	return found;
+	if (session_backup && get_backup_status() != SESSION_BACKUP_RUNNING &&
+		(event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		 event == XACT_EVENT_PREPARE))
+		end_session_backup(0, (Datum) 0);
 }
 
 static void
 begin_session_backup(void)
 {
-	static bool exit_callback = false;
+	static bool callbacks = false;
 
-	if (!exit_callback)
+	if (!callbacks)
 	{
 		before_shmem_exit(end_session_backup, (Datum) 0);
-		exit_callback = true;
+		RegisterXactCallback(backup_xact_callback, NULL);
+		callbacks = true;
 	}
 	if (!session_backup)
 	{
@@ -715,37 +707,29 @@ begin_session_backup(void)
 						"until it ends, and " INT64_FORMAT " pages newer than the disk are written back",
 						ssd_cache_fresher_pages())));
 	write_back_all(InvalidOid);
+
+	/*
+	 * Nothing can become fresher until write-back resumes: the data
+	 * directory is complete by itself, so its marker goes, and a copy made
+	 * with cp, rsync or tar does not take it along.
+	 */
+	(void) ssd_cache_disarm_if_clean();
 }
 
 static void
-wb_executor_start(QueryDesc *queryDesc, int eflags)
+wb_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
 {
-	if (wb != NULL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) && calls_backup_start(queryDesc))
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_FUNCTION_EXECUTE && objectId == F_PG_BACKUP_START && wb != NULL)
 		begin_session_backup();
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
-}
-
-static void
-wb_executor_end(QueryDesc *queryDesc)
-{
-	if (prev_ExecutorEnd)
-		prev_ExecutorEnd(queryDesc);
-	else
-		standard_ExecutorEnd(queryDesc);
-	if (session_backup && get_backup_status() != SESSION_BACKUP_RUNNING)
-		end_session_backup(0, (Datum) 0);
 }
 
 void
 ssd_cache_wb_install_hooks(void)
 {
-	prev_ExecutorStart = ExecutorStart_hook;
-	ExecutorStart_hook = wb_executor_start;
-	prev_ExecutorEnd = ExecutorEnd_hook;
-	ExecutorEnd_hook = wb_executor_end;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = wb_object_access;
 }
 
 /*

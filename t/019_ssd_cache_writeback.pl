@@ -536,7 +536,8 @@ my @steps = (
 $owner->safe_psql('postgres', join("\n", @steps) . "\n");
 ok($owner->log_contains(qr/ssd_cache: a base backup is starting \(pg_backup_start\)/),
 	'the session\'s pg_backup_start() was seen');
-unlink("$copy_dir/$marker", "$copy_dir/postmaster.pid", "$copy_dir/ssd_cache.token");
+ok(!-e "$copy_dir/$marker", 'the copy did not take the marker along (nothing was fresher)');
+unlink("$copy_dir/postmaster.pid");
 $copy->append_conf('postgresql.conf',
 	"port = " . $copy->port . "\nssd_cache.path = '" . $copy->basedir . "/ssd_cache.dat'\n");
 $copy->start;
@@ -545,6 +546,39 @@ SSDKitTest::amcheck_ok($copy, 'a low-level backup taken without a flush');
 $copy->stop;
 ok($owner->poll_query_until('postgres', 'SELECT problem IS NULL FROM ssd_cache_stats'),
 	'write-back resumes after pg_backup_stop()');
+
+# A pg_backup_start() that fails (a role without the privilege; a label
+# computed by a function that runs a query of its own) leaves write-back
+# suspended no longer than its transaction.
+$owner->safe_psql('postgres', q{
+	CREATE ROLE no_backup LOGIN;
+	CREATE FUNCTION backup_label() RETURNS text LANGUAGE plpgsql
+		AS $$BEGIN RETURN (SELECT 'label ' || count(*) FROM pg_class); END$$;
+});
+my ($out, $err) = ('', '');
+$owner->psql('postgres', "SELECT pg_backup_start('denied')", extra_params => [ '-U', 'no_backup' ],
+	stdout => \$out, stderr => \$err);
+like($err, qr/permission denied for function pg_backup_start/, 'pg_backup_start() denied');
+ok($owner->poll_query_until('postgres', 'SELECT problem IS NULL FROM ssd_cache_stats'),
+	'a denied pg_backup_start() leaves write-back in force');
+$owner->safe_psql('postgres',
+	"SELECT pg_backup_start(backup_label(), true); SELECT pg_sleep(0.5); SELECT problem IS NOT NULL FROM ssd_cache_stats; SELECT lsn FROM pg_backup_stop()");
+ok($owner->log_contains(qr/ssd_cache: a base backup is starting \(pg_backup_start\).*\n(.*\n)*.*ssd_cache: a base backup is starting \(pg_backup_start\)/),
+	'a pg_backup_start() whose label runs a query is seen too');
+ok($owner->poll_query_until('postgres', 'SELECT problem IS NULL FROM ssd_cache_stats'),
+	'and write-back resumes after its pg_backup_stop()');
+$owner->stop;
+
+# Another directory's marker copied in (pg_rewind copies it from its source):
+# the refusal says so, and does not suggest that this directory moved.
+open(my $fake, '>', $owner->data_dir . "/$marker") or die;
+print $fake "0123456789abcdef 1 2\n";
+close($fake);
+ok(!$owner->start(fail_ok => 1), 'another directory\'s marker: refused');
+ok($owner->log_contains(qr/FATAL:  ssd_cache: this data directory has another data directory's write-back marker/),
+	'saying the marker came from another data directory');
+unlink($owner->data_dir . "/$marker");
+$owner->start;
 $owner->stop;
 
 # --- Where write-back could lose data it is refused. ---
