@@ -215,60 +215,38 @@ names_a_device(const char *device)
  * (entered by hand) is used as it is.
  */
 static void
-check_devices(void)
+calibration_run_row(TupleTableSlot *slot, void *arg)
 {
-	Oid			nsp = qdtt_extension_schema();
-	Oid			relid = OidIsValid(nsp) ?
-		get_relname_relid("qdtt_calibration_run", nsp) : InvalidOid;
-	Relation	rel;
-	TableScanDesc scan;
-	TupleTableSlot *slot;
-	Snapshot	snapshot;
+	char	   *name;
+	char	   *measured_on;
+	Oid			spcoid;
+	ListCell   *lc;
 
-	if (!OidIsValid(relid))
+	if (slot->tts_isnull[Anum_qdtt_run_tablespace - 1] ||
+		slot->tts_isnull[Anum_qdtt_run_device - 1])
 		return;
-	rel = table_open(relid, AccessShareLock);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	scan = table_beginscan(rel, snapshot, 0, NULL);
-	slot = table_slot_create(rel, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	name = NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_run_tablespace - 1]));
+	measured_on = TextDatumGetCString(slot->tts_values[Anum_qdtt_run_device - 1]);
+	spcoid = get_tablespace_oid(name, true);
+	foreach(lc, model_cache)
 	{
-		char	   *name;
-		char	   *measured_on;
-		Oid			spcoid;
-		ListCell   *lc;
+		QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
+		char	   *now_on;
 
-		slot_getallattrs(slot);
-		if (slot->tts_isnull[Anum_qdtt_run_tablespace - 1] ||
-			slot->tts_isnull[Anum_qdtt_run_device - 1])
+		if (!OidIsValid(spcoid) || e->model.spcoid != spcoid)
 			continue;
-		name = NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_run_tablespace - 1]));
-		measured_on = TextDatumGetCString(slot->tts_values[Anum_qdtt_run_device - 1]);
-		spcoid = get_tablespace_oid(name, true);
-		foreach(lc, model_cache)
-		{
-			QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
-			char	   *now_on;
-
-			if (!OidIsValid(spcoid) || e->model.spcoid != spcoid)
-				continue;
-			now_on = tablespace_device(spcoid);
-			if (strcmp(now_on, measured_on) == 0 || !names_a_device(now_on) ||
-				!names_a_device(measured_on))
-				continue;
-			e->moved = psprintf("It was measured on device %s; the tablespace is now on %s.",
-								measured_on, now_on);
-			ereport(LOG,
-					(errmsg("qdtt_costing: the QDTT model of tablespace \"%s\" is not used", name),
-					 errdetail_internal("%s", e->moved),
-					 errhint("Run SELECT * FROM qdtt_calibrate('%s') to measure the device it is on.",
-							 name)));
-		}
+		now_on = tablespace_device(spcoid);
+		if (strcmp(now_on, measured_on) == 0 || !names_a_device(now_on) ||
+			!names_a_device(measured_on))
+			continue;
+		e->moved = psprintf("It was measured on device %s; the tablespace is now on %s.",
+							measured_on, now_on);
+		ereport(LOG,
+				(errmsg("qdtt_costing: the QDTT model of tablespace \"%s\" is not used", name),
+				 errdetail_internal("%s", e->moved),
+				 errhint("Run SELECT * FROM qdtt_calibrate('%s') to measure the device it is on.",
+						 name)));
 	}
-	ExecDropSingleTupleTableSlot(slot);
-	table_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	table_close(rel, AccessShareLock);
 }
 
 /* Tablespace name to OID with a PostgreSQL-style error. */
@@ -390,22 +368,21 @@ build_model(QdttModelEntry *e, Oid spcoid, RawPoint *pts, int n)
 #define Anum_qdtt_mem_index_tuple	9
 
 /*
- * The memory points of the models (qdtt_memory_cost): what a page costs
- * when found in shared_buffers and when read from the OS page cache.  The
- * table is missing until the extension is updated to 0.2; models then have
- * none, and the planner prices every page as a device read.
+ * Call row_fn for every row of one of the extension's tables (with all its
+ * attributes fetched), read under a fresh snapshot; nothing if the table
+ * does not exist (the extension is not installed here, or not updated).
  */
+typedef void (*TableRowFn) (TupleTableSlot *slot, void *arg);
+
 static void
-load_memory_costs(void)
+scan_extension_table(const char *relname, TableRowFn row_fn, void *arg)
 {
 	Oid			nsp = qdtt_extension_schema();
-	Oid			relid = OidIsValid(nsp) ? get_relname_relid("qdtt_memory_cost", nsp) :
-		InvalidOid;
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
 	Relation	rel;
 	TableScanDesc scan;
 	TupleTableSlot *slot;
 	Snapshot	snapshot;
-	int			i;
 
 	if (!OidIsValid(relid))
 		return;
@@ -415,33 +392,8 @@ load_memory_costs(void)
 	slot = table_slot_create(rel, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
-		Oid			spcoid;
-		ListCell   *lc;
-
 		slot_getallattrs(slot);
-		for (i = 0; i < Anum_qdtt_mem_index_tuple; i++)
-			if (slot->tts_isnull[i])
-				break;
-		if (i < Anum_qdtt_mem_index_tuple)
-			continue;			/* the table's NOT NULLs prevent this */
-		spcoid = get_tablespace_oid(NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_mem_tablespace - 1])),
-									true);
-		foreach(lc, model_cache)
-		{
-			QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
-
-			if (OidIsValid(spcoid) && e->model.spcoid == spcoid)
-			{
-				e->model.sb_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_random - 1]);
-				e->model.sb_seq_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_seq - 1]);
-				e->model.os_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_os_random - 1]);
-				e->model.os_seq_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_os_seq - 1]);
-				e->model.seq_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_seq_tuple - 1]);
-				e->model.bitmap_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_bitmap_tuple - 1]);
-				e->model.bitmap_page_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_bitmap_page - 1]);
-				e->model.index_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_index_tuple - 1]);
-			}
-		}
+		row_fn(slot, arg);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
@@ -449,21 +401,98 @@ load_memory_costs(void)
 	table_close(rel, AccessShareLock);
 }
 
+/*
+ * The memory points of the models (qdtt_memory_cost): what a page costs
+ * when found in shared_buffers and when read from the OS page cache.  The
+ * table is missing until the extension is updated to 0.2; models then have
+ * none, and the planner prices every page as a device read.
+ */
+static void
+memory_cost_row(TupleTableSlot *slot, void *arg)
+{
+	Oid			spcoid;
+	ListCell   *lc;
+	int			i;
+
+	for (i = 0; i < Anum_qdtt_mem_index_tuple; i++)
+		if (slot->tts_isnull[i])
+			return;				/* the table's NOT NULLs prevent this */
+	spcoid = get_tablespace_oid(NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_mem_tablespace - 1])),
+								true);
+	foreach(lc, model_cache)
+	{
+		QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
+
+		if (OidIsValid(spcoid) && e->model.spcoid == spcoid)
+		{
+			e->model.sb_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_random - 1]);
+			e->model.sb_seq_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_seq - 1]);
+			e->model.os_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_os_random - 1]);
+			e->model.os_seq_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_os_seq - 1]);
+			e->model.seq_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_seq_tuple - 1]);
+			e->model.bitmap_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_bitmap_tuple - 1]);
+			e->model.bitmap_page_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_bitmap_page - 1]);
+			e->model.index_tuple_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_index_tuple - 1]);
+		}
+	}
+}
+
+/* The points of qdtt_calibration as load_models() collects them. */
+typedef struct PointsRead
+{
+	List	   *names;			/* distinct tablespace names */
+	RawPoint   *pts;
+	int		   *owner;			/* index into names of each point */
+	int			npts;
+	int			maxpts;
+} PointsRead;
+
+static void
+calibration_row(TupleTableSlot *slot, void *arg)
+{
+	PointsRead *r = (PointsRead *) arg;
+	char	   *name;
+	ListCell   *lc;
+	int			i = 0;
+
+	if (slot->tts_isnull[Anum_qdtt_tablespace - 1] ||
+		slot->tts_isnull[Anum_qdtt_band_pages - 1] ||
+		slot->tts_isnull[Anum_qdtt_queue_depth - 1] ||
+		slot->tts_isnull[Anum_qdtt_cost_us - 1])
+		return;					/* the table's NOT NULLs prevent this */
+	name = NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_tablespace - 1]));
+	foreach(lc, r->names)
+	{
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			break;
+		i++;
+	}
+	if (lc == NULL)
+		r->names = lappend(r->names, pstrdup(name));
+	if (r->npts == r->maxpts)
+	{
+		r->maxpts *= 2;
+		r->pts = repalloc(r->pts, sizeof(RawPoint) * r->maxpts);
+		r->owner = repalloc(r->owner, sizeof(int) * r->maxpts);
+	}
+	r->owner[r->npts] = i;
+	r->pts[r->npts].band = (double) DatumGetInt64(slot->tts_values[Anum_qdtt_band_pages - 1]);
+	r->pts[r->npts].qd = DatumGetInt32(slot->tts_values[Anum_qdtt_queue_depth - 1]);
+	r->pts[r->npts].cost = DatumGetFloat8(slot->tts_values[Anum_qdtt_cost_us - 1]);
+	r->npts++;
+}
+
 /* Read every model in the table into the cache. */
 static void
 load_models(void)
 {
 	Oid			relid = qdtt_model_table(true);
-	Relation	rel;
-	TableScanDesc scan;
-	TupleTableSlot *slot;
-	Snapshot	snapshot;
 	MemoryContext oldcxt;
-	List	   *names = NIL;	/* distinct tablespace names */
+	PointsRead	r = {NIL, NULL, NULL, 0, 256};
+	List	   *names;
 	RawPoint   *pts;
-	int		   *owner;			/* index into names of each point */
-	int			npts = 0,
-				maxpts = 256;
+	int		   *owner;
+	int			npts;
 	ListCell   *lc;
 	int			i;
 
@@ -480,49 +509,13 @@ load_models(void)
 	}
 
 	oldcxt = MemoryContextSwitchTo(model_cxt);
-	pts = palloc(sizeof(RawPoint) * maxpts);
-	owner = palloc(sizeof(int) * maxpts);
-	rel = table_open(relid, AccessShareLock);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	scan = table_beginscan(rel, snapshot, 0, NULL);
-	slot = table_slot_create(rel, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		char	   *name;
-
-		slot_getallattrs(slot);
-		if (slot->tts_isnull[Anum_qdtt_tablespace - 1] ||
-			slot->tts_isnull[Anum_qdtt_band_pages - 1] ||
-			slot->tts_isnull[Anum_qdtt_queue_depth - 1] ||
-			slot->tts_isnull[Anum_qdtt_cost_us - 1])
-			continue;			/* the table's NOT NULLs prevent this */
-		name = NameStr(*DatumGetName(slot->tts_values[Anum_qdtt_tablespace - 1]));
-
-		i = 0;
-		foreach(lc, names)
-		{
-			if (strcmp((char *) lfirst(lc), name) == 0)
-				break;
-			i++;
-		}
-		if (lc == NULL)
-			names = lappend(names, pstrdup(name));
-		if (npts == maxpts)
-		{
-			maxpts *= 2;
-			pts = repalloc(pts, sizeof(RawPoint) * maxpts);
-			owner = repalloc(owner, sizeof(int) * maxpts);
-		}
-		owner[npts] = i;
-		pts[npts].band = (double) DatumGetInt64(slot->tts_values[Anum_qdtt_band_pages - 1]);
-		pts[npts].qd = DatumGetInt32(slot->tts_values[Anum_qdtt_queue_depth - 1]);
-		pts[npts].cost = DatumGetFloat8(slot->tts_values[Anum_qdtt_cost_us - 1]);
-		npts++;
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	table_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	table_close(rel, AccessShareLock);
+	r.pts = palloc(sizeof(RawPoint) * r.maxpts);
+	r.owner = palloc(sizeof(int) * r.maxpts);
+	scan_extension_table("qdtt_calibration", calibration_row, &r);
+	names = r.names;
+	pts = r.pts;
+	owner = r.owner;
+	npts = r.npts;
 
 	i = 0;
 	foreach(lc, names)
@@ -544,8 +537,8 @@ load_models(void)
 		}
 		i++;
 	}
-	load_memory_costs();
-	check_devices();
+	scan_extension_table("qdtt_memory_cost", memory_cost_row, NULL);
+	scan_extension_table("qdtt_calibration_run", calibration_run_row, NULL);
 	MemoryContextSwitchTo(oldcxt);
 	model_cache_valid = true;
 }
@@ -554,13 +547,12 @@ load_models(void)
  * The model of a tablespace (0 means the database's default), or NULL when
  * there is none or it is incomplete (then *incomplete says which).
  */
-const QdttModel *
-qdtt_model_for_tablespace(Oid spcoid, bool *incomplete)
+/* The cache's entry of a tablespace (0: the database's default), or NULL. */
+static QdttModelEntry *
+model_entry(Oid spcoid)
 {
 	ListCell   *lc;
 
-	if (incomplete)
-		*incomplete = false;
 	if (!OidIsValid(spcoid))
 		spcoid = MyDatabaseTableSpace;
 	if (!model_cache_valid)
@@ -570,19 +562,21 @@ qdtt_model_for_tablespace(Oid spcoid, bool *incomplete)
 		QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
 
 		if (e->model.spcoid == spcoid)
-		{
-			if (e->moved != NULL)
-				return NULL;
-			if (!e->complete)
-			{
-				if (incomplete)
-					*incomplete = true;
-				return NULL;
-			}
-			return &e->model;
-		}
+			return e;
 	}
 	return NULL;
+}
+
+const QdttModel *
+qdtt_model_for_tablespace(Oid spcoid, bool *incomplete)
+{
+	QdttModelEntry *e = model_entry(spcoid);
+
+	if (incomplete)
+		*incomplete = e != NULL && e->moved == NULL && !e->complete;
+	if (e == NULL || e->moved != NULL || !e->complete)
+		return NULL;
+	return &e->model;
 }
 
 /*
@@ -592,20 +586,9 @@ qdtt_model_for_tablespace(Oid spcoid, bool *incomplete)
 const char *
 qdtt_model_moved(Oid spcoid)
 {
-	ListCell   *lc;
+	QdttModelEntry *e = model_entry(spcoid);
 
-	if (!OidIsValid(spcoid))
-		spcoid = MyDatabaseTableSpace;
-	if (!model_cache_valid)
-		load_models();
-	foreach(lc, model_cache)
-	{
-		QdttModelEntry *e = (QdttModelEntry *) lfirst(lc);
-
-		if (e->model.spcoid == spcoid)
-			return e->moved;
-	}
-	return NULL;
+	return e != NULL ? e->moved : NULL;
 }
 
 /* Index i with arr[i] <= x <= arr[i + 1] (x already clamped into range). */
