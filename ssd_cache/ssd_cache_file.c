@@ -457,6 +457,7 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 		return psprintf("the latest checkpoint (redo %X/%X, timeline %u) happened without ssd_cache",
 						LSN_FORMAT_ARGS(control->checkPointCopy.redo),
 						control->checkPointCopy.ThisTimeLineID);
+	/* (ran_without_cache() below tells that reason from the others) */
 	if (h->state == SSD_HEADER_CLEAN)
 	{
 		if (!shut_down || h->redo_seen[0] != control->checkPointCopy.redo)
@@ -488,6 +489,13 @@ header_names_other_directory(const SsdCacheHeader *h, const ControlFileData *con
 		return true;
 	return stat(".", &st) == 0 &&
 		((uint64) st.st_dev != h->datadir_dev || (uint64) st.st_ino != h->datadir_ino);
+}
+
+/* Is the distrust reason a checkpoint the cache did not see? */
+static bool
+ran_without_cache(const char *why)
+{
+	return strstr(why, ") happened without ssd_cache") != NULL;
 }
 
 /* Take the postmaster's exclusive lock on the file; false if another has it. */
@@ -710,6 +718,18 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 			Assert(moved);
 			/* FALLTHROUGH */
 		case MARKER_OURS:
+			if (why != NULL && ran_without_cache(why))
+				ereport(FATAL,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("ssd_cache: this data directory ran without the SSD cache while the cache held changes that are not in its data files: %s",
+								why),
+						 errdetail("The server was started without ssd_cache (not in shared_preload_libraries, or "
+								   "another ssd_cache.path), or an older copy of the cache file was put back, and "
+								   "it checkpointed since: the cache's changes can no longer be applied."),
+						 errhint("If a newer copy of the cache file holds them, point ssd_cache.path at it.  "
+								 "Otherwise restore the database from a backup, or, to start as it is, remove "
+								 "\"%s/%s\" and check the database (amcheck): committed changes may be missing.",
+								 DataDir, SSD_CACHE_FRESHER_FILE)));
 			if (why != NULL)
 				ssd_cache_file_refuse_if_fresher(why);
 			if (h.fresher_id != 0 && h.fresher_id != marker_id)

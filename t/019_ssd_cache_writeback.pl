@@ -581,6 +581,25 @@ unlink($owner->data_dir . "/$marker");
 $owner->start;
 $owner->stop;
 
+# --- A crash with fresher pages, then a start without ssd_cache that
+# checkpoints (documented as undetectable then): the next start with it
+# says the directory ran without the cache, not to preload it. ---
+my $nolib = SSDKitTest::node('wbnolib', cache => '16MB', init => { allows_streaming => 1 },
+	conf => "shared_buffers = 16MB\nssd_cache.mode = write_back\nfsync = on\n");
+$nolib->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
+SSDKitTest::pgbench($nolib, '-i', '-s', '2', '-q');
+$nolib->safe_psql('postgres', 'UPDATE pgbench_accounts SET filler = filler WHERE aid % 20 = 0; CHECKPOINT;');
+cmp_ok(SSDKitTest::cache_stat($nolib, 'fresher_pages'), '>', 0, 'fresher pages before the crash');
+$nolib->stop('immediate');
+$nolib->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
+$nolib->start;
+$nolib->safe_psql('postgres', 'CHECKPOINT');
+$nolib->stop;
+$nolib->append_conf('postgresql.conf', "shared_preload_libraries = 'ssd_cache'\n");
+ok(!$nolib->start(fail_ok => 1), 'after running without the cache: refused');
+ok($nolib->log_contains(qr/FATAL:  ssd_cache: this data directory ran without the SSD cache while the cache held changes/),
+	'saying it ran without the cache');
+
 # --- Where write-back could lose data it is refused. ---
 my $minimal = SSDKitTest::node('minimal', cache => '8MB',
 	conf => "ssd_cache.mode = write_back\nfsync = on\nwal_level = minimal\nmax_wal_senders = 0\n");
