@@ -143,6 +143,7 @@ static SsdWritebackShared *wb = NULL;
 static bool base_backup_running(void);
 static int64 base_backup_phase(void);
 static bool suspend_for_backup(void);
+static void write_back_for_backup(bool low_level);
 static void drain(void);
 
 Size
@@ -618,9 +619,23 @@ ssd_cache_wb_at_checkpoint(void)
 		ssd_cache_arm_if_fresher();
 	if (!base_backup_running())
 		return;
+	write_back_for_backup(false);
+}
+
+/*
+ * A base backup is starting: stop write-back (saying so the first time) and
+ * write every fresher page back, or ERROR.  low_level: pg_backup_start().
+ */
+static void
+write_back_for_backup(bool low_level)
+{
 	if (suspend_for_backup())
 		ereport(LOG,
-				(errmsg("ssd_cache: a base backup is starting: write-back is suspended until it ends, "
+				(low_level ?
+				 errmsg("ssd_cache: a base backup is starting (pg_backup_start): write-back is suspended "
+						"until it ends, and " INT64_FORMAT " pages newer than the disk are written back",
+						ssd_cache_fresher_pages()) :
+				 errmsg("ssd_cache: a base backup is starting: write-back is suspended until it ends, "
 						"and " INT64_FORMAT " pages newer than the disk are written back",
 						ssd_cache_fresher_pages())));
 	write_back_all(InvalidOid);
@@ -701,12 +716,7 @@ begin_session_backup(void)
 	if (!ssd_cache_enabled() ||
 		(ssd_cache_fresher_pages() == 0 && !ssd_cache_write_back_active(NULL)))
 		return;
-	if (suspend_for_backup())
-		ereport(LOG,
-				(errmsg("ssd_cache: a base backup is starting (pg_backup_start): write-back is suspended "
-						"until it ends, and " INT64_FORMAT " pages newer than the disk are written back",
-						ssd_cache_fresher_pages())));
-	write_back_all(InvalidOid);
+	write_back_for_backup(true);
 
 	/*
 	 * Nothing can become fresher until write-back resumes: the data
