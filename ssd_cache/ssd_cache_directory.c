@@ -674,13 +674,25 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	 * slot was.  A fresher page has no other copy: it is handed over as it
 	 * is, and the buffer manager's verification reports it as it would a
 	 * damaged data-file page (WAL replay rewrites a torn one from its
-	 * full-page image without reading it).
+	 * full-page image without reading it; zero_damaged_pages and
+	 * ignore_checksum_failure act on it as on a data file's page), after a
+	 * warning that says which copy is damaged.
 	 */
-	if (ok && !fresher && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
+	if (ok && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
 		pg_checksum_page(buf, tag->blockNum) != ((PageHeader) buf)->pd_checksum)
 	{
-		errno = EIO;
-		ok = false;
+		if (!fresher)
+		{
+			errno = EIO;
+			ok = false;
+		}
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("ssd_cache: block %u of \"%s\" read from the SSD cache fails its checksum",
+							tag->blockNum, relpathperm(tag->rnode, tag->forkNum)),
+					 errdetail("The cache holds the only up-to-date copy of this page (write-back); the copy in the data file is older and intact.  The error that follows names the data file, but the damaged copy is the SSD cache's."),
+					 errhint("Check the SSD.  The page's changes since the data file's copy are lost unless a backup and its WAL hold them.")));
 	}
 	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 

@@ -185,4 +185,44 @@ $node->start;
 is($node->safe_psql('postgres', $query), '20000|6000000', 'fixed configuration: server back');
 SSDKitTest::amcheck_ok($node, 'faults');
 $node->stop;
+
+# 8. A page newer than the disk damaged on the SSD (write-back): it is the
+#    only copy, so the query fails as it would on a damaged data-file page,
+#    and a WARNING says that the damaged copy is the SSD cache's, not the
+#    data file the error names.
+my $wb = SSDKitTest::node('faults_wb', cache => '8MB', init => { allows_streaming => 1 },
+	conf => "shared_buffers = 16MB\nssd_cache.mode = write_back\nfsync = on\nautovacuum = off\n");
+$wb->safe_psql('postgres', q{
+	CREATE EXTENSION ssd_cache;
+	CREATE TABLE d (id int, note text);
+	INSERT INTO d SELECT g, 'row ' || g FROM generate_series(1, 100) g;
+	CHECKPOINT;
+	UPDATE d SET note = 'ssdcache-damage-marker-' || id WHERE id = 50;
+	CHECKPOINT;
+});
+cmp_ok(SSDKitTest::cache_stat($wb, 'fresher_pages'), '>', 0, 'the checkpoint left the page fresher on the SSD');
+$wb->stop('immediate');
+my $file = SSDKitTest::cache_file($wb);
+open(my $fh, '+<:raw', $file) or die "open $file: $!";
+my ($pos, $page, $damaged) = (0, '', 0);
+while (read($fh, $page, 8192) == 8192)
+{
+	if (index($page, 'ssdcache-damage-marker-50') >= 0)
+	{
+		seek($fh, $pos + 8000, 0);
+		print $fh chr(ord(substr($page, 8000, 1)) ^ 0xff);
+		$damaged++;
+	}
+	$pos += 8192;
+	seek($fh, $pos, 0);
+}
+close($fh);
+is($damaged, 1, 'the fresher page found in the cache file and damaged');
+$wb->start;
+my ($rc, $out, $err) = $wb->psql('postgres', 'SELECT count(*) FROM d');
+isnt($rc, 0, 'a damaged fresher page fails the query');
+like($err, qr/WARNING:  ssd_cache: block 0 of "base\/\d+\/\d+" read from the SSD cache fails its checksum/,
+	'the WARNING names the SSD cache as the damaged copy');
+like($err, qr/ERROR:  invalid page in block 0/, 'the error is the usual damaged-page error');
+$wb->stop('immediate');
 done_testing();
