@@ -294,17 +294,20 @@ ssdkit_cache_size(SsdkitCacheSize *size)
 {
 	const char *source = NULL;
 	double		os_bytes = -1;
+	bool		set = effective_cache_size_is_set();
 
-	if (!effective_cache_size_is_set())
+	if (!set)
 		os_bytes = os_cache_bytes(&source);
 	if (os_bytes >= 0 && source != NULL && source[0] != '\0')
 	{
 		size->os_pages = os_bytes / BLCKSZ;
 		size->total_pages = NBuffers + size->os_pages;
 		size->source = source;
+		size->guessed = false;
 		return;
 	}
 	size->total_pages = Max(effective_cache_size, 1);
 	size->os_pages = Max(effective_cache_size - NBuffers, 1);
 	size->source = "effective_cache_size";
+	size->guessed = !set;
 }

@@ -25,6 +25,8 @@ typedef struct SsdkitCacheSize
 	double		os_pages;		/* the OS page cache */
 	const char *source;			/* "effective_cache_size", "memory cgroup
 								 * limit" or "MemAvailable" */
+	bool		guessed;		/* effective_cache_size at its default, no
+								 * measurement: a guess, not a limit */
 } SsdkitCacheSize;
 
 extern SSDKIT_INTERNAL void ssdkit_cache_size(SsdkitCacheSize *size);

@@ -345,13 +345,6 @@ fetch_page_reads(double N, double R, double T, double first_hit,
 #define RESIDENT_MEASURES_CAPACITY 0.10
 #define FULLY_RESIDENT 0.98
 
-/* Is the caches' size effective_cache_size at its default? */
-static bool
-size_is_a_guess(const SsdkitCacheSize *size)
-{
-	return strcmp(size->source, "effective_cache_size") == 0 &&
-		effective_cache_size == DEFAULT_EFFECTIVE_CACHE_SIZE;
-}
 static void
 fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
 {
@@ -375,7 +368,7 @@ fetch_caches(RelOptInfo *rel, const RelFileNode *node, FetchCaches *caches)
 
 	ssdkit_cache_size(&caches->size);
 	caches->any_capacity = caches->size.total_pages;
-	if (caches->measured && !size_is_a_guess(&caches->size))
+	if (caches->measured && !caches->size.guessed)
 		caches->any_capacity = Max(caches->any_capacity, (sb + os) * T);
 	else if (caches->measured)
 	{
