@@ -302,6 +302,7 @@ cluster_start() { # MODE DIR
 		cat >>"$DATA/postgresql.conf" <<-EOF
 			shared_preload_libraries = 'flashscan,ssd_cache'
 			shared_buffers = 1MB
+			fsync = on
 			ssd_cache.path = '$dir/ssd_cache.dat'
 			ssd_cache.size = '4MB'
 			ssd_cache.mode = write_back

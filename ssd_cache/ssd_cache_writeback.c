@@ -60,9 +60,13 @@
  * Base backups copy the data files behind the cache too.  A running
  * pg_basebackup (BASE_BACKUP) is seen at the checkpoint it starts from:
  * write-back is suspended for its duration and every fresher page written
- * back before that checkpoint completes.  The SQL-level pg_backup_start()
- * and file-system snapshots cannot be seen: they need ssd_cache.mode =
- * write_through and ssd_cache_flush() first (the README says so).
+ * back before that checkpoint completes.  A standby's backup starts from
+ * its last restartpoint, which may have been made before the backup
+ * began: every restartpoint writes back what was fresher before it.  The
+ * SQL-level pg_backup_start() is seen when it is called (the object access
+ * hook below).  File-system snapshots cannot be seen: they need
+ * ssd_cache.mode = write_through and ssd_cache_flush() first (the README
+ * says so).
  *
  * Database-level commands that copy files behind smgr's back (CREATE
  * DATABASE ... STRATEGY FILE_COPY reads its template's files, ALTER
@@ -481,26 +485,18 @@ ssd_cache_wb_worker_duties(bool reloaded)
 		ereport(LOG, (errmsg("ssd_cache: the base backup ended: write-back resumes")));
 
 	/*
-	 * pg_basebackup from a standby starts from its last restartpoint, and
-	 * makes none when there is no new checkpoint to restart from: then it is
-	 * not seen in time (it is past waiting for its checkpoint, and write-back
-	 * was not suspended), and pages newer than the disk before that point are
-	 * missing from its copy.  Say so, loudly, and write them back.
+	 * pg_basebackup of a standby whose restartpoint was skipped (nothing new
+	 * to restart from) is not seen at a checkpoint; its copy is complete
+	 * all the same (every restartpoint wrote back what came before it, see
+	 * ssd_cache_wb_at_checkpoint), and write-back stops while it runs as
+	 * for any other backup.
 	 */
-	if ((backup & 1) == 0 && RecoveryInProgress() && ssd_cache_fresher_pages() > 0 &&
-		base_backup_phase() > PROGRESS_BASEBACKUP_PHASE_WAIT_CHECKPOINT)
-	{
-		int64		fresher = ssd_cache_fresher_pages();
-
-		if (suspend_for_backup())
-			ereport(WARNING,
-					(errmsg("ssd_cache: a base backup of this standby started while " INT64_FORMAT
-							" pages newer than the disk were only in the SSD cache", fresher),
-					 errdetail("The backup may miss committed changes: it started from a restartpoint "
-							   "made before they were written back."),
-					 errhint("Take the backup again; before a base backup of a standby, set "
-							 "ssd_cache.mode = write_through and run SELECT ssd_cache_flush().")));
-	}
+	if ((backup & 1) == 0 && RecoveryInProgress() &&
+		(ssd_cache_fresher_pages() > 0 || ssd_cache_write_back_active(NULL)) &&
+		base_backup_phase() > PROGRESS_BASEBACKUP_PHASE_WAIT_CHECKPOINT &&
+		suspend_for_backup())
+		ereport(LOG,
+				(errmsg("ssd_cache: a base backup is running: write-back is suspended until it ends")));
 	if ((pg_atomic_read_u64(&wb->backup) & 1) != 0 && ssd_cache_fresher_pages() > 0)
 		drain();				/* a backup runs: write back, 256 a round */
 
@@ -614,6 +610,22 @@ ssd_cache_wb_at_checkpoint(void)
 	{
 		ssd_cache_write_back_fresher_now();
 		(void) ssd_cache_disarm_unless(lazy_cleaning_permission);
+	}
+	else if (RecoveryInProgress() && !XLogInsertAllowed())
+	{
+		/*
+		 * A restartpoint (the end-of-recovery checkpoint, which may write
+		 * WAL, is not one: a crash's recovery keeps its fresher pages).
+		 * pg_basebackup of a standby starts from the last
+		 * restartpoint completed, and makes none when no checkpoint record
+		 * was replayed since: it cannot be seen here in time.  So every
+		 * restartpoint leaves the data files holding every change made
+		 * before its redo point, as a standby without the cache does:
+		 * whatever a backup starts from, the rest is in the WAL it copies.
+		 * Pages absorbed since stay fresher until the next restartpoint.
+		 */
+		ssd_cache_write_back_fresher_now();
+		ssd_cache_arm_if_fresher();
 	}
 	else
 		ssd_cache_arm_if_fresher();

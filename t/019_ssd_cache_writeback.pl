@@ -409,10 +409,28 @@ $standby->append_conf('postgresql.conf',
 $standby->start;
 my $q = 'SELECT sum(abalance), count(*), sum(hashtext(filler)) FROM pgbench_accounts';
 SSDKitTest::ledger_pgbench($primary, clients => 2, seconds => 4, extra_sql => $extra);
+$primary->safe_psql('postgres', 'CHECKPOINT');
 $primary->wait_for_catchup($standby);
-$standby->safe_psql('postgres', 'CHECKPOINT');	# a restartpoint: writes to the standby's SSD
-cmp_ok(SSDKitTest::cache_stat($standby, 'fresher_pages'), '>', 0,
+cmp_ok(SSDKitTest::cache_stat($standby, 'absorbed_writes'), '>', 0,
 	'the standby\'s own cache absorbed replayed pages');
+# A restartpoint writes back what was fresher before it, so that a base
+# backup of the standby starting from it is complete.  pg_basebackup right
+# after it makes none of its own (no checkpoint replayed since) and is not
+# seen until it copies files.
+my $wb_before = SSDKitTest::cache_stat($standby, 'write_backs');
+$standby->safe_psql('postgres', 'CHECKPOINT');
+cmp_ok(SSDKitTest::cache_stat($standby, 'write_backs'), '>', $wb_before,
+	'the restartpoint wrote the standby\'s fresher pages back');
+$standby->backup('of_standby');
+my $standby_copy = PostgreSQL::Test::Cluster->new('wbstandbycopy');
+$standby_copy->init_from_backup($standby, 'of_standby');
+$standby_copy->append_conf('postgresql.conf', "ssd_cache.path = ''\nprimary_conninfo = ''\n");
+unlink($standby_copy->data_dir . '/standby.signal');    # a server of its own, not a standby
+$standby_copy->start;
+is($standby_copy->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
+	'a base backup of the standby (no restartpoint of its own) has every change');
+SSDKitTest::amcheck_ok($standby_copy, 'base backup of the standby');
+$standby_copy->stop;
 is($standby->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
 	'the standby answers like the primary');
 $standby->stop('immediate');
