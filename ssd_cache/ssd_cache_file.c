@@ -999,6 +999,27 @@ ssd_cache_file_header_writes(void)
 }
 
 /*
+ * The end-of-recovery checkpoint (the one checkpoint made while recovery is
+ * in progress, allowed to write WAL) is made on the timeline recovery ends
+ * with, before the server leaves recovery, when the insertion timeline may
+ * not be asked for yet.  After crash recovery that is the timeline
+ * replayed.  After archive recovery it is a new one, whose history file
+ * recovery wrote before requesting the checkpoint: the newest that follows
+ * the replayed one.  (Recording the replayed timeline here made the next
+ * start after a crash take the checkpoint for one made without the cache.)
+ */
+static TimeLineID
+end_of_recovery_timeline(void)
+{
+	TimeLineID	replayed;
+
+	(void) GetXLogReplayRecPtr(&replayed);
+	if (GetRecoveryState() == RECOVERY_STATE_CRASH)
+		return replayed;
+	return findNewestTimeLine(replayed);
+}
+
+/*
  * Called by the checkpointer during a checkpoint's sync phase, before the
  * checkpoint can complete: remember its redo pointer as one the cache saw.
  * Returns false if the header could not be written; the caller gives up on
@@ -1019,10 +1040,12 @@ ssd_cache_file_note_checkpoint(XLogRecPtr redo)
 		h->redo_seen[1] = h->redo_seen[0];
 		h->redo_seen[0] = redo;
 		/* Restartpoints happen on the replay timeline, checkpoints on ours. */
-		if (RecoveryInProgress())
+		if (!RecoveryInProgress())
+			h->timeline = GetWALInsertionTimeLine();
+		else if (!XLogInsertAllowed())
 			(void) GetXLogReplayRecPtr(&h->timeline);
 		else
-			h->timeline = GetWALInsertionTimeLine();
+			h->timeline = end_of_recovery_timeline();
 		ok = write_header_locked();
 	}
 	LWLockRelease(file_shared->header_lock);

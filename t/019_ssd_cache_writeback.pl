@@ -503,6 +503,49 @@ ok($standby->log_contains(qr/WARNING:  ssd_cache: dropped 2 damaged entries of t
 cmp_ok(SSDKitTest::cache_stat($standby, 'fresher_pages'), '>', 0, 'and keeps the other fresher pages');
 $standby->stop;
 
+# --- A point-in-time restore (archive recovery ending on a new timeline) in
+# write-back, then a crash before the next checkpoint: the end-of-recovery
+# checkpoint is the cache's too, and the next start has every commit (it was
+# recorded on the replayed timeline, and the start refused as if the cache
+# had missed it). ---
+my $arch = SSDKitTest::node('wbarch', cache => '16MB',
+	init => { allows_streaming => 1, has_archiving => 1 },
+	conf => "shared_buffers = 16MB\nssd_cache.mode = write_back\nfsync = on\n");
+$arch->safe_psql('postgres', q{
+	CREATE EXTENSION ssd_cache;
+	CREATE TABLE pitr (id int PRIMARY KEY, v int);
+	INSERT INTO pitr SELECT g, 0 FROM generate_series(1, 20000) g;
+	CHECKPOINT;
+});
+$arch->backup('pitr_base');
+$arch->safe_psql('postgres', q{
+	UPDATE pitr SET v = 1;
+	SELECT pg_create_restore_point('before_five');
+	UPDATE pitr SET v = 5;
+});
+my $last_wal = $arch->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
+$arch->safe_psql('postgres', 'SELECT pg_switch_wal()');
+$arch->poll_query_until('postgres',
+	"SELECT last_archived_wal >= '$last_wal' FROM pg_stat_archiver")
+  or die 'WAL not archived';
+$arch->stop;
+my $pitr = PostgreSQL::Test::Cluster->new('wbpitr');
+$pitr->init_from_backup($arch, 'pitr_base', has_restoring => 1);
+$pitr->append_conf('postgresql.conf',
+	"ssd_cache.path = '" . SSDKitTest::cache_file($pitr) . "'\n"
+	  . "recovery_target_name = 'before_five'\nrecovery_target_action = 'promote'\n");
+$pitr->start;
+$pitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'no promotion';
+is($pitr->safe_psql('postgres', 'SELECT sum(v) FROM pitr'), '20000', 'restored to the named point');
+$pitr->safe_psql('postgres', 'UPDATE pitr SET v = v + 1 WHERE id <= 1000');
+is(SSDKitTest::cache_stat($pitr, 'mode'), 'write-back', 'the restored server runs write-back');
+$pitr->stop('immediate');
+ok($pitr->start(fail_ok => 1),
+	'after a crash before its first checkpoint on the new timeline, the restored server starts');
+is($pitr->safe_psql('postgres', 'SELECT sum(v) FROM pitr'), '21000', 'with the commit made after the restore');
+SSDKitTest::amcheck_ok($pitr, 'restored and crashed');
+$pitr->stop;
+
 # --- A crashed owner's cache file given to another server (a same-host
 # copy made with pg_basebackup brings postgresql.conf, ssd_cache.path
 # included): the other server leaves the file and its changes alone; the
