@@ -155,6 +155,8 @@ typedef enum AdmissionIo
 /* The postmaster's descriptor holding the flock; inherited by children. */
 static int	lock_fd = -1;
 
+static int	open_locked_file(void);
+
 /* A BLCKSZ buffer aligned for O_DIRECT, from malloc (free() it), or NULL. */
 static char *
 aligned_block(void)
@@ -458,6 +460,9 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 						LSN_FORMAT_ARGS(control->checkPointCopy.redo),
 						control->checkPointCopy.ThisTimeLineID);
 	/* (ran_without_cache() below tells that reason from the others) */
+	if (shut_down && h->state != SSD_HEADER_CLEAN)
+		return "the data directory was shut down cleanly, but not with this file (a copy of it, or "
+			"the file put back, while the server ran; or the clean shutdown could not be recorded)";
 	if (h->state == SSD_HEADER_CLEAN)
 	{
 		if (!shut_down || h->redo_seen[0] != control->checkPointCopy.redo)
@@ -1152,13 +1157,13 @@ ssd_cache_file_note_shutdown(bool fresher_left)
 	h->state = SSD_HEADER_CLEAN;
 	if (!fresher_left)
 		h->fresher_id = 0;
-	fd = open(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
+	fd = open_locked_file();
 	if (!write_header(fd, h))
 		ereport(LOG,
 				(errcode_for_file_access(),
 				 errmsg("ssd_cache: could not record the clean shutdown in \"%s\": %m",
 						file_shared->path),
-				 errdetail("The cache will be verified against the WAL at the next start.")));
+				 errdetail("The next start will not trust the file: it starts empty, or is refused while it holds pages newer than the data files.")));
 	else if (h->fresher_id == 0)
 		(void) durable_unlink(SSD_CACHE_FRESHER_FILE, DEBUG1);
 	if (fd >= 0)
@@ -1406,6 +1411,45 @@ ssd_cache_file_disown(void)
 }
 
 /*
+ * Open the file the postmaster locked, for direct and durable I/O.  Not by
+ * its path: a file moved or copied over the path while the server runs
+ * (cp and mv, rsync) would give processes started since another file, with
+ * other contents, than the others and the lock have.  The postmaster's
+ * locked descriptor is inherited by every child, and opening it again
+ * through /proc gives a descriptor of that very file with flags of our own.
+ * Without /proc, the path is opened and must still name that file.
+ */
+static int
+open_locked_file(void)
+{
+	char		proc_path[64];
+	struct stat locked,
+				opened;
+	int			fd;
+
+	if (lock_fd < 0)
+	{
+		errno = EBADF;			/* the cache let go of the file */
+		return -1;
+	}
+	snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", lock_fd);
+	fd = BasicOpenFile(proc_path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	fd = BasicOpenFile(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
+	if (fd < 0)
+		return -1;
+	if (fstat(lock_fd, &locked) != 0 || fstat(fd, &opened) != 0 ||
+		locked.st_dev != opened.st_dev || locked.st_ino != opened.st_ino)
+	{
+		close(fd);
+		errno = ESTALE;			/* the path names another file now */
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * This process's descriptor of the cache file, opened on first use; -1
  * with errno set if it cannot be opened (the caller treats that as an SSD
  * error: never an ERROR, which could strand a pinned slot).
@@ -1420,7 +1464,7 @@ ssd_cache_file_fd(void)
 			errno = EIO;
 			return -1;
 		}
-		cache_fd = BasicOpenFile(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
+		cache_fd = open_locked_file();
 		if (cache_fd < 0)
 			return -1;
 		ReserveExternalFD();

@@ -225,4 +225,31 @@ like($err, qr/WARNING:  ssd_cache: block 0 of "base\/\d+\/\d+" read from the SSD
 	'the WARNING names the SSD cache as the damaged copy');
 like($err, qr/ERROR:  invalid page in block 0/, 'the error is the usual damaged-page error');
 $wb->stop('immediate');
+
+# 9. The cache file replaced while the server runs (cp and mv, rsync): every
+#    process keeps using the file the server locked, and the copy left at
+#    the path is not trusted after a clean restart.
+my $sw = SSDKitTest::node('faults_swap', cache => '16MB',
+	conf => "shared_buffers = 1MB\nssd_cache.sequential_detection = none\nautovacuum = off\nfsync = on\n");
+$sw->safe_psql('postgres', q{
+	CREATE EXTENSION ssd_cache;
+	CREATE TABLE s (id int PRIMARY KEY, v int);
+	INSERT INTO s SELECT g, 1 FROM generate_series(1, 20000) g;
+	CHECKPOINT;
+});
+$sw->safe_psql('postgres', 'SELECT sum(v) FROM s') for 1 .. 2;
+SSDKitTest::cache_drain($sw);
+cmp_ok(SSDKitTest::cache_stat($sw, 'used_slots'), '>', 50, 'the table is cached');
+my $swfile = SSDKitTest::cache_file($sw);
+copy($swfile, "$swfile.new") or die "copy: $!";
+rename("$swfile.new", $swfile) or die "rename: $!";
+$sw->safe_psql('postgres', 'UPDATE s SET v = 2; CHECKPOINT;');
+is($sw->safe_psql('postgres', 'SELECT sum(v) FROM s'), '40000',
+	'a file put over the path while running: a new session reads the new values');
+$sw->restart;
+is($sw->safe_psql('postgres', 'SELECT sum(v) FROM s'), '40000', 'and after a clean restart');
+ok($sw->log_contains(qr/ssd_cache: starting with an empty cache in .* because/),
+	'the file found at the path after the restart was not trusted');
+is(SSDKitTest::query($sw, 'SELECT mismatched FROM ssd_cache_verify()'), '0', 'no cached page differs from the disk');
+$sw->stop;
 done_testing();
