@@ -249,6 +249,7 @@ ssd_cache_shmem_request(void)
 	{
 		RequestAddinShmemSpace(ssd_cache_writeback_shmem_size());
 		RequestAddinShmemSpace(ssd_cache_directory_shmem_size(cache_nslots()));
+		RequestAddinShmemSpace(ssd_cache_file_shmem_size(cache_nslots()));
 		RequestAddinShmemSpace(ssd_cache_admit_shmem_size());
 		RequestNamedLWLockTranche("ssd_cache", ssd_cache_directory_lwlocks());
 	}

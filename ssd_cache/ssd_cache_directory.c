@@ -697,11 +697,19 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
 
 	if (!ok && fresher)
+	{
+		bool		lost = errno == ENODATA;
+
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not read block %u of relation %u/%u/%u from the SSD cache: %m",
 						tag->blockNum, tag->rnode.spcNode, tag->rnode.dbNode, tag->rnode.relNode),
+				 lost ?
+				 errdetail("The cache file reads as zeros where this page was written: it was truncated, "
+						   "or a hole punched in it, while the server ran.  It held the only up-to-date copy "
+						   "of this page (write-back).") :
 				 errdetail("The cache holds the only up-to-date copy of this page (write-back).")));
+	}
 	if (!ok)
 	{
 		ssd_cache_io_error("SSD read", tag);

@@ -96,6 +96,7 @@
 #include "common/controldata_utils.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "storage/bufpage.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -142,6 +143,17 @@ typedef struct SsdCacheFileShared
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
+
+/*
+ * Per slot, whether this server wrote it, last, with a page that is not
+ * new (all zeros is a valid, empty page to PostgreSQL).  Such a slot that
+ * reads back as a new page lost its contents under us: the file was
+ * truncated and extended again, or a hole punched in it, while in use (a
+ * sparse file reads zeros, not a short read).  Cleared before each write
+ * and set after it, so a write of a new page in progress is never taken
+ * for a loss.  Unknown (0) after a restart until the slot is written.
+ */
+static uint8 *slot_written_nonnew = NULL;
 static int	cache_fd = -1;
 
 /* How the admission worker writes slots. */
@@ -577,6 +589,8 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	*reason = NULL;
 	file_shared = ShmemInitStruct("ssd_cache file", sizeof(SsdCacheFileShared), &found);
 	memset(file_shared, 0, sizeof(SsdCacheFileShared));
+	slot_written_nonnew = ShmemInitStruct("ssd_cache slot contents", layout->nslots, &found);
+	memset(slot_written_nonnew, 0, layout->nslots);
 	strlcpy(file_shared->path, path, MAXPGPATH);
 	file_shared->layout = *layout;
 	file_shared->header_lock = header_lock;
@@ -1518,20 +1532,60 @@ cache_io(bool is_write, char *buf, Size len, uint64 offset, uint32 wait_event,
 	return false;
 }
 
+/* Shared memory of this file: the header's copy and the slots' contents. */
+Size
+ssd_cache_file_shmem_size(uint64 nslots)
+{
+	return add_size(MAXALIGN(sizeof(SsdCacheFileShared)), nslots);
+}
+
+/* Before a slot is written with page: its old contents are no promise. */
+static void
+slot_write_starts(uint64 slot)
+{
+	slot_written_nonnew[slot] = 0;
+	pg_memory_barrier();
+}
+
+/* After the write of page to slot returned. */
+static void
+slot_write_ended(uint64 slot, const char *page, bool ok)
+{
+	pg_memory_barrier();
+	slot_written_nonnew[slot] = ok && !PageIsNew((Page) page);
+}
+
+/*
+ * A slot read fails (errno ENODATA) when it returns a new page where this
+ * server wrote another: see slot_written_nonnew.
+ */
 bool
 ssd_cache_file_read_slot(uint64 slot, char *aligned_buf)
 {
-	return cache_io(false, aligned_buf, BLCKSZ,
-					file_shared->layout.slots_offset + slot * BLCKSZ,
-					WAIT_EVENT_DATA_FILE_READ, "slot_read_error");
+	if (!cache_io(false, aligned_buf, BLCKSZ,
+				  file_shared->layout.slots_offset + slot * BLCKSZ,
+				  WAIT_EVENT_DATA_FILE_READ, "slot_read_error"))
+		return false;
+	pg_memory_barrier();
+	if (slot_written_nonnew[slot] && PageIsNew((Page) aligned_buf))
+	{
+		errno = ENODATA;
+		return false;
+	}
+	return true;
 }
 
 bool
 ssd_cache_file_write_slot(uint64 slot, const char *aligned_buf)
 {
-	return cache_io(true, unconstify(char *, aligned_buf), BLCKSZ,
-					file_shared->layout.slots_offset + slot * BLCKSZ,
-					WAIT_EVENT_DATA_FILE_WRITE, "slot_write_error");
+	bool		ok;
+
+	slot_write_starts(slot);
+	ok = cache_io(true, unconstify(char *, aligned_buf), BLCKSZ,
+				  file_shared->layout.slots_offset + slot * BLCKSZ,
+				  WAIT_EVENT_DATA_FILE_WRITE, "slot_write_error");
+	slot_write_ended(slot, aligned_buf, ok);
+	return ok;
 }
 
 bool
@@ -1729,14 +1783,21 @@ void
 ssd_cache_file_write_slots(int n, const int32 *slots, char *const *bufs, bool *ok,
 						   int *failed_errno)
 {
-	int64		offsets[SSD_CACHE_WRITE_BATCH];
+	int64		offsets[SSD_CACHE_WRITE_BATCH] = {0};
 	int			i;
 
 	Assert(n <= SSD_CACHE_WRITE_BATCH);
 	for (i = 0; i < n; i++)
+	{
 		offsets[i] = slots[i] < 0 ? -1 :
 			(int64) (file_shared->layout.slots_offset + (uint64) slots[i] * BLCKSZ);
+		if (slots[i] >= 0)
+			slot_write_starts(slots[i]);
+	}
 	write_blocks(n, offsets, bufs, BLCKSZ, ok, failed_errno, "slot_write_error");
+	for (i = 0; i < n; i++)
+		if (slots[i] >= 0)
+			slot_write_ended(slots[i], bufs[i], ok[i]);
 }
 
 /*

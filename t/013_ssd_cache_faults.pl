@@ -251,5 +251,21 @@ is($sw->safe_psql('postgres', 'SELECT sum(v) FROM s'), '40000', 'and after a cle
 ok($sw->log_contains(qr/ssd_cache: starting with an empty cache in .* because/),
 	'the file found at the path after the restart was not trusted');
 is(SSDKitTest::query($sw, 'SELECT mismatched FROM ssd_cache_verify()'), '0', 'no cached page differs from the disk');
+
+# 10. The cache file truncated while the server runs, and extended again by
+#     later slot writes: the cached pages read back as zeros (a valid empty
+#     page to PostgreSQL), which must not be served.
+$sw->safe_psql('postgres', q{
+	CREATE TABLE s2 (id int, pad text);
+	INSERT INTO s2 SELECT g, repeat('p', 200) FROM generate_series(1, 20000) g;
+});
+$sw->safe_psql('postgres', 'SELECT sum(v) FROM s') for 1 .. 2;
+SSDKitTest::cache_drain($sw);
+truncate($swfile, 0) or die "truncate: $!";
+$sw->safe_psql('postgres', 'SELECT count(*) FROM s2') for 1 .. 2;
+SSDKitTest::cache_drain($sw);
+is($sw->safe_psql('postgres', 'SELECT count(*), sum(v) FROM s'), '20000|40000',
+	'a cache file truncated while running: no page reads as empty');
+cmp_ok(SSDKitTest::cache_stat($sw, 'errors'), '>', 0, 'the lost slots count as SSD errors');
 $sw->stop;
 done_testing();
