@@ -139,6 +139,41 @@ pax_slot_copy_heap_tuple(TupleTableSlot *slot)
 	return tuple;
 }
 
+/*
+ * A copy of a row carries its TID, table and origin, as a copy of a heap
+ * row does (heap's copies keep t_self).  Logical replication's apply on a
+ * table without a replica identity index finds each row by a scan, copies
+ * it to another slot and locks the copy's TID (RelationFindReplTupleSeq):
+ * with the virtual slot's copy, an invalid one, so every UPDATE and DELETE
+ * failed with "attempted to lock invisible tuple" and the subscription
+ * stalled.
+ */
+static void
+pax_slot_copyslot(TupleTableSlot *dst, TupleTableSlot *src)
+{
+	PaxTupleTableSlot *pd = (PaxTupleTableSlot *) dst;
+
+	TTSOpsVirtual.copyslot(dst, src);
+	dst->tts_tid = src->tts_tid;
+	dst->tts_tableOid = src->tts_tableOid;
+	pd->rel = NULL;
+	if (src->tts_ops == &pax_slot_ops && ((PaxTupleTableSlot *) src)->rel != NULL)
+	{
+		PaxTupleTableSlot *ps = (PaxTupleTableSlot *) src;
+
+		pd->rel = ps->rel;
+		pd->rownum = ps->rownum;
+		pd->xmin = ps->xmin;
+		pd->cmin = ps->cmin;
+		pd->group = NULL;
+		if (ps->group != NULL)
+		{
+			memcpy(pd->origin.space, ps->group, sizeof(pd->origin.space));
+			pd->group = (PaxGroupEntry *) pd->origin.space;
+		}
+	}
+}
+
 const TupleTableSlotOps *
 pax_slot_ops_get(void)
 {
@@ -149,6 +184,7 @@ pax_slot_ops_get(void)
 		pax_slot_ops.clear = pax_slot_clear;
 		pax_slot_ops.getsysattr = pax_slot_getsysattr;
 		pax_slot_ops.copy_heap_tuple = pax_slot_copy_heap_tuple;
+		pax_slot_ops.copyslot = pax_slot_copyslot;
 	}
 	return &pax_slot_ops;
 }

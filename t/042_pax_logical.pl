@@ -314,6 +314,32 @@ is($pub->safe_psql('postgres', $revq), $sub->safe_psql('postgres', $revq),
 	'a heap publication applied into a pax table matches');
 $pub->safe_psql('postgres', 'DROP SUBSCRIPTION revsub');
 
+# The same into a pax table with no index at all (REPLICA IDENTITY FULL on
+# the publishing side): the apply worker finds each row to update or delete
+# with a scan and locks a copy of it, rows of the initial copy included.
+$sub->safe_psql('postgres', q{
+	CREATE TABLE revfull (id int, v text);
+	ALTER TABLE revfull REPLICA IDENTITY FULL;
+	INSERT INTO revfull SELECT g, 'r' || g FROM generate_series(1, 300) g;
+	CREATE PUBLICATION revfullpub FOR TABLE revfull;
+});
+$pub->safe_psql('postgres', 'CREATE TABLE revfull (id int, v text) USING pax');
+$pub->safe_psql('postgres', "CREATE SUBSCRIPTION revfullsub CONNECTION '$subconn' PUBLICATION revfullpub");
+$pub->wait_for_subscription_sync($sub, 'revfullsub');
+$sub->safe_psql('postgres', q{
+	UPDATE revfull SET v = v || '+' WHERE id % 3 = 0;
+	DELETE FROM revfull WHERE id % 5 = 0;
+	INSERT INTO revfull VALUES (1000, 'late');
+	UPDATE revfull SET v = 'later' WHERE id = 1000;
+});
+$sub->wait_for_catchup('revfullsub');
+$revq = q{SELECT md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM revfull};
+is($pub->safe_psql('postgres', $revq), $sub->safe_psql('postgres', $revq),
+	'applied into a pax table without an index (rows found by a scan) matches');
+ok(!$pub->log_contains(qr/attempted to lock invisible tuple/),
+	'the apply worker locked every row it found');
+$pub->safe_psql('postgres', 'DROP SUBSCRIPTION revfullsub');
+
 # ---------------------------------------------------------------- a standby
 # A physical standby of the publisher replays the pax records (and must
 # preload flashscan to know them).
