@@ -744,7 +744,8 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 								why),
 						 errdetail("The server was started without ssd_cache (not in shared_preload_libraries, or "
 								   "another ssd_cache.path), or an older copy of the cache file was put back, and "
-								   "it checkpointed since: the cache's changes can no longer be applied."),
+								   "it checkpointed since; or pg_resetwal wrote a new checkpoint: the cache's "
+								   "changes can no longer be applied."),
 						 errhint("If a newer copy of the cache file holds them, point ssd_cache.path at it.  "
 								 "Otherwise restore the database from a backup, or, to start as it is, remove "
 								 "\"%s/%s\" and check the database (amcheck): committed changes may be missing.",
