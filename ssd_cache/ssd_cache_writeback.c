@@ -552,10 +552,12 @@ base_backup_phase(void)
 /*
  * Write back every fresher page matching dbNode (InvalidOid: all), after
  * the caller made new absorptions of them impossible; ERROR if some cannot
- * be.
+ * be.  until_write_back: ssd_cache_flush() after a switch to write-through,
+ * which stops (and says so) if write-back is switched on again meanwhile,
+ * rather than chase new absorptions for 30 s.
  */
 static int64
-write_back_all(Oid dbNode)
+write_back_all(Oid dbNode, bool until_write_back)
 {
 	int			tries;
 	int64		written = 0;
@@ -577,6 +579,8 @@ write_back_all(Oid dbNode)
 							   ssd_cache_fresher_pages_of(dbNode)),
 					 errhint("Retry.")));
 		written += ssd_cache_write_back(dbNode, -1);
+		if (until_write_back && ssd_cache_write_back_active(NULL))
+			break;
 		if (ssd_cache_fresher_pages_of(dbNode) > 0)
 			pg_usleep(10000L);
 		CHECK_FOR_INTERRUPTS();
@@ -650,7 +654,7 @@ write_back_for_backup(bool low_level)
 				 errmsg("ssd_cache: a base backup is starting: write-back is suspended until it ends, "
 						"and " INT64_FORMAT " pages newer than the disk are written back",
 						ssd_cache_fresher_pages())));
-	write_back_all(InvalidOid);
+	write_back_all(InvalidOid, false);
 }
 
 /*
@@ -794,7 +798,7 @@ ssd_cache_wb_suspend_database(Oid dbNode)
 
 	PG_TRY();
 	{
-		write_back_all(dbNode);
+		write_back_all(dbNode, false);
 	}
 	PG_CATCH();
 	{
@@ -861,7 +865,7 @@ ssd_cache_flush(PG_FUNCTION_ARGS)
 	 * one pass, and say what was written again meanwhile.
 	 */
 	if (!ssd_cache_write_back_active(NULL))
-		written = write_back_all(InvalidOid);
+		written = write_back_all(InvalidOid, true);
 	else
 	{
 		ssd_cache_wait_for_absorbs();
