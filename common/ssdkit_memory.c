@@ -37,7 +37,6 @@
 #include "utils/guc_tables.h"
 #include "utils/timestamp.h"
 
-#include "ssdkit_guc.h"
 #include "ssdkit_memory.h"
 
 #define MEASURE_INTERVAL_MS 1000
@@ -270,7 +269,24 @@ os_cache_bytes(const char **source)
 static bool
 effective_cache_size_is_set(void)
 {
-	return ssdkit_guc_source("effective_cache_size") != PGC_S_DEFAULT;
+	static struct config_generic *guc = NULL;
+
+	if (guc == NULL)
+	{
+		struct config_generic **vars = get_guc_variables();
+		int			n = GetNumConfigOptions();
+		int			i;
+
+		for (i = 0; i < n; i++)
+			if (pg_strcasecmp(vars[i]->name, "effective_cache_size") == 0)
+			{
+				guc = vars[i];
+				break;
+			}
+		if (guc == NULL)
+			return true;
+	}
+	return guc->source != PGC_S_DEFAULT;
 }
 
 void

@@ -57,7 +57,6 @@
 
 #include "shared_scan_hub.h"
 #include "ssdkit_qdtt.h"
-#include "ssdkit_guc.h"
 
 bool		flashscan_shared_scans = false;
 int			flashscan_shared_scan_window = 10;
@@ -149,7 +148,7 @@ register_pusher(void)
 	strlcpy(worker.bgw_function_name, "shared_scan_pusher_main", BGW_MAXLEN);
 	strlcpy(worker.bgw_name, "flashscan shared scan pusher", BGW_MAXLEN);
 	strlcpy(worker.bgw_type, "flashscan shared scan pusher", BGW_MAXLEN);
-	ssdkit_register_server_worker(&worker);
+	RegisterBackgroundWorker(&worker);
 }
 
 void

@@ -62,7 +62,6 @@
 #include "utils/wait_event.h"
 
 #include "qdtt_costing.h"
-#include "ssdkit_guc.h"
 
 int			qdtt_residency_interval = 10;
 int			qdtt_residency_max_pages = 33554432;	/* 128 GB of 4 kB pages */
@@ -665,7 +664,7 @@ qdtt_residency_init(void)
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "qdtt_residency_main");
 	snprintf(worker.bgw_name, BGW_MAXLEN, "qdtt residency sampler");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "qdtt residency sampler");
-	ssdkit_register_server_worker(&worker);
+	RegisterBackgroundWorker(&worker);
 }
 
 /* ------------------------------------------------------------------------

@@ -29,7 +29,6 @@
 #include "ssd_cache_directory.h"
 #include "ssd_cache_fault.h"
 #include "ssd_cache_file.h"
-#include "ssdkit_guc.h"
 #include "ssd_cache_hook.h"
 #include "ssd_cache_lifecycle.h"
 #include "ssd_cache_policy.h"
@@ -235,7 +234,7 @@ register_worker(const char *function, const char *name)
 	strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
 	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
 	strlcpy(worker.bgw_type, name, BGW_MAXLEN);
-	ssdkit_register_server_worker(&worker);
+	RegisterBackgroundWorker(&worker);
 }
 
 static void

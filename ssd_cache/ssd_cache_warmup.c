@@ -55,7 +55,6 @@
 
 #include "ssd_cache.h"
 #include "ssd_cache_warmup.h"
-#include "ssdkit_guc.h"
 
 PGDLLEXPORT void ssd_cache_warmup_main(Datum arg);
 
@@ -284,7 +283,7 @@ ssd_cache_warmup_register(void)
 	strlcpy(worker.bgw_function_name, "ssd_cache_warmup_main", BGW_MAXLEN);
 	strlcpy(worker.bgw_name, "ssd_cache warm-up", BGW_MAXLEN);
 	strlcpy(worker.bgw_type, "ssd_cache warm-up", BGW_MAXLEN);
-	ssdkit_register_server_worker(&worker);
+	RegisterBackgroundWorker(&worker);
 
 	prev_client_auth_hook = ClientAuthentication_hook;
 	ClientAuthentication_hook = warmup_client_auth;

@@ -27,28 +27,6 @@ is( $node->safe_psql('postgres',
 		  . "('ssd_cache','qdtt_costing','ssd_sort','flashscan')"),
 	'4', 'all four installed in one database');
 
-# The extensions' own background workers do not take parallel query's
-# slots: a default max_worker_processes grows by one per worker (here the
-# warm-up, the shared scan pusher and the residency sampler; no cache file,
-# so no admission or cleaner worker), so a Gather gets the workers it plans
-# as on a stock server (which has 7 free slots: the logical replication
-# launcher holds one); a value the DBA set is kept.
-is($node->safe_psql('postgres', 'SHOW max_worker_processes'), '11',
-	'max_worker_processes at its default grows by the extensions\' workers');
-$node->safe_psql('postgres', 'CREATE TABLE par AS SELECT g FROM generate_series(1, 100000) g');
-like($node->safe_psql('postgres', q{
-		SET max_parallel_workers_per_gather = 6; SET parallel_setup_cost = 0;
-		SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
-		ALTER TABLE par SET (parallel_workers = 6);
-		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM par}),
-	qr/Workers Planned: 6\s+Workers Launched: 6/, 'a Gather launches the 6 workers it plans');
-$node->safe_psql('postgres', 'DROP TABLE par');
-$node->append_conf('postgresql.conf', "max_worker_processes = 12\n");
-$node->restart;
-is($node->safe_psql('postgres', 'SHOW max_worker_processes'), '12', 'a max_worker_processes set by the DBA is kept');
-$node->adjust_conf('postgresql.conf', 'max_worker_processes', undef);
-$node->restart;
-
 # Crash loop: three kill -9 style stops during a write load; after each
 # recovery every acknowledged commit is there, and the data is sound.
 SSDKitTest::ledger_init($node);
