@@ -54,6 +54,8 @@ unix_socket_directories = '$sockdir'
 port = $port
 max_connections = 40
 shared_buffers = 128MB
+# the extensions' own background workers (up to five) beside parallel query's 8
+max_worker_processes = 13
 log_line_prefix = '%m [%p] %b '
 log_min_messages = info
 CONF

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # pg_regress_pax.sh: run PostgreSQL 15's own regression suite (parallel_schedule),
 # isolation suite (isolation_schedule) and the amcheck, pg_visibility and
-# pageinspect tests three ways and triage what pax changes compared with heap:
+# pageinspect tests four ways and triage what pax or the SSD cache changes
+# compared with heap:
 #
 #   heap         stock settings + shared_preload_libraries='flashscan'
 #   flashscan    + default_table_access_method = pax            (FlashScan on)
 #   noflashscan  + default_table_access_method = pax, flashscan.enable = off
+#   ssdcache     heap tables, + ssd_cache write-back with a 4MB cache file
+#                under shared_buffers = 1MB (results must be heap's exactly)
 #
 # In every mode the flashscan extension exists in template1 and in the test
 # database (pg_regress --load-extension), so the catalogs are the same and the
@@ -22,7 +25,7 @@
 #   PAX_REGRESS_BASE   work dir               (/var/tmp/ssdkit-pg-regress-pax)
 #   PAX_REGRESS_SRC    postgresql-15 source cache        ($PAX_REGRESS_BASE/src)
 #   PAX_REGRESS_PORT   server port (56010-56030 are ours)               (56010)
-#   MODES              subset of "heap flashscan noflashscan"
+#   MODES              subset of "heap flashscan noflashscan ssdcache"
 #   SUITES             subset of "regress isolation contrib"
 #   CONTRIB_TESTS      contrib tests as <module>/<test> (default: amcheck,
 #                      pg_visibility and pageinspect, below)
@@ -70,7 +73,7 @@ PG_ISOLATION_REGRESS=$PGXS_DIR/src/test/isolation/pg_isolation_regress
 BASE=${PAX_REGRESS_BASE:-/var/tmp/ssdkit-pg-regress-pax}
 SRC_CACHE=${PAX_REGRESS_SRC:-$BASE/src}
 PORT=${PAX_REGRESS_PORT:-56010}
-MODES=${MODES:-heap flashscan noflashscan}
+MODES=${MODES:-heap flashscan noflashscan ssdcache}
 SUITES=${SUITES:-regress isolation contrib}
 # contrib suites that look at a table through its access method: amcheck
 # (btree checks read the table to verify every index entry; check_heap is
@@ -303,6 +306,9 @@ cluster_start() { # MODE DIR
 			shared_preload_libraries = 'flashscan,ssd_cache'
 			shared_buffers = 1MB
 			fsync = on
+			# ssd_cache's three workers beside flashscan's one (as in heap
+			# mode): parallel queries get the workers they get there
+			max_worker_processes = 11
 			ssd_cache.path = '$dir/ssd_cache.dat'
 			ssd_cache.size = '4MB'
 			ssd_cache.mode = write_back
@@ -419,6 +425,14 @@ run_suite() { # MODE SUITE
 			"SELECT application_name, state, wait_event_type, wait_event, left(query, 300)
 			 FROM pg_stat_activity WHERE application_name LIKE '$prefix/%'" \
 			>"$dir/timeout-activity.txt" 2>&1 || true
+	fi
+	if [ "$mode" = ssdcache ]; then
+		# what went through the cache: the run means little if nothing did
+		as_pg "$PGBIN/psql" -X -At -h "$SOCK" -p "$PORT" -d postgres -c "CREATE EXTENSION IF NOT EXISTS ssd_cache" -c \
+			"SELECT format('mode %s, problem %s, hits %s, absorbed writes %s, write-backs %s, fresher now %s, errors %s',
+			        mode, coalesce(problem, 'none'), hits, absorbed_writes, write_backs, fresher_pages, errors)
+			 FROM ssd_cache_stats" >"$dir/ssd_cache_stats.txt" 2>&1 || true
+		log "$mode/$suite: ssd_cache: $(tail -1 "$dir/ssd_cache_stats.txt")"
 	fi
 	cluster_stop
 	DATA=""

@@ -652,6 +652,7 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	char	   *buf;
 	bool		ok;
 	bool		fresher;
+	bool		damaged;
 
 	if (!cache_writable())
 		return false;
@@ -678,23 +679,22 @@ ssd_cache_read(const BufferTag *tag, char *buffer)
 	 * ignore_checksum_failure act on it as on a data file's page), after a
 	 * warning that says which copy is damaged.
 	 */
-	if (ok && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
-		pg_checksum_page(buf, tag->blockNum) != ((PageHeader) buf)->pd_checksum)
+	damaged = ok && DataChecksumsEnabled() && !PageIsNew((Page) buf) &&
+		pg_checksum_page(buf, tag->blockNum) != ((PageHeader) buf)->pd_checksum;
+	if (damaged && !fresher)
 	{
-		if (!fresher)
-		{
-			errno = EIO;
-			ok = false;
-		}
-		else
-			ereport(WARNING,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("ssd_cache: block %u of \"%s\" read from the SSD cache fails its checksum",
-							tag->blockNum, relpathperm(tag->rnode, tag->forkNum)),
-					 errdetail("The cache holds the only up-to-date copy of this page (write-back); the copy in the data file is older and intact.  The error that follows names the data file, but the damaged copy is the SSD cache's."),
-					 errhint("Check the SSD.  The page's changes since the data file's copy are lost unless a backup and its WAL hold them.")));
+		errno = EIO;
+		ok = false;
 	}
 	pg_atomic_fetch_sub_u32(&slots[slot].pins, 1);
+
+	if (damaged && fresher)
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ssd_cache: block %u of \"%s\" read from the SSD cache fails its checksum",
+						tag->blockNum, relpathperm(tag->rnode, tag->forkNum)),
+				 errdetail("The cache holds the only up-to-date copy of this page (write-back); the copy in the data file is older and intact.  The error that follows names the data file, but the damaged copy is the SSD cache's."),
+				 errhint("Check the SSD.  The page's changes since the data file's copy are lost unless a backup and its WAL hold them.")));
 
 	if (!ok && fresher)
 	{

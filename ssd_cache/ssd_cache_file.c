@@ -420,6 +420,33 @@ ssd_cache_file_fresher_armed(void)
 
 
 /*
+ * Was the header's latest checkpoint, recorded with timeline tli, made on
+ * the history pg_control's latest checkpoint is on?  The checkpointer
+ * records the timeline it sees in its sync phase (see
+ * ssd_cache_file_note_checkpoint), and pg_control the checkpoint record's:
+ * after the end-of-recovery checkpoint a new timeline, whose previous one
+ * was replayed; for a restartpoint the replayed checkpoint record's, an
+ * ancestor of the replayed timeline once replay crossed a switch; a
+ * promotion during a restartpoint records the new timeline, a descendant.
+ * (Recording the replayed timeline for the end-of-recovery checkpoint made
+ * the start after a crash take it for a checkpoint made without the cache.)
+ * The redo pointer is compared as well.  History files are read only where
+ * the timelines differ.
+ */
+static bool
+same_history(TimeLineID tli, const ControlFileData *control)
+{
+	XLogRecPtr	redo = control->checkPointCopy.redo;
+	TimeLineID	this_tli = control->checkPointCopy.ThisTimeLineID;
+
+	if (tli == this_tli || tli == control->checkPointCopy.PrevTimeLineID)
+		return true;
+	if (tli > this_tli)
+		return tliOfPointInHistory(redo, readTimeLineHistory(tli)) == this_tli;
+	return tliOfPointInHistory(redo, readTimeLineHistory(this_tli)) == tli;
+}
+
+/*
  * Decide whether a header read from disk describes contents this data
  * directory may use.  Returns NULL if so, else the reason (for the LOG
  * line).  *after_crash says whether the server using it did not stop
@@ -465,16 +492,22 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 			"before it was copied or restored (" SSD_CACHE_TOKEN_FILE " differs)";
 	if (stat(BACKUP_LABEL_FILE, &st) == 0)
 		return "the data directory was restored from a base backup (backup_label exists)";
-	if (h->timeline != control->checkPointCopy.ThisTimeLineID ||
-		(h->redo_seen[0] != control->checkPointCopy.redo &&
-		 h->redo_seen[1] != control->checkPointCopy.redo))
+	if ((h->redo_seen[0] != control->checkPointCopy.redo &&
+		 h->redo_seen[1] != control->checkPointCopy.redo) ||
+		!same_history(h->timeline, control))
 		return psprintf("the latest checkpoint (redo %X/%X, timeline %u) happened without ssd_cache",
 						LSN_FORMAT_ARGS(control->checkPointCopy.redo),
 						control->checkPointCopy.ThisTimeLineID);
 	/* (ran_without_cache() below tells that reason from the others) */
-	if (shut_down && h->state != SSD_HEADER_CLEAN)
+	/*
+	 * Shut down cleanly, but the file did not record the shutdown: fine if
+	 * it saw the shutdown checkpoint (the postmaster died while writing
+	 * fresher pages back, or could not write the header: treat it as a
+	 * crash), not if it is a copy of the file from before that checkpoint.
+	 */
+	if (shut_down && h->state != SSD_HEADER_CLEAN && h->redo_seen[0] != control->checkPointCopy.redo)
 		return "the data directory was shut down cleanly, but not with this file (a copy of it, or "
-			"the file put back, while the server ran; or the clean shutdown could not be recorded)";
+			"the file put back, while the server ran)";
 	if (h->state == SSD_HEADER_CLEAN)
 	{
 		if (!shut_down || h->redo_seen[0] != control->checkPointCopy.redo)
@@ -601,7 +634,13 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	pg_atomic_init_u64(&file_shared->header_writes, 0);
 	pg_atomic_init_u32(&file_shared->fresher_armed, 0);
 
-	if (stat(path, &st) != 0)
+	/*
+	 * After a crash and restart of the server's processes the postmaster
+	 * still holds the file it locked when it started: that file is the
+	 * cache, whatever the path names now (as for every child, see
+	 * open_locked_file).
+	 */
+	if (lock_fd >= 0 ? fstat(lock_fd, &st) != 0 : stat(path, &st) != 0)
 	{
 		if (errno != ENOENT)
 		{
@@ -645,7 +684,7 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 		return SSD_TRUST_OFF;
 	}
 
-	fd = open(path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
+	fd = open_locked_file();
 	if (fd < 0)
 	{
 		*reason = errno == EINVAL ?
@@ -1019,27 +1058,6 @@ ssd_cache_file_header_writes(void)
 }
 
 /*
- * The end-of-recovery checkpoint (the one checkpoint made while recovery is
- * in progress, allowed to write WAL) is made on the timeline recovery ends
- * with, before the server leaves recovery, when the insertion timeline may
- * not be asked for yet.  After crash recovery that is the timeline
- * replayed.  After archive recovery it is a new one, whose history file
- * recovery wrote before requesting the checkpoint: the newest that follows
- * the replayed one.  (Recording the replayed timeline here made the next
- * start after a crash take the checkpoint for one made without the cache.)
- */
-static TimeLineID
-end_of_recovery_timeline(void)
-{
-	TimeLineID	replayed;
-
-	(void) GetXLogReplayRecPtr(&replayed);
-	if (GetRecoveryState() == RECOVERY_STATE_CRASH)
-		return replayed;
-	return findNewestTimeLine(replayed);
-}
-
-/*
  * Called by the checkpointer during a checkpoint's sync phase, before the
  * checkpoint can complete: remember its redo pointer as one the cache saw.
  * Returns false if the header could not be written; the caller gives up on
@@ -1059,13 +1077,16 @@ ssd_cache_file_note_checkpoint(XLogRecPtr redo)
 	{
 		h->redo_seen[1] = h->redo_seen[0];
 		h->redo_seen[0] = redo;
-		/* Restartpoints happen on the replay timeline, checkpoints on ours. */
+		/*
+		 * The timeline this process can see: the insertion timeline once
+		 * recovery is over, else the replayed one (which the insertion
+		 * timeline may not be asked for).  pg_control may record another
+		 * for the same checkpoint; see same_history().
+		 */
 		if (!RecoveryInProgress())
 			h->timeline = GetWALInsertionTimeLine();
-		else if (!XLogInsertAllowed())
-			(void) GetXLogReplayRecPtr(&h->timeline);
 		else
-			h->timeline = end_of_recovery_timeline();
+			(void) GetXLogReplayRecPtr(&h->timeline);
 		ok = write_header_locked();
 	}
 	LWLockRelease(file_shared->header_lock);
@@ -1178,7 +1199,7 @@ ssd_cache_file_note_shutdown(bool fresher_left)
 				(errcode_for_file_access(),
 				 errmsg("ssd_cache: could not record the clean shutdown in \"%s\": %m",
 						file_shared->path),
-				 errdetail("The next start will not trust the file: it starts empty, or is refused while it holds pages newer than the data files.")));
+				 errdetail("The cache will be verified against the WAL at the next start.")));
 	else if (h->fresher_id == 0)
 		(void) durable_unlink(SSD_CACHE_FRESHER_FILE, DEBUG1);
 	if (fd >= 0)
