@@ -153,6 +153,27 @@ is_superseded(QdttCandidate *c, const ListCell *lc, List *capture)
  *		os_cache_fraction float8, io_cost_memory float8,
  *		io_cost_device float8, memory_work_cost float8)
  */
+/*
+ * An error parsing or analyzing the query text reports its position inside
+ * that text (psql: QUERY: with the caret in it), not in the statement that
+ * called qdtt_explain(); other errors name the query in a CONTEXT line.
+ */
+static void
+query_error_callback(void *arg)
+{
+	const char *query = (const char *) arg;
+	int			position = geterrposition();
+
+	if (position > 0)
+	{
+		errposition(0);
+		internalerrposition(position);
+		internalerrquery(query);
+	}
+	else
+		errcontext("query planned by qdtt_explain(): %s", query);
+}
+
 Datum
 qdtt_explain(PG_FUNCTION_ARGS)
 {
@@ -165,8 +186,15 @@ qdtt_explain(PG_FUNCTION_ARGS)
 	List	   *scans = NIL;
 	ListCell   *lc;
 	ListCell   *sp;
+	ErrorContextCallback errcallback;
 
 	InitMaterializedSRF(fcinfo, 0);
+
+	/* Errors in the query point into it, as for SQL run by SPI. */
+	errcallback.callback = query_error_callback;
+	errcallback.arg = sql;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
 
 	raw = pg_parse_query(sql);
 	if (list_length(raw) != 1)
@@ -175,6 +203,7 @@ qdtt_explain(PG_FUNCTION_ARGS)
 				 errmsg("qdtt_explain() takes exactly one statement, got %d", list_length(raw))));
 	queries = pg_analyze_and_rewrite_fixedparams(linitial_node(RawStmt, raw), sql,
 												 NULL, 0, NULL);
+	error_context_stack = errcallback.previous;
 	query = linitial_node(Query, queries);
 	if (list_length(queries) != 1 || query->commandType != CMD_SELECT ||
 		query->utilityStmt != NULL || query->rowMarks != NIL ||

@@ -425,6 +425,14 @@ memory_cost_row(TupleTableSlot *slot, void *arg)
 
 		if (OidIsValid(spcoid) && e->model.spcoid == spcoid)
 		{
+			/*
+			 * As for the device points: memory costs beyond any device's
+			 * (hand-entered) would give infinite or NaN page costs.  The
+			 * model is not used.
+			 */
+			for (i = Anum_qdtt_mem_sb_random; i <= Anum_qdtt_mem_index_tuple; i++)
+				if (!(DatumGetFloat8(slot->tts_values[i - 1]) <= QDTT_MAX_POINT_US))
+					e->complete = false;
 			e->model.sb_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_random - 1]);
 			e->model.sb_seq_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_sb_seq - 1]);
 			e->model.os_random_us = DatumGetFloat8(slot->tts_values[Anum_qdtt_mem_os_random - 1]);
@@ -744,8 +752,8 @@ required_model(const char *spcname)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("QDTT model of tablespace \"%s\" is incomplete", spcname),
-				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths, each between %g and %g microseconds.",
-						   QDTT_MIN_POINT_US, QDTT_MAX_POINT_US),
+				 errdetail("A model needs band 1, queue depth 1 and a point for every pair of its bands and queue depths, each between %g and %g microseconds, and memory costs (qdtt_memory_cost) of at most %g.",
+						   QDTT_MIN_POINT_US, QDTT_MAX_POINT_US, QDTT_MAX_POINT_US),
 				 errhint("Run qdtt_calibrate('%s') or complete the rows in qdtt_calibration.", spcname)));
 	if (m == NULL && qdtt_model_moved(spcoid) != NULL)
 		ereport(ERROR,

@@ -225,6 +225,15 @@ FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 2999');
 INSERT INTO qdtt_memory_cost VALUES ('pg_default', -1, 0.4, 2, 2, 0.05, 0.05, 1.3, 0);
 INSERT INTO qdtt_memory_cost VALUES ('pg_default', 0.4, 0.4, 'Infinity', 2, 0.05, 0.05, 1.3, 0);
 INSERT INTO qdtt_memory_cost (tablespace, shared_buffers_random_us) VALUES ('pg_default', 0.4);
+-- A memory cost beyond any device's (hand-entered) leaves the model unused,
+-- as a device point would: its page costs would be infinite or NaN.
+INSERT INTO qdtt_memory_cost VALUES ('pg_default', 1e300, 1e300, 1e300, 1e300, 0.05, 0.05, 1.3, 0);
+SELECT qdtt_cost(16, 1);
+SELECT count(*) FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 BETWEEN 1000 AND 2999') WHERE qdtt_cost = 'NaN' OR qdtt_cost = 'Infinity';
+DELETE FROM qdtt_memory_cost;
+-- An error in the query text points into it.
+SELECT count(*) FROM qdtt_explain('SELECT nosuchcol FROM t');
+SELECT count(*) FROM qdtt_explain('SELECT max(c1) FROM t WHERE c2 = 1 / 0');
 
 -- Bitmap heap scans are costed at the prefetch distance
 -- (effective_io_concurrency), and, on a device that gains from it, every
