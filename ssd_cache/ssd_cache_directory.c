@@ -2402,7 +2402,7 @@ ssd_cache_cleaner_pending(void)
  * replay redoes the page).
  */
 void
-ssd_cache_write_back_fresher_now(void)
+ssd_cache_write_back_fresher_now(XLogRecPtr below)
 {
 	int32	   *todo;
 	int64		ntodo = 0,
@@ -2424,6 +2424,16 @@ ssd_cache_write_back_fresher_now(void)
 	for (s = 0; s < shared->nslots; s++)
 		if (slots[s].in_use && (mirror[s].flags & SSD_DIR_FRESHER))
 		{
+			XLogRecPtr	lsn = ssd_cache_file_slot_lsn(s);
+
+			/*
+			 * A page changed since the redo point (its LSN known and not
+			 * below it) can stay: replay from there restores it whole from
+			 * the full-page image its first change since then logged, as for
+			 * a torn page, whatever the disk holds.
+			 */
+			if (!XLogRecPtrIsInvalid(below) && !XLogRecPtrIsInvalid(lsn) && lsn >= below)
+				continue;
 			if (ntodo == space)
 			{
 				space *= 2;

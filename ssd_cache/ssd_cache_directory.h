@@ -77,7 +77,7 @@ typedef SsdAbsorbPermission (*SsdAbsorbAllowed) (Oid dbNode);
 
 extern bool ssd_cache_absorb_write(const BufferTag *tag, const char *page, bool may_admit,
 								   SsdAbsorbAllowed allowed);
-extern void ssd_cache_write_back_fresher_now(void);
+extern void ssd_cache_write_back_fresher_now(XLogRecPtr below);
 extern bool ssd_cache_disarm_unless(SsdAbsorbAllowed allowed);
 extern void ssd_cache_arm_if_fresher(void);
 extern void ssd_cache_wait_for_absorbs(void);

@@ -154,6 +154,14 @@ static SsdCacheFileShared *file_shared = NULL;
  * for a loss.  Unknown (0) after a restart until the slot is written.
  */
 static uint8 *slot_written_nonnew = NULL;
+
+/*
+ * Per slot, the LSN of the page this server last wrote to it;
+ * InvalidXLogRecPtr when unknown (not written since the start, or the
+ * write failed).  A restartpoint writes back only the pages it needs
+ * (ssd_cache_write_back_fresher_now).
+ */
+static XLogRecPtr *slot_page_lsn = NULL;
 static int	cache_fd = -1;
 
 /* How the admission worker writes slots. */
@@ -624,6 +632,8 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 	memset(file_shared, 0, sizeof(SsdCacheFileShared));
 	slot_written_nonnew = ShmemInitStruct("ssd_cache slot contents", layout->nslots, &found);
 	memset(slot_written_nonnew, 0, layout->nslots);
+	slot_page_lsn = ShmemInitStruct("ssd_cache slot LSNs", sizeof(XLogRecPtr) * layout->nslots, &found);
+	memset(slot_page_lsn, 0, sizeof(XLogRecPtr) * layout->nslots);
 	strlcpy(file_shared->path, path, MAXPGPATH);
 	file_shared->layout = *layout;
 	file_shared->header_lock = header_lock;
@@ -1558,7 +1568,17 @@ cache_io(bool is_write, char *buf, Size len, uint64 offset, uint32 wait_event,
 Size
 ssd_cache_file_shmem_size(uint64 nslots)
 {
-	return add_size(MAXALIGN(sizeof(SsdCacheFileShared)), nslots);
+	Size		size = CACHELINEALIGN(sizeof(SsdCacheFileShared));
+
+	size = add_size(size, CACHELINEALIGN(nslots));
+	return add_size(size, CACHELINEALIGN(mul_size(nslots, sizeof(XLogRecPtr))));
+}
+
+/* The LSN of the page last written to slot; InvalidXLogRecPtr: unknown. */
+XLogRecPtr
+ssd_cache_file_slot_lsn(uint64 slot)
+{
+	return slot_page_lsn[slot];
 }
 
 /* Before a slot is written with page: its old contents are no promise. */
@@ -1566,6 +1586,7 @@ static void
 slot_write_starts(uint64 slot)
 {
 	slot_written_nonnew[slot] = 0;
+	slot_page_lsn[slot] = InvalidXLogRecPtr;
 	pg_memory_barrier();
 }
 
@@ -1575,6 +1596,7 @@ slot_write_ended(uint64 slot, const char *page, bool ok)
 {
 	pg_memory_barrier();
 	slot_written_nonnew[slot] = ok && !PageIsNew((Page) page);
+	slot_page_lsn[slot] = ok && !PageIsNew((Page) page) ? PageGetLSN((Page) page) : InvalidXLogRecPtr;
 }
 
 /*

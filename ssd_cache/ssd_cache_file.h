@@ -136,6 +136,7 @@ extern int64 ssd_cache_file_header_writes(void);
 extern int	ssd_cache_file_fd(void);
 extern void ssd_cache_file_close(void);
 extern Size ssd_cache_file_shmem_size(uint64 nslots);
+extern XLogRecPtr ssd_cache_file_slot_lsn(uint64 slot);
 extern bool ssd_cache_file_read_slot(uint64 slot, char *aligned_buf);
 extern bool ssd_cache_file_write_slot(uint64 slot, const char *aligned_buf);
 

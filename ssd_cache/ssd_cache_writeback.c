@@ -612,7 +612,7 @@ ssd_cache_wb_at_checkpoint(void)
 	 */
 	if (ssd_cache_wb_lazy_cleaning())
 	{
-		ssd_cache_write_back_fresher_now();
+		ssd_cache_write_back_fresher_now(InvalidXLogRecPtr);
 		(void) ssd_cache_disarm_unless(lazy_cleaning_permission);
 	}
 	else if (RecoveryInProgress() && !XLogInsertAllowed())
@@ -626,9 +626,12 @@ ssd_cache_wb_at_checkpoint(void)
 		 * restartpoint leaves the data files holding every change made
 		 * before its redo point, as a standby without the cache does:
 		 * whatever a backup starts from, the rest is in the WAL it copies.
-		 * Pages absorbed since stay fresher until the next restartpoint.
+		 * Only pages last changed before the redo point need writing back:
+		 * a later change logged a full-page image, which replay restores
+		 * (pg_basebackup of a standby refuses WAL made without full-page
+		 * writes).  The rest stay fresher.
 		 */
-		ssd_cache_write_back_fresher_now();
+		ssd_cache_write_back_fresher_now(GetRedoRecPtr());
 		ssd_cache_arm_if_fresher();
 	}
 	else
