@@ -8,10 +8,11 @@
  * delta page, its own header's), its deleter or locker is in the group's
  * row map.  The slot remembers where the row came from and reads those only
  * when a query asks for them (slot_getsysattr), so scans that do not pay
- * nothing.  What it remembers (the relation and the group's directory
- * entry) stays valid as long as the row's values do: until the next row is
- * stored in the slot or the scan ends.  Values copied into another slot do
- * not carry the system columns, as with heap's virtual slots.
+ * nothing.  What it remembers (a copy of the group's directory entry, and
+ * the relation, which must stay open) stays valid as long as the row's
+ * values do: until the next row is stored in the slot.  A copy into another
+ * pax slot carries it, with the TID, as a copy of a heap row keeps its
+ * header; a copy into any other slot keeps the values only.
  *
  *-------------------------------------------------------------------------
  */
