@@ -151,7 +151,11 @@ static SsdCacheFileShared *file_shared = NULL;
  * truncated and extended again, or a hole punched in it, while in use (a
  * sparse file reads zeros, not a short read).  Cleared before each write
  * and set after it, so a write of a new page in progress is never taken
- * for a loss.  Unknown (0) after a restart until the slot is written.
+ * for a loss.  Unknown (0) after a restart until the slot is written.  One
+ * writer per slot at a time (the buffer manager writes a block from one
+ * process at a time, and the directory's busy marks and pins keep write-
+ * backs and reuse apart), so plain bytes with barriers suffice: a reader
+ * that sees the new contents of a write sees the flag cleared before it.
  */
 static uint8 *slot_written_nonnew = NULL;
 
