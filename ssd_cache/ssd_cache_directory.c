@@ -2432,7 +2432,7 @@ ssd_cache_write_back_fresher_now(XLogRecPtr below)
 			 * the full-page image its first change since then logged, as for
 			 * a torn page, whatever the disk holds.
 			 */
-			if (!XLogRecPtrIsInvalid(below) && !XLogRecPtrIsInvalid(lsn) && lsn >= below)
+			if (!XLogRecPtrIsInvalid(below) && !XLogRecPtrIsInvalid(lsn) && lsn > below)
 				continue;
 			if (ntodo == space)
 			{

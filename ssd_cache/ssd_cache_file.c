@@ -752,10 +752,12 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 							   "copied here: pg_rewind copies it from its source, and so does a copy of files.  "
 							   "The changes it stands for are in that server's SSD cache, not in these files.",
 							   SSD_CACHE_FRESHER_FILE),
-					 errhint("Run SELECT ssd_cache_flush() on the source (with ssd_cache.mode = write_through) "
-							 "or stop it cleanly, and run pg_rewind or the copy again.  To start as it is and "
-							 "accept missing those changes, remove \"%s/%s\"; then check the database "
-							 "(amcheck) or restore it from a backup.",
+					 errhint("Make this data directory again from the source, after SELECT ssd_cache_flush() there "
+							 "(with ssd_cache.mode = write_through) or a clean stop of it: with pg_basebackup, or "
+							 "by copying the files again, or with pg_rewind from a copy of this directory taken "
+							 "before the rewind (pg_rewind cannot run on it again: its recovery needs this start).  "
+							 "Removing \"%s/%s\" starts it as it is, missing those changes, and a rewound server "
+							 "may then not follow its new primary: check it (amcheck) or make it again.",
 							 DataDir, SSD_CACHE_FRESHER_FILE)));
 	}
 	if (marker == MARKER_FOREIGN)
