@@ -1469,7 +1469,8 @@ ssd_cache_file_disown(void)
  * other contents, than the others and the lock have.  The postmaster's
  * locked descriptor is inherited by every child, and opening it again
  * through /proc gives a descriptor of that very file with flags of our own.
- * Without /proc, the path is opened and must still name that file.
+ * Without /proc (or where it may not be read), the path is opened and must
+ * still name that file.
  */
 static int
 open_locked_file(void)
@@ -1486,8 +1487,8 @@ open_locked_file(void)
 	}
 	snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", lock_fd);
 	fd = BasicOpenFile(proc_path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
-	if (fd >= 0 || errno != ENOENT)
-		return fd;
+	if (fd >= 0 || (errno != ENOENT && errno != EACCES && errno != EPERM && errno != ENOTDIR))
+		return fd;				/* (EINVAL: no O_DIRECT there, the caller says so) */
 	fd = BasicOpenFile(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
 	if (fd < 0)
 		return -1;
