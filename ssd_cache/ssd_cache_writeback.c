@@ -629,9 +629,15 @@ ssd_cache_wb_at_checkpoint(void)
 		 * Only pages last changed before the redo point need writing back:
 		 * a later change logged a full-page image, which replay restores
 		 * (pg_basebackup of a standby refuses WAL made without full-page
-		 * writes).  The rest stay fresher.
+		 * writes).  The rest stay fresher.  That holds while replay sets
+		 * page LSNs as the primary did: with data checksums off and
+		 * wal_log_hints on here (often set for pg_rewind after a failover)
+		 * but perhaps off on the primary, replaying a visibility record
+		 * raises the heap page's LSN, where the primary logged no image of
+		 * it: then every fresher page is written back.
 		 */
-		ssd_cache_write_back_fresher_now(GetRedoRecPtr());
+		ssd_cache_write_back_fresher_now(DataChecksumsEnabled() || !wal_log_hints ?
+										 GetRedoRecPtr() : InvalidXLogRecPtr);
 		ssd_cache_arm_if_fresher();
 	}
 	else

@@ -76,4 +76,49 @@ SSDKitTest::amcheck_ok($copy, 'base backup of the standby');
 $copy->stop;
 $standby->stop;
 $primary->stop;
+
+# Data checksums off, wal_log_hints off on the primary and on on the standby
+# (often set for pg_rewind after a failover): replaying a visibility record
+# raises the heap page's LSN on the standby, where the primary logged no
+# full-page image of it, so the LSN rule must not leave that page in the
+# cache: every fresher page is written back at such a standby's restartpoints.
+my $ts2_primary = PostgreSQL::Test::Utils::tempdir_short();
+my $ts2_standby = PostgreSQL::Test::Utils::tempdir_short();
+my $ts2_copy = PostgreSQL::Test::Utils::tempdir_short();
+my $p2 = PostgreSQL::Test::Cluster->new('hintsprimary');
+$p2->init(allows_streaming => 1);    # no data checksums
+my $wb_conf = "shared_preload_libraries = 'ssd_cache'\nssd_cache.warmup = off\n"
+  . "ssd_cache.mode = write_back\nssd_cache.size = '16MB'\nshared_buffers = 128kB\n"
+  . "fsync = on\ncheckpoint_timeout = 1h\nautovacuum = off\n";
+$p2->append_conf('postgresql.conf',
+	$wb_conf . "ssd_cache.path = '" . SSDKitTest::cache_file($p2) . "'\nwal_log_hints = off\n");
+$p2->start;
+$p2->safe_psql('postgres', qq{
+	CREATE EXTENSION ssd_cache;
+	CREATE TABLESPACE ts2 LOCATION '$ts2_primary';
+	CREATE TABLE h (id int, v text) TABLESPACE ts2;
+	INSERT INTO h SELECT g, repeat('x', 100) FROM generate_series(1, 3000) g;
+	DELETE FROM h WHERE id % 2 = 0;
+	VACUUM h;
+});
+my $s2 = clone($p2, 'hintsstandby', $ts2_primary, $ts2_standby);
+$s2->enable_streaming($p2);
+$s2->append_conf('postgresql.conf',
+	"ssd_cache.path = '" . SSDKitTest::cache_file($s2) . "'\nwal_log_hints = on\n");
+$s2->start;
+$p2->safe_psql('postgres', q{INSERT INTO h SELECT g, repeat('y', 100) FROM generate_series(3001, 6000) g});
+$p2->safe_psql('postgres', 'CHECKPOINT');
+$p2->safe_psql('postgres', 'VACUUM h');    # after the redo point: visibility records only
+$p2->wait_for_catchup($s2);
+$s2->safe_psql('postgres', 'CHECKPOINT');
+my $c2 = clone($s2, 'hintscopy', $ts2_standby, $ts2_copy);
+unlink($c2->data_dir . '/standby.signal');
+$c2->append_conf('postgresql.conf', "ssd_cache.path = ''\nprimary_conninfo = ''\n");
+ok($c2->start(fail_ok => 1), 'a backup of a standby with wal_log_hints on alone starts');
+my $hq = q{SELECT count(*), sum(id) FROM h};
+is($c2->safe_psql('postgres', $hq), $p2->safe_psql('postgres', $hq),
+	'and has every row the primary has');
+$c2->stop;
+$s2->stop;
+$p2->stop;
 done_testing();
