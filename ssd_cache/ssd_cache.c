@@ -256,15 +256,19 @@ ssd_cache_shmem_request(void)
 }
 
 /*
- * Postmaster exit: after a clean shutdown, write back every page fresher
- * than the disk (nothing else runs any more) and mark the cache trusted.
+ * Postmaster exit: after a clean shutdown, mark the cache trusted, with its
+ * fresher pages, then write them back (nothing else runs any more) and
+ * mark it trusted without.  Killed during the write-back (a service
+ * manager's stop timeout), the file is trusted as it is at the next start:
+ * every slot is as new as the disk or newer.
  */
 static void
 ssd_cache_postmaster_exit(int code, Datum arg)
 {
-	if (ssd_cache_enabled() && !ssd_cache_bypassed())
-		ssd_cache_file_note_shutdown(ssd_cache_file_shut_down_cleanly() &&
-									 !ssd_cache_shutdown_write_back());
+	if (!ssd_cache_enabled() || ssd_cache_bypassed() || !ssd_cache_file_shut_down_cleanly())
+		return;
+	ssd_cache_file_note_shutdown(true);
+	ssd_cache_file_note_shutdown(!ssd_cache_shutdown_write_back());
 }
 
 static void

@@ -2424,7 +2424,10 @@ ssd_cache_write_back_fresher_now(XLogRecPtr below)
 	for (s = 0; s < shared->nslots; s++)
 		if (slots[s].in_use && (mirror[s].flags & SSD_DIR_FRESHER))
 		{
-			XLogRecPtr	lsn = ssd_cache_file_slot_lsn(s);
+			XLogRecPtr	lsn;
+
+			pg_read_barrier();	/* the LSN of the page the mark is for */
+			lsn = ssd_cache_file_slot_lsn(s);
 
 			/*
 			 * A page changed since the redo point (its LSN known and not

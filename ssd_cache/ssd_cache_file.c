@@ -140,6 +140,8 @@ typedef struct SsdCacheFileShared
 	pg_atomic_uint32 fresher_armed; /* header.fresher_id != 0 on the SSD */
 	bool		resets_unlogged;	/* this start runs recovery, which resets
 									 * unlogged relations behind smgr */
+	XLogRecPtr	lsn_floor;		/* the last run's WAL bound: slot LSNs up to
+								 * it are not taken as this run's */
 } SsdCacheFileShared;
 
 static SsdCacheFileShared *file_shared = NULL;
@@ -512,14 +514,15 @@ header_distrust_reason(const SsdCacheHeader *h, const SsdCacheLayout *layout,
 						control->checkPointCopy.ThisTimeLineID);
 	/* (ran_without_cache() below tells that reason from the others) */
 	/*
-	 * Shut down cleanly, but the file did not record the shutdown: fine if
-	 * it saw the shutdown checkpoint (the postmaster died while writing
-	 * fresher pages back, or could not write the header: treat it as a
-	 * crash), not if it is a copy of the file from before that checkpoint.
+	 * Shut down cleanly, but the file did not record the shutdown: a copy
+	 * of it, or the file put back, from while the server ran (a standby's
+	 * shutdown may make no restartpoint, so the redo pointer alone does not
+	 * tell).  The shutdown is recorded before the fresher pages are written
+	 * back, so a postmaster killed meanwhile leaves a clean header.
 	 */
-	if (shut_down && h->state != SSD_HEADER_CLEAN && h->redo_seen[0] != control->checkPointCopy.redo)
+	if (shut_down && h->state != SSD_HEADER_CLEAN)
 		return "the data directory was shut down cleanly, but not with this file (a copy of it, or "
-			"the file put back, while the server ran)";
+			"the file put back, while the server ran; or the shutdown could not be recorded)";
 	if (h->state == SSD_HEADER_CLEAN)
 	{
 		if (!shut_down || h->redo_seen[0] != control->checkPointCopy.redo)
@@ -783,6 +786,13 @@ file_startup(const char *path, const SsdCacheLayout *layout,
 		memcpy(&h, block, sizeof(h));
 		why = header_distrust_reason(&h, layout, control, moved, &after_crash);
 	}
+
+	/*
+	 * Page LSNs up to the last run's WAL may have been set by that run's
+	 * replay under other settings (see ssd_cache_file_slot_lsn): not known
+	 * to this run.  (A garbage header only makes the floor higher.)
+	 */
+	file_shared->lsn_floor = h.wal_bound;
 
 	/* Write-back: does the data directory expect fresher pages? */
 	switch (marker)
@@ -1215,7 +1225,7 @@ ssd_cache_file_note_shutdown(bool fresher_left)
 				(errcode_for_file_access(),
 				 errmsg("ssd_cache: could not record the clean shutdown in \"%s\": %m",
 						file_shared->path),
-				 errdetail("The cache will be verified against the WAL at the next start.")));
+				 errdetail("The next start will not trust the file: it starts empty, or is refused while it holds pages newer than the data files.")));
 	else if (h->fresher_id == 0)
 		(void) durable_unlink(SSD_CACHE_FRESHER_FILE, DEBUG1);
 	if (fd >= 0)
@@ -1486,10 +1496,11 @@ open_locked_file(void)
 		return -1;
 	}
 	snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", lock_fd);
-	fd = BasicOpenFile(proc_path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
-	if (fd >= 0 || (errno != ENOENT && errno != EACCES && errno != EPERM && errno != ENOTDIR))
+	/* O_CLOEXEC: not to programs the server runs (COPY TO PROGRAM, archiving) */
+	fd = BasicOpenFile(proc_path, O_RDWR | O_DIRECT | O_DSYNC | O_CLOEXEC | PG_BINARY);
+	if (fd >= 0 || errno == EINVAL)
 		return fd;				/* (EINVAL: no O_DIRECT there, the caller says so) */
-	fd = BasicOpenFile(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | PG_BINARY);
+	fd = BasicOpenFile(file_shared->path, O_RDWR | O_DIRECT | O_DSYNC | O_CLOEXEC | PG_BINARY);
 	if (fd < 0)
 		return -1;
 	if (fstat(lock_fd, &locked) != 0 || fstat(fd, &opened) != 0 ||
@@ -1581,7 +1592,14 @@ ssd_cache_file_shmem_size(uint64 nslots)
 	return add_size(size, CACHELINEALIGN(mul_size(nslots, sizeof(XLogRecPtr))));
 }
 
-/* The LSN of the page last written to slot; InvalidXLogRecPtr: unknown. */
+/*
+ * The LSN of the page last written to slot; InvalidXLogRecPtr: unknown.  A
+ * restartpoint leaves a fresher page in the cache when its LSN is past the
+ * redo point, trusting that the change that set it logged a full-page
+ * image.  An LSN from an earlier run may have been set by that run's replay
+ * without one (data checksums off, wal_log_hints on there): only LSNs past
+ * the last run's WAL bound count.
+ */
 XLogRecPtr
 ssd_cache_file_slot_lsn(uint64 slot)
 {
@@ -1603,7 +1621,8 @@ slot_write_ended(uint64 slot, const char *page, bool ok)
 {
 	pg_memory_barrier();
 	slot_written_nonnew[slot] = ok && !PageIsNew((Page) page);
-	slot_page_lsn[slot] = ok && !PageIsNew((Page) page) ? PageGetLSN((Page) page) : InvalidXLogRecPtr;
+	slot_page_lsn[slot] = ok && !PageIsNew((Page) page) &&
+		PageGetLSN((Page) page) > file_shared->lsn_floor ? PageGetLSN((Page) page) : InvalidXLogRecPtr;
 }
 
 /*
