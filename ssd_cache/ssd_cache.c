@@ -75,6 +75,8 @@ static const char *const known_fault_points[] = {
 								 * writing its state file */
 	"warmup_slow_load",			/* the warm-up loader sleeps 100 ms before
 								 * each of its first 100 chunks */
+	"die_during_exit_write_back",	/* the postmaster is killed halfway
+									 * through its clean shutdown's write-back */
 	NULL
 };
 

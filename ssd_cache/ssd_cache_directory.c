@@ -2541,6 +2541,12 @@ ssd_cache_shutdown_write_back(void)
 		SsdCacheDirEntry *e = &mirror[order[i]];
 		BufferTag	tag;
 
+		if (i == n / 2 && i > 0 && ssd_cache_fault_enabled("die_during_exit_write_back"))
+		{
+			/* test only: a service manager's stop timeout */
+			ereport(LOG, (errmsg("ssd_cache: fault injection: killed halfway through the shutdown write-back")));
+			kill(MyProcPid, SIGKILL);
+		}
 		entry_tag(e, &tag);
 		if (!ssd_cache_file_read_slot(order[i], buf))
 		{

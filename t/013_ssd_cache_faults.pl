@@ -268,4 +268,29 @@ is($sw->safe_psql('postgres', 'SELECT count(*), sum(v) FROM s'), '20000|40000',
 	'a cache file truncated while running: no page reads as empty');
 cmp_ok(SSDKitTest::cache_stat($sw, 'errors'), '>', 0, 'the lost slots count as SSD errors');
 $sw->stop;
+
+# 11. The postmaster killed halfway through writing the fresher pages back at
+#     a clean shutdown (a service manager's stop timeout): the shutdown was
+#     recorded first, so the next start trusts the file as it is and has
+#     every change.
+my $sd = SSDKitTest::node('faults_stop', cache => '8MB', init => { allows_streaming => 1 },
+	conf => "shared_buffers = 1MB\nssd_cache.mode = write_back\nfsync = on\nautovacuum = off\n"
+	  . "ssd_cache.fault_injection = 'die_during_exit_write_back'\n");
+$sd->safe_psql('postgres', q{
+	CREATE EXTENSION ssd_cache;
+	CREATE TABLE k (id int PRIMARY KEY, v int);
+	INSERT INTO k SELECT g, 0 FROM generate_series(1, 20000) g;
+	CHECKPOINT;
+	UPDATE k SET v = 1;
+	CHECKPOINT;
+});
+cmp_ok(SSDKitTest::cache_stat($sd, 'fresher_pages'), '>', 1, 'fresher pages before the stop');
+$sd->stop('fast', fail_ok => 1);
+ok($sd->log_contains(qr/killed halfway through the shutdown write-back/), 'the postmaster was killed during it');
+$sd->adjust_conf('postgresql.conf', 'ssd_cache.fault_injection', undef);
+ok($sd->start(fail_ok => 1), 'the next start is not refused');
+is($sd->safe_psql('postgres', 'SELECT count(*), sum(v) FROM k'), '20000|20000', 'and has every change');
+is(SSDKitTest::query($sd, 'SELECT mismatched FROM ssd_cache_verify()'), '0', 'no cached page is older than the disk');
+SSDKitTest::amcheck_ok($sd, 'killed during the shutdown write-back');
+$sd->stop;
 done_testing();
