@@ -19,11 +19,19 @@
  * fetches the deferred columns by ctid.  The join order, the build and
  * probe sides and the hash clauses stay PostgreSQL's.
  *
- * flashscan.flashjoin = cost keeps the rewrite only when its estimated
- * cost is below the original's: narrower hash tables (fewer batches, less
- * spilled) and less read by the scans, against the fetch (distinct groups
- * touched, Cardenas' formula, and the sorts of the sorted mode).  rewrite
- * keeps it always (the paper's method); off never tries.
+ * flashscan.flashjoin = rewrite applies this to the finished plan always
+ * (the paper's method, P1).  flashscan.flashjoin = cost offers it as a path
+ * of every join relation instead (P2, the paper's future work): after the
+ * core has added its join paths for a pair of input relations, the
+ * cheapest inner hash join of that pair is rewritten as above and added to
+ * the join relation with its estimated cost: narrower hash tables (fewer
+ * batches, less spilled) and less read by the scans, against the fetch
+ * (distinct groups touched, Cardenas' formula, and the sorts of the sorted
+ * mode).  add_path() then keeps it only where it is cheaper than every
+ * ordinary path of the relation, and the joins above choose their order
+ * with it.  A Flash Fetch path remembers the hash join it replaced, so a
+ * join above it that is rewritten too unwraps it and builds one fetch over
+ * the larger subtree instead of a fetch over a fetch.  off never tries.
  *
  * Paths are shared between relations, so nothing found is changed in
  * place: the nodes from the final path down to the subtree's root are
@@ -45,6 +53,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "optimizer/restrictinfo.h"
@@ -97,9 +106,31 @@ typedef struct FjContext
 	List	   *carried;		/* Vars the subtree's root must still produce */
 } FjContext;
 
+/*
+ * A Flash Fetch path and the ordinary hash join it replaces (a copy: add_path
+ * frees the paths the new one dominates).
+ */
+typedef struct FlashJoinPath
+{
+	CustomPath	cpath;
+	Path	   *wide;
+} FlashJoinPath;
+
 static Path *rewrite_path(PlannerInfo *root, Path *path);
 
 static const CustomPathMethods flashjoin_fetch_path_methods;
+
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+
+/* The hash join a Flash Fetch path replaced, or path itself. */
+static Path *
+unwrap_fetch(Path *path)
+{
+	if (IsA(path, CustomPath) &&
+		((CustomPath *) path)->methods == &flashjoin_fetch_path_methods)
+		return ((FlashJoinPath *) path)->wide;
+	return path;
+}
 
 /*
  * Sets of Vars, by relation and attribute only: the same column pulled from
@@ -188,6 +219,7 @@ collect_subtree(FjContext *cxt, Path *path)
 	HashPath   *hp;
 	ListCell   *lc;
 
+	path = unwrap_fetch(path);
 	if (!is_inner_hash_join(path))
 	{
 		if (path->param_info != NULL)
@@ -352,6 +384,8 @@ narrow_path(FjContext *cxt, Path *path, List *above)
 				new_total;
 	int			old_nbatch;
 
+	/* a fetch below is replaced by its join, rewritten with this subtree */
+	path = unwrap_fetch(path);
 	if (!is_inner_hash_join(path))
 	{
 		foreach(lc, cxt->fetch)
@@ -539,6 +573,9 @@ try_flashjoin(PlannerInfo *root, Path *root_path)
 			FLASHFETCH_NAIVE : FLASHFETCH_SORTED;
 
 	fetch = ssdkit_base_custom_path(root_path->parent, &flashjoin_fetch_path_methods);
+	fetch = repalloc(fetch, sizeof(FlashJoinPath));
+	((FlashJoinPath *) fetch)->wide = palloc(sizeof(HashPath));
+	memcpy(((FlashJoinPath *) fetch)->wide, root_path, sizeof(HashPath));
 	fetch->path.pathtarget = root_path->pathtarget;
 	fetch->path.rows = root_path->rows;
 	fetch->path.startup_cost = narrow->startup_cost;
@@ -659,6 +696,18 @@ rewrite_path(PlannerInfo *root, Path *path)
 	}
 }
 
+/*
+ * Plain SELECTs only: row locks and UPDATE/DELETE re-check rows through
+ * EvalPlanQual, which needs every relation's row, not a join index.
+ */
+static bool
+query_qualifies(PlannerInfo *root)
+{
+	return flashscan_enable && root->parse->commandType == CMD_SELECT &&
+		root->rowMarks == NIL && !root->parse->hasForUpdate;
+}
+
+/* P1: the finished plan's inner hash joins rewritten (flashjoin = rewrite). */
 static void
 flashjoin_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 					  RelOptInfo *output_rel, void *extra)
@@ -668,17 +717,48 @@ flashjoin_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *in
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
 
-	/*
-	 * Plain SELECTs only: row locks and UPDATE/DELETE re-check rows through
-	 * EvalPlanQual, which needs every relation's row, not a join index.
-	 */
-	if (stage != UPPERREL_FINAL || flashjoin_mode == FLASHJOIN_OFF || !flashscan_enable ||
-		root->parse->commandType != CMD_SELECT || root->rowMarks != NIL ||
-		root->parse->hasForUpdate)
+	if (stage != UPPERREL_FINAL || flashjoin_mode != FLASHJOIN_REWRITE || !query_qualifies(root))
 		return;
 
 	foreach(lc, output_rel->pathlist)
 		lfirst(lc) = rewrite_path(root, (Path *) lfirst(lc));
+}
+
+/*
+ * P2: a FlashJoin path for the join relation (flashjoin = cost), made from
+ * the cheapest inner hash join the core just added for this pair of inputs.
+ * Each pair is offered once per join order, so no path is tried twice.
+ */
+static void
+flashjoin_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					 RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	HashPath   *best = NULL;
+	Path	   *fetch;
+	ListCell   *lc;
+
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+
+	if (flashjoin_mode != FLASHJOIN_COST || !query_qualifies(root))
+		return;
+
+	foreach(lc, joinrel->pathlist)
+	{
+		HashPath   *hp = lfirst(lc);
+
+		if (!is_inner_hash_join(&hp->jpath.path) ||
+			hp->jpath.outerjoinpath->parent != outerrel ||
+			hp->jpath.innerjoinpath->parent != innerrel)
+			continue;
+		if (best == NULL || hp->jpath.path.total_cost < best->jpath.path.total_cost)
+			best = hp;
+	}
+	if (best == NULL)
+		return;
+	fetch = try_flashjoin(root, &best->jpath.path);
+	if (fetch != NULL)
+		add_path(joinrel, fetch);
 }
 
 /* ------------------------------------------------------------------------
@@ -796,8 +876,8 @@ flashjoin_plan_init(void)
 {
 	DefineCustomEnumVariable("flashscan.flashjoin",
 							 "How FlashJoin rewrites inner hash joins over pax tables.",
-							 "off: never; rewrite: always where the plan qualifies (the paper's method); "
-							 "cost: where the estimated cost is lower than the ordinary join's.",
+							 "off: never; rewrite: always where the finished plan qualifies (the paper's method); "
+							 "cost: as a path of each join relation, kept where it is estimated cheaper.",
 							 &flashjoin_mode, FLASHJOIN_COST, flashjoin_mode_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("flashscan.flashjoin_fetch",
@@ -809,4 +889,6 @@ flashjoin_plan_init(void)
 	RegisterCustomScanMethods(flashjoin_fetch_scan_methods());
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = flashjoin_upper_paths;
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = flashjoin_join_paths;
 }
