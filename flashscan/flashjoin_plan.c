@@ -26,9 +26,10 @@
  * cheapest inner hash join of that pair is rewritten as above and added to
  * the join relation with its estimated cost: narrower hash tables (fewer
  * batches, less spilled) and less read by the scans, against the fetch
- * (distinct groups touched, Cardenas' formula, and the sorts of the sorted
- * mode).  add_path() then keeps it only where it is cheaper than every
- * ordinary path of the relation, and the joins above choose their order
+ * (distinct groups touched, Cardenas' formula, their blocks priced by the
+ * QDTT model when qdtt_costing has one, and the sorts of the sorted mode).
+ * add_path() then keeps it only where it is cheaper than every ordinary
+ * path of the relation, and the joins above choose their order
  * with it.  A Flash Fetch path remembers the hash join it replaced, so a
  * join above it that is rewritten too unwraps it and builds one fetch over
  * the larger subtree instead of a fetch over a fetch.  off never tries.
@@ -67,6 +68,7 @@
 #include "flashscan.h"
 #include "pax.h"
 #include "ssdkit_path.h"
+#include "ssdkit_qdtt.h"
 
 int			flashjoin_mode = FLASHJOIN_COST;
 int			flashjoin_fetch_mode = FLASHFETCH_AUTO;
@@ -277,6 +279,29 @@ batch_cost(Path *outer, Path *inner, double inner_rows_total, int *nbatch,
 }
 
 /*
+ * What the fetch pays for a page of rel read at random and read in order:
+ * the tablespace's QDTT model when qdtt_costing has one (a random read within
+ * the relation's extent, one at a time: the fetch waits for each group's
+ * first block), else its random_page_cost and seq_page_cost.
+ */
+static void
+fetch_page_costs(RelOptInfo *rel, double *random, double *seq)
+{
+	SsdkitQdttApi *api = ssdkit_qdtt_api(1);
+	double		r,
+				s;
+
+	get_tablespace_page_costs(rel->reltablespace, random, seq);
+	if (api != NULL &&
+		api->page_cost(rel->reltablespace, Max(rel->pages, 1), 1, &r) &&
+		api->page_cost(rel->reltablespace, 1, 1, &s))
+	{
+		*random = r;
+		*seq = Min(s, r);
+	}
+}
+
+/*
  * The fetch of one relation's deferred columns for rows rows: distinct
  * groups touched (Cardenas), the blocks of their minipages, decoding, and
  * (sorted mode, input not in ctid order) a sort of the join index.
@@ -305,7 +330,7 @@ fetch_cost(PlannerInfo *root, FjLeaf *leaf, double rows, double index_width,
 	blocks = flashscan_column_blocks(rte->relid, RelationGetDescr(r), atts, rows_per_group);
 	relation_close(r, NoLock);
 	ncols = list_length(atts);
-	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
+	fetch_page_costs(rel, &spc_random, &spc_seq);
 
 	distinct = ngroups * (1.0 - pow(1.0 - 1.0 / ngroups, rows));
 	leaf->distinct_groups = distinct;

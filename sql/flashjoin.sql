@@ -204,6 +204,16 @@ SET enable_material = off;
 SELECT fj('SELECT f.a, d.name, h.hname FROM wh h JOIN (wf f JOIN wd d ON f.d = d.id) ON f.d BETWEEN h.id AND h.id + 2
 		   WHERE d.name = ''n3'' AND h.id < 10');
 RESET enable_material;
+-- the fetch's reads priced by the tablespace's QDTT model when there is one:
+-- a device whose random reads cost a thousand sequential ones keeps the
+-- ordinary join
+CREATE EXTENSION qdtt_costing;
+INSERT INTO qdtt_calibration (tablespace, band_pages, queue_depth, cost_us)
+SELECT 'pg_default', b, q, CASE WHEN b = 1 THEN 10 ELSE 10000 END
+FROM unnest(ARRAY[1, 16, 4096]) b, unnest(ARRAY[1, 2, 4, 8]) q;
+SELECT fj('SELECT f.a, f.b, f.c, d.name, e.label FROM wf f JOIN wd d ON f.d = d.id JOIN we e ON f.e = e.id WHERE d.name = ''n3''');
+DROP EXTENSION qdtt_costing;
+SELECT fj('SELECT f.a, f.b, f.c, d.name, e.label FROM wf f JOIN wd d ON f.d = d.id JOIN we e ON f.e = e.id WHERE d.name = ''n3''');
 DROP TABLE wf, wd, we, wh;
 RESET flashscan.group_blocks;
 
