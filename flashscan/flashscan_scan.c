@@ -52,6 +52,7 @@
 #include "storage/dsm.h"
 #include "storage/predicate.h"
 #include "catalog/pg_am_d.h"
+#include "catalog/pg_proc_d.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -225,6 +226,7 @@ typedef struct SimpleQual
 } SimpleQual;
 
 static bool simple_qual(Node *clause, Index scanrelid, SimpleQual *q);
+static bool early_safe_qual(Node *clause);
 static CustomPath *create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target,
 							   int parallel_workers);
 static Plan *flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel,
@@ -1160,29 +1162,42 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	MemoryContextSwitchTo(old);
 
 	{
-		List	   *residual = NIL;
+		List	   *residual = NIL,
+				   *early = NIL,
+				   *lazy = NIL;
 		List	   *ahead = (List *) lthird(cscan->custom_private);
 		int			i = 0;
 
 		/*
-		 * Simple quals run first, on the column arrays: the leading ones,
-		 * and those the planner let run ahead of the others
-		 * (qual_run_ahead()).
+		 * Quals safe to run early (early_safe_qual()) run over the group
+		 * before its rows are returned: simple ones first, on the column
+		 * arrays (the leading ones, and those the planner let run ahead of
+		 * the others, qual_run_ahead()), then the others on a slot of the
+		 * predicate columns.  From the first qual that is not safe on, they
+		 * run row by row as ExecScan's qual, when the row is asked for, as
+		 * on heap.
 		 */
 		fs->simple = palloc(sizeof(SimpleQual) * Max(list_length(cscan->custom_exprs), 1));
 		foreach(lc, cscan->custom_exprs)
 		{
-			if ((residual != NIL && !list_nth_int(ahead, i)) ||
-				!simple_qual((Node *) lfirst(lc), cscan->scan.scanrelid,
-							 &fs->simple[fs->nsimple]))
-				residual = lappend(residual, lfirst(lc));
+			Node	   *qual = lfirst(lc);
+
+			if (lazy != NIL || !early_safe_qual(qual))
+				lazy = lappend(lazy, qual);
+			else if ((residual != NIL && !list_nth_int(ahead, i)) ||
+					 !simple_qual(qual, cscan->scan.scanrelid, &fs->simple[fs->nsimple]))
+				residual = lappend(residual, qual);
 			else
 				fs->nsimple++;
+			if (lazy == NIL)
+				early = lappend(early, qual);
 			i++;
 		}
 		fs->quals = ExecInitQual(residual, &node->ss.ps);
+		/* EvalPlanQual's rows: the early quals here, the lazy ones in ExecScan */
+		fs->recheck_quals = ExecInitQual(early, &node->ss.ps);
+		node->ss.ps.qual = ExecInitQual(lazy, &node->ss.ps);
 	}
-	fs->recheck_quals = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
 	fs->qual_list = palloc(sizeof(int) * natts);
 	fs->all_list = palloc(sizeof(int) * natts);
 	{
@@ -1222,6 +1237,101 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	fs->cur_selected = -1;
 	/* pg_stat_*_tables.seq_scan: FlashScan is the table's sequential scan */
 	pgstat_count_heap_scan(fs->rel);
+}
+
+/*
+ * May this operator run on rows heap would not have run it on?  Only if it
+ * has no side effect and raises no error that depends on the row: a
+ * leakproof function, or a built-in comparison of a btree family (total
+ * over valid values: it sorts them) or LIKE and regular-expression match,
+ * whose errors come from the pattern alone, the same on every row.
+ */
+static bool
+early_safe_operator(Oid opno, Oid funcid)
+{
+	char	   *name;
+
+	if (get_func_leakproof(funcid))
+		return true;
+	if (opno >= FirstNormalObjectId || func_volatile(funcid) == PROVOLATILE_VOLATILE)
+		return false;
+	if (get_op_btree_interpretation(opno) != NIL)
+		return true;
+	name = get_opname(opno);
+	return name != NULL &&
+		(strcmp(name, "~~") == 0 || strcmp(name, "!~~") == 0 ||
+		 strcmp(name, "~~*") == 0 || strcmp(name, "!~~*") == 0 ||
+		 strcmp(name, "~") == 0 || strcmp(name, "!~") == 0 ||
+		 strcmp(name, "~*") == 0 || strcmp(name, "!~*") == 0);
+}
+
+static bool
+early_unsafe_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+		case T_Param:
+		case T_List:
+		case T_BoolExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_RelabelType:
+		case T_CaseExpr:
+		case T_CaseWhen:
+		case T_CaseTestExpr:
+		case T_CoalesceExpr:
+		case T_MinMaxExpr:
+		case T_ArrayExpr:
+		case T_RowExpr:
+		case T_FieldSelect:
+			break;
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			{
+				OpExpr	   *op = (OpExpr *) node;
+
+				set_opfuncid(op);
+				if (!early_safe_operator(op->opno, op->opfuncid))
+					return true;
+			}
+			break;
+		case T_ScalarArrayOpExpr:
+			{
+				ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
+
+				set_sa_opfuncid(op);
+				if (!early_safe_operator(op->opno, op->opfuncid))
+					return true;
+			}
+			break;
+		case T_FuncExpr:
+			if (!get_func_leakproof(((FuncExpr *) node)->funcid))
+				return true;
+			break;
+		default:
+			return true;		/* sub-selects, casts through text, ... */
+	}
+	return expression_tree_walker(node, early_unsafe_walker, context);
+}
+
+/*
+ * May the executor run this qual over a whole group before returning any of
+ * its rows?  Heap runs the quals row by row, as the rows are asked for: a
+ * LIMIT, an EXISTS or a cursor stops it early, and an UPDATE's qual that
+ * reads the table sees the rows updated so far.  Running a qual on more
+ * rows, or sooner, is invisible only when it neither errors on some row
+ * nor has any effect (a volatile function, a sub-select, a function that
+ * may raise an error: "1 / (a - 30) <> 7", nextval(), RAISE).
+ */
+static bool
+early_safe_qual(Node *clause)
+{
+	return !contain_volatile_functions(clause) && !early_unsafe_walker(clause, NULL);
 }
 
 /* Is clause "column op constant" on our relation?  Then fill *q. */
@@ -1698,6 +1808,7 @@ join_filter_keys(PlanState *scan, HashJoinState *hj, int *key_atts, int *key_out
 	if (scan == NULL || !IsA(scan, CustomScanState) ||
 		((CustomScanState *) scan)->methods != &flashscan_exec_methods ||
 		!flashscan_join_filter || fs->join_filter != NULL ||
+		scan->qual != NULL ||	/* rows must meet the lazy quals first */
 		(hj->js.jointype != JOIN_INNER && hj->js.jointype != JOIN_SEMI &&
 		 hj->js.jointype != JOIN_RIGHT) ||
 		plan->hashkeys == NIL || scan->ps_ResultTupleSlot == NULL)

@@ -124,7 +124,41 @@ CREATE FUNCTION ratio_ok(int, int) RETURNS bool LANGUAGE plpgsql STRICT COST 1
 SELECT count(*) FROM ah WHERE ratio_ok(a, b) AND t = 'never';
 RESET enable_seqscan;
 DROP FUNCTION ratio_ok(int, int);
-DROP TABLE ah;
+
+-- A qual that may raise an error on some row or has an effect runs row by
+-- row, when the row is asked for, as on heap: a LIMIT, an EXISTS or a
+-- cursor stops it before the rows it would fail on, a volatile function
+-- runs once a row examined, and an UPDATE's qual that reads the table sees
+-- the rows updated so far.  (FlashScan used to run every qual over the
+-- whole group first.)
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT a FROM ah WHERE 1 / (a - 30) <> 7 LIMIT 1;
+SELECT a FROM ah WHERE 1 / (a - 30) <> 7 LIMIT 1;
+SELECT EXISTS (SELECT 1 FROM ah WHERE 1 / (a - 3000) <> 7);
+SELECT a FROM ah WHERE b > 5 AND 1 / (a - 3000) <> 7 LIMIT 1 OFFSET 100;
+BEGIN;
+DECLARE cur CURSOR FOR SELECT a FROM ah WHERE 1 / (a - 50) <> 7;
+FETCH 3 FROM cur;
+COMMIT;
+CREATE SEQUENCE ah_seq;
+SELECT a FROM ah WHERE b > 0 AND nextval('ah_seq') > 0 LIMIT 3;
+SELECT currval('ah_seq') AS qual_calls;
+DROP SEQUENCE ah_seq;
+CREATE TABLE flags (id int, flag bool, pad text) USING pax;
+INSERT INTO flags SELECT g, false, 'x' FROM generate_series(1, 1000) g;
+ANALYZE flags;
+CREATE FUNCTION flagged() RETURNS bigint LANGUAGE sql VOLATILE
+	AS 'SELECT count(*) FROM flags WHERE flag';
+EXPLAIN (COSTS OFF) UPDATE flags SET flag = true WHERE NOT flag AND id > 0 AND flagged() < 5;
+UPDATE flags SET flag = true WHERE NOT flag AND id > 0 AND flagged() < 5;
+SELECT count(*) AS updated FROM flags WHERE flag;
+-- still selection first for quals that cannot fail: a group without a
+-- match is skipped before its other columns are read
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(id) FROM ah WHERE a < 3 AND t LIKE 'z%';
+RESET enable_seqscan;
+DROP FUNCTION flagged();
+DROP TABLE flags, ah;
 
 DROP OPERATOR ==== (int, int);
 DROP FUNCTION even_eq(int, int);
