@@ -204,8 +204,9 @@ qdtt_explain(PG_FUNCTION_ARGS)
 	queries = pg_analyze_and_rewrite_fixedparams(linitial_node(RawStmt, raw), sql,
 												 NULL, 0, NULL);
 	error_context_stack = errcallback.previous;
-	query = linitial_node(Query, queries);
-	if (list_length(queries) != 1 || query->commandType != CMD_SELECT ||
+	/* a rule may rewrite the statement into none (DO INSTEAD NOTHING) or several */
+	query = list_length(queries) == 1 ? linitial_node(Query, queries) : NULL;
+	if (query == NULL || query->commandType != CMD_SELECT ||
 		query->utilityStmt != NULL || query->rowMarks != NIL ||
 		query->hasModifyingCTE)
 		ereport(ERROR,

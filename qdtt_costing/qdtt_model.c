@@ -45,6 +45,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "qdtt_costing.h"
 
@@ -96,10 +97,21 @@ model_relcache_callback(Datum arg, Oid relid)
 		model_cache_reset();
 }
 
+/*
+ * Models are keyed by tablespace name and mapped to OIDs when they load: a
+ * tablespace created, renamed or dropped changes that map.
+ */
+static void
+model_tablespace_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	model_cache_reset();
+}
+
 void
 qdtt_model_init(void)
 {
 	CacheRegisterRelcacheCallback(model_relcache_callback, (Datum) 0);
+	CacheRegisterSyscacheCallback(TABLESPACEOID, model_tablespace_callback, (Datum) 0);
 }
 
 /*

@@ -205,6 +205,11 @@ SELECT count(*) FILTER (WHERE chosen) AS chosen_rows FROM qdtt_explain('SELECT m
 SELECT * FROM qdtt_explain('UPDATE t SET c1 = 0');
 SELECT * FROM qdtt_explain('WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d');
 SELECT * FROM qdtt_explain('SELECT 1; SELECT 2');
+-- a rule may rewrite a statement into none: an error, not a crash
+CREATE TEMP TABLE qdtt_ruled (a int);
+CREATE RULE qdtt_nothing AS ON INSERT TO qdtt_ruled DO INSTEAD NOTHING;
+SELECT * FROM qdtt_explain('INSERT INTO qdtt_ruled VALUES (1)');
+DROP TABLE qdtt_ruled;
 -- Every query level is listed and marked: UNION branches, a CTE, a
 -- correlated subquery (each level numbers its relations from 1).
 SELECT relation, scan, index, chosen

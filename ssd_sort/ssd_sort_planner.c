@@ -649,11 +649,14 @@ add_ssd_sort_path(PlannerInfo *root, RelOptInfo *rel, const Ordering *order,
 		rel->reltarget->cost.startup;
 
 	cpath = ssdkit_base_custom_path(rel, &ssd_sort_path_methods);
-	cpath->path.startup_cost = sort_path.startup_cost + random_cost;
+	/* the first row waits for its page when a fetch is expected to read one */
+	cpath->path.startup_cost = sort_path.startup_cost +
+		random_cost * Min(1.0, device_reads / Max(ntuples, 1.0));
 	cpath->path.total_cost = sort_path.total_cost + io_cost + cpu_cost +
 		temp_price_correction(rel, ntuples, pair_width,
 							  caches->temp_rivals / divisor,
 							  caches->temp_room / divisor);
+	cpath->path.startup_cost = Min(cpath->path.startup_cost, cpath->path.total_cost);
 	cpath->path.pathkeys = order->pathkeys;
 	/*
 	 * A serial SSD Sort runs backward as Sort does, so a cursor over it

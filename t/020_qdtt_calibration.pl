@@ -103,6 +103,32 @@ is( $node->safe_psql('postgres',
 	$before, 'a cancelled calibration leaves the old model in place');
 is(leftover_files($default_tmp), 0, 'and removes its file');
 
+# --- Models follow tablespace names, within a session too ------------------
+# A session maps each model's name to an OID when it loads the models; a
+# tablespace renamed or created later must change that map at once.
+{
+	my $tsdir = PostgreSQL::Test::Utils::tempdir();
+	chmod 0700, $tsdir;
+	$node->safe_psql('postgres', "CREATE TABLESPACE qts LOCATION '$tsdir'");
+	$node->safe_psql('postgres', q{
+		INSERT INTO qdtt_calibration (tablespace, band_pages, queue_depth, cost_us)
+		SELECT 'qts', b, q, CASE WHEN b = 1 THEN 10 ELSE 50 END
+		FROM unnest(ARRAY[1, 16, 1024]) b, unnest(ARRAY[1, 2, 4]) q});
+	my ($ret, $out, $err) = $node->psql('postgres', q{
+		SELECT qdtt_cost(16, 1, 'qts');
+		ALTER TABLESPACE qts RENAME TO qts_renamed;
+		SELECT qdtt_cost(16, 1, 'qts_renamed') IS NULL AS renamed_has_model;});
+	like($err, qr/tablespace "qts_renamed" has no QDTT model|no QDTT model/,
+		'after a rename in the same session the model no longer applies to the renamed tablespace');
+	unlike($out, qr/^f$/m, 'and is not still served under the new name');
+	($ret, $out, $err) = $node->psql('postgres', q{
+		SELECT qdtt_cost(16, 1, 'qts_renamed');
+		ALTER TABLESPACE qts_renamed RENAME TO qts;
+		SELECT qdtt_cost(16, 1, 'qts');}, on_error_stop => 0);
+	is((split /\n/, $out)[-1], '50', 'renamed back in the same session: the model applies again');
+	$node->safe_psql('postgres', "DELETE FROM qdtt_calibration WHERE tablespace = 'qts'; DROP TABLESPACE qts");
+}
+
 # --- The HDD tier ----------------------------------------------------------
 SKIP:
 {
