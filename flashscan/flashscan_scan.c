@@ -1243,11 +1243,12 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
  * May this operator run on rows heap would not have run it on?  Only if it
  * has no side effect and raises no error that depends on the row: a
  * leakproof function, or a built-in comparison of a btree family (total
- * over valid values: it sorts them) or LIKE and regular-expression match,
- * whose errors come from the pattern alone, the same on every row.
+ * over valid values: it sorts them) or LIKE and regular-expression match
+ * against a pattern that is the same on every row (its errors come from
+ * the pattern alone; a pattern read from a column may fail on one row).
  */
 static bool
-early_safe_operator(Oid opno, Oid funcid)
+early_safe_operator(Oid opno, Oid funcid, Node *pattern)
 {
 	char	   *name;
 
@@ -1257,6 +1258,8 @@ early_safe_operator(Oid opno, Oid funcid)
 		return false;
 	if (get_op_btree_interpretation(opno) != NIL)
 		return true;
+	if (contain_var_clause(pattern))
+		return false;
 	name = get_opname(opno);
 	return name != NULL &&
 		(strcmp(name, "~~") == 0 || strcmp(name, "!~~") == 0 ||
@@ -1285,9 +1288,13 @@ early_unsafe_walker(Node *node, void *context)
 		case T_CaseTestExpr:
 		case T_CoalesceExpr:
 		case T_MinMaxExpr:
-		case T_ArrayExpr:
 		case T_RowExpr:
 		case T_FieldSelect:
+			break;
+		case T_ArrayExpr:
+			/* sub-arrays of different dimensions are an error */
+			if (((ArrayExpr *) node)->multidims)
+				return true;
 			break;
 		case T_OpExpr:
 		case T_DistinctExpr:
@@ -1296,7 +1303,7 @@ early_unsafe_walker(Node *node, void *context)
 				OpExpr	   *op = (OpExpr *) node;
 
 				set_opfuncid(op);
-				if (!early_safe_operator(op->opno, op->opfuncid))
+				if (!early_safe_operator(op->opno, op->opfuncid, llast(op->args)))
 					return true;
 			}
 			break;
@@ -1305,7 +1312,7 @@ early_unsafe_walker(Node *node, void *context)
 				ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
 
 				set_sa_opfuncid(op);
-				if (!early_safe_operator(op->opno, op->opfuncid))
+				if (!early_safe_operator(op->opno, op->opfuncid, llast(op->args)))
 					return true;
 			}
 			break;

@@ -140,6 +140,16 @@ BEGIN;
 DECLARE cur CURSOR FOR SELECT a FROM ah WHERE 1 / (a - 50) <> 7;
 FETCH 3 FROM cur;
 COMMIT;
+-- a pattern read from a column may be invalid on one row; a
+-- multidimensional array of columns may not line up on one row
+CREATE TABLE pat (id int, s text, p text, x int[], y int[]) USING pax;
+INSERT INTO pat SELECT g, 'abc' || g, CASE WHEN g = 3 THEN 'ab\' ELSE 'ab%' END,
+	   ARRAY[g, 1], CASE WHEN g = 4 THEN ARRAY[1, 2, 3] ELSE ARRAY[g, 2] END
+FROM generate_series(1, 100) g;
+SELECT id FROM pat WHERE s LIKE p LIMIT 1;
+SELECT id FROM pat WHERE s ~ replace(p, '%', '') AND id < 50 LIMIT 1;
+SELECT id FROM pat WHERE ARRAY[x, y] IS NOT NULL LIMIT 1;
+DROP TABLE pat;
 CREATE SEQUENCE ah_seq;
 SELECT a FROM ah WHERE b > 0 AND nextval('ah_seq') > 0 LIMIT 3;
 SELECT currval('ah_seq') AS qual_calls;
