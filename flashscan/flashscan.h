@@ -11,6 +11,9 @@
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 
+/* flashscan_quals.c */
+extern List *flashscan_early_flags(PlannerInfo *root, List *quals);
+
 /* flashscan_scan.c */
 extern bool flashscan_enable;
 extern bool flashscan_selection_first;

@@ -77,8 +77,9 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 /*
  * custom_private of the plan: two integer lists of attribute numbers, then
- * an integer list saying, per qual, whether it may run ahead of the quals
- * before it (qual_run_ahead()).
+ * two integer lists saying, per qual, whether it may run ahead of the quals
+ * before it (qual_run_ahead()) and whether it may run over a whole group
+ * before the group's rows are returned (flashscan_early_flags()).
  */
 enum FlashScanPrivate
 {
@@ -100,7 +101,8 @@ typedef struct FlashScanState
 	int			nsimple;		/* "column op constant" quals, run on the arrays */
 	struct SimpleQual *simple;
 	ExprState  *quals;			/* the other quals, on a slot of the S columns */
-	ExprState  *recheck_quals;	/* all quals, for EvalPlanQual's rows */
+	ExprState  *recheck_quals;	/* the early quals, for EvalPlanQual's rows */
+	List	   *lazy_quals;		/* the quals run row by row (ps.qual), for EXPLAIN */
 	int		   *qual_list;		/* S as attribute indexes */
 	int		   *all_list;		/* S u P as attribute indexes */
 	int			nall;
@@ -226,7 +228,6 @@ typedef struct SimpleQual
 } SimpleQual;
 
 static bool simple_qual(Node *clause, Index scanrelid, SimpleQual *q);
-static bool early_safe_qual(Node *clause);
 static CustomPath *create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target,
 							   int parallel_workers);
 static Plan *flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel,
@@ -1102,6 +1103,8 @@ flashscan_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->flags = best_path->flags;
 	cscan->custom_private = lappend(list_copy(best_path->custom_private),
 									qual_run_ahead(root, clauses, rel->relid));
+	cscan->custom_private = lappend(cscan->custom_private,
+									flashscan_early_flags(root, cscan->custom_exprs));
 	cscan->methods = &flashscan_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -1166,10 +1169,11 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 				   *early = NIL,
 				   *lazy = NIL;
 		List	   *ahead = (List *) lthird(cscan->custom_private);
+		List	   *early_ok = (List *) lfourth(cscan->custom_private);
 		int			i = 0;
 
 		/*
-		 * Quals safe to run early (early_safe_qual()) run over the group
+		 * Quals safe to run early (flashscan_early_flags()) run over the group
 		 * before its rows are returned: simple ones first, on the column
 		 * arrays (the leading ones, and those the planner let run ahead of
 		 * the others, qual_run_ahead()), then the others on a slot of the
@@ -1182,7 +1186,7 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 		{
 			Node	   *qual = lfirst(lc);
 
-			if (lazy != NIL || !early_safe_qual(qual))
+			if (lazy != NIL || !list_nth_int(early_ok, i))
 				lazy = lappend(lazy, qual);
 			else if ((residual != NIL && !list_nth_int(ahead, i)) ||
 					 !simple_qual(qual, cscan->scan.scanrelid, &fs->simple[fs->nsimple]))
@@ -1197,6 +1201,7 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 		/* EvalPlanQual's rows: the early quals here, the lazy ones in ExecScan */
 		fs->recheck_quals = ExecInitQual(early, &node->ss.ps);
 		node->ss.ps.qual = ExecInitQual(lazy, &node->ss.ps);
+		fs->lazy_quals = lazy;
 	}
 	fs->qual_list = palloc(sizeof(int) * natts);
 	fs->all_list = palloc(sizeof(int) * natts);
@@ -1237,108 +1242,6 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 	fs->cur_selected = -1;
 	/* pg_stat_*_tables.seq_scan: FlashScan is the table's sequential scan */
 	pgstat_count_heap_scan(fs->rel);
-}
-
-/*
- * May this operator run on rows heap would not have run it on?  Only if it
- * has no side effect and raises no error that depends on the row: a
- * leakproof function, or a built-in comparison of a btree family (total
- * over valid values: it sorts them) or LIKE and regular-expression match
- * against a pattern that is the same on every row (its errors come from
- * the pattern alone; a pattern read from a column may fail on one row).
- */
-static bool
-early_safe_operator(Oid opno, Oid funcid, Node *pattern)
-{
-	char	   *name;
-
-	if (get_func_leakproof(funcid))
-		return true;
-	if (opno >= FirstNormalObjectId || func_volatile(funcid) == PROVOLATILE_VOLATILE)
-		return false;
-	if (get_op_btree_interpretation(opno) != NIL)
-		return true;
-	if (contain_var_clause(pattern))
-		return false;
-	name = get_opname(opno);
-	return name != NULL &&
-		(strcmp(name, "~~") == 0 || strcmp(name, "!~~") == 0 ||
-		 strcmp(name, "~~*") == 0 || strcmp(name, "!~~*") == 0 ||
-		 strcmp(name, "~") == 0 || strcmp(name, "!~") == 0 ||
-		 strcmp(name, "~*") == 0 || strcmp(name, "!~*") == 0);
-}
-
-static bool
-early_unsafe_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	switch (nodeTag(node))
-	{
-		case T_Var:
-		case T_Const:
-		case T_Param:
-		case T_List:
-		case T_BoolExpr:
-		case T_NullTest:
-		case T_BooleanTest:
-		case T_RelabelType:
-		case T_CaseExpr:
-		case T_CaseWhen:
-		case T_CaseTestExpr:
-		case T_CoalesceExpr:
-		case T_MinMaxExpr:
-		case T_RowExpr:
-		case T_FieldSelect:
-			break;
-		case T_ArrayExpr:
-			/* sub-arrays of different dimensions are an error */
-			if (((ArrayExpr *) node)->multidims)
-				return true;
-			break;
-		case T_OpExpr:
-		case T_DistinctExpr:
-		case T_NullIfExpr:
-			{
-				OpExpr	   *op = (OpExpr *) node;
-
-				set_opfuncid(op);
-				if (!early_safe_operator(op->opno, op->opfuncid, llast(op->args)))
-					return true;
-			}
-			break;
-		case T_ScalarArrayOpExpr:
-			{
-				ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
-
-				set_sa_opfuncid(op);
-				if (!early_safe_operator(op->opno, op->opfuncid, llast(op->args)))
-					return true;
-			}
-			break;
-		case T_FuncExpr:
-			if (!get_func_leakproof(((FuncExpr *) node)->funcid))
-				return true;
-			break;
-		default:
-			return true;		/* sub-selects, casts through text, ... */
-	}
-	return expression_tree_walker(node, early_unsafe_walker, context);
-}
-
-/*
- * May the executor run this qual over a whole group before returning any of
- * its rows?  Heap runs the quals row by row, as the rows are asked for: a
- * LIMIT, an EXISTS or a cursor stops it early, and an UPDATE's qual that
- * reads the table sees the rows updated so far.  Running a qual on more
- * rows, or sooner, is invisible only when it neither errors on some row
- * nor has any effect (a volatile function, a sub-select, a function that
- * may raise an error: "1 / (a - 30) <> 7", nextval(), RAISE).
- */
-static bool
-early_safe_qual(Node *clause)
-{
-	return !contain_volatile_functions(clause) && !early_unsafe_walker(clause, NULL);
 }
 
 /* Is clause "column op constant" on our relation?  Then fill *q. */
@@ -2297,6 +2200,12 @@ flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
 											   context, false, false),
 							es);
+		/* the part that may fail or have effects: run as each row is asked for */
+		if (fs->lazy_quals != NIL)
+			ExplainPropertyText("Row-by-Row Filter",
+								deparse_expression((Node *) make_ands_explicit(fs->lazy_quals),
+												   context, false, false),
+								es);
 	}
 	ExplainPropertyText("Predicate Columns", column_list(fs, fs->qual_cols), es);
 	ExplainPropertyText("Projected Columns", column_list(fs, fs->proj_cols), es);
@@ -2322,6 +2231,9 @@ flashscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Rows Examined", NULL, fs->rows_examined, es);
 	if (fs->join_filter != NULL)
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, fs->join_filter->removed, es);
+	if (fs->lazy_quals != NIL && node->ss.ps.instrument != NULL)
+		ExplainPropertyInteger("Rows Removed by Row-by-Row Filter", NULL,
+							   (int64) node->ss.ps.instrument->nfiltered1, es);
 	ExplainPropertyInteger("Blocks Read", NULL, fs->blocks_read, es);
 	ExplainPropertyInteger("Table Blocks", NULL, fs->table_blocks, es);
 }

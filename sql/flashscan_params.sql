@@ -149,7 +149,25 @@ FROM generate_series(1, 100) g;
 SELECT id FROM pat WHERE s LIKE p LIMIT 1;
 SELECT id FROM pat WHERE s ~ replace(p, '%', '') AND id < 50 LIMIT 1;
 SELECT id FROM pat WHERE ARRAY[x, y] IS NOT NULL LIMIT 1;
-DROP TABLE pat;
+-- LIKE fails on a pattern ending in its escape only where the text matches
+-- up to it; array and record comparisons fail on some values only
+SELECT id FROM pat WHERE s NOT LIKE 'abc3\' LIMIT 1;
+CREATE TYPE pat_pair AS (a int, b int);
+CREATE TABLE pat2 (id int, j json[], c pat_pair) USING pax;
+INSERT INTO pat2 VALUES (1, '{"{}","{}"}', '(2,5)'), (2, '{"{}"}', '(1,5)');
+SELECT id FROM pat2 WHERE j <> ARRAY['{}']::json[] LIMIT 1;
+SELECT id FROM pat2 WHERE c <> ROW(1) LIMIT 1;
+-- an initplan runs only when a row reaches it
+CREATE SEQUENCE pat_seq;
+SELECT id FROM pat WHERE id = 1 OR id > (SELECT nextval('pat_seq')) LIMIT 1;
+SELECT id FROM pat WHERE id = 1 OR id > (SELECT 1 / min(id - id) FROM pat2) LIMIT 1;
+SELECT last_value, is_called FROM pat_seq;
+-- comparisons and constant LIKE patterns still run over the group first
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(x) FROM pat WHERE id < 3 AND s LIKE 'abc%' AND p >= 'a';
+DROP SEQUENCE pat_seq;
+DROP TABLE pat, pat2;
+DROP TYPE pat_pair;
 CREATE SEQUENCE ah_seq;
 SELECT a FROM ah WHERE b > 0 AND nextval('ah_seq') > 0 LIMIT 3;
 SELECT currval('ah_seq') AS qual_calls;

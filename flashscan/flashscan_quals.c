@@ -1,0 +1,204 @@
+/*-------------------------------------------------------------------------
+ *
+ * flashscan_quals.c
+ *	  Which of a FlashScan's quals may run over a whole group of rows before
+ *	  the group's first row is returned.
+ *
+ * Heap runs a scan's quals row by row, as the rows are asked for: a LIMIT,
+ * an EXISTS or a cursor stops it early, and an UPDATE's qual that reads the
+ * table sees the rows updated so far.  FlashScan's selection first runs the
+ * quals over the predicate columns of a group at once, before reading the
+ * other columns of the rows that pass.  Running a qual on more rows than
+ * heap would, or sooner, is invisible only when evaluating it on any row
+ * can neither fail nor have an effect.  That is decided here, at plan time
+ * (an initplan's output is known only to the planner); the executor runs
+ * the quals up to the first one that is not safe over the group, and that
+ * one and the rest row by row, as ExecScan's qual.
+ *
+ * Safe: columns, constants, parameters of the statement or of an outer
+ * row, AND/OR/NOT, CASE, COALESCE, IS [NOT] NULL, IS TRUE..., relabelings,
+ * rows and field selection, one-dimensional ARRAY[], CURRENT_DATE and its
+ * kind; leakproof functions and operators (no error on any input, no
+ * effect); PostgreSQL's own btree comparisons of its own scalar types
+ * (total over valid values: numeric, text, timestamps, ...), which are
+ * not all marked leakproof; LIKE with a constant pattern that does not end
+ * in its escape character, under a deterministic collation.
+ *
+ * Not safe: anything volatile; functions and operators that may raise an
+ * error on some rows (1 / (a - 30), a + b overflowing, casts, domain
+ * checks, subscripts); comparisons of arrays, records, ranges and enums
+ * (they call their elements' comparisons, which may be a user's or
+ * missing); LIKE against a pattern read from a column, ILIKE and regular
+ * expressions; sub-selects, and parameters set by an initplan (evaluating
+ * one runs its query, which heap may never do: "a = 1 OR a > (SELECT
+ * nextval('s'))").
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/pg_type_d.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/optimizer.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+
+#include "flashscan.h"
+
+/* One of PostgreSQL's own scalar base types (not an array or pseudo-type). */
+static bool
+builtin_scalar_type(Oid typid)
+{
+	return OidIsValid(typid) && typid < FirstNormalObjectId &&
+		get_typtype(typid) == TYPTYPE_BASE && !OidIsValid(get_element_type(typid));
+}
+
+/* A LIKE whose pattern cannot make it fail: constant, no trailing escape. */
+static bool
+safe_like(Oid funcid, Oid collid, Node *pattern)
+{
+	Const	   *c = (Const *) pattern;
+	text	   *t;
+	const char *p;
+	int			len,
+				backslashes = 0;
+
+	if (funcid != F_TEXTLIKE && funcid != F_TEXTNLIKE &&
+		funcid != F_BPCHARLIKE && funcid != F_BPCHARNLIKE)
+		return false;
+	/* LIKE refuses nondeterministic collations, on every row it tests */
+	if (!OidIsValid(collid) || !get_collation_isdeterministic(collid))
+		return false;
+	if (!IsA(c, Const) || c->constisnull || c->consttype != TEXTOID)
+		return false;
+	t = DatumGetTextPP(c->constvalue);
+	p = VARDATA_ANY(t);
+	len = VARSIZE_ANY_EXHDR(t);
+	while (len > 0 && p[len - 1] == '\\')
+	{
+		backslashes++;
+		len--;
+	}
+	return backslashes % 2 == 0;
+}
+
+static bool
+safe_operator(Oid opno, Oid funcid, Oid collid, Node *pattern)
+{
+	Oid			left,
+				right;
+
+	if (get_func_leakproof(funcid))
+		return true;
+	if (opno >= FirstNormalObjectId)
+		return false;
+	op_input_types(opno, &left, &right);
+	if (builtin_scalar_type(left) && builtin_scalar_type(right) &&
+		get_op_btree_interpretation(opno) != NIL)
+		return true;
+	return pattern != NULL && safe_like(funcid, collid, pattern);
+}
+
+/* Is paramid the output of an initplan of this query level or one above? */
+static bool
+initplan_param(PlannerInfo *root, int paramid)
+{
+	for (; root != NULL; root = root->parent_root)
+	{
+		ListCell   *lc;
+
+		foreach(lc, root->init_plans)
+			if (list_member_int(((SubPlan *) lfirst(lc))->setParam, paramid))
+				return true;
+	}
+	return false;
+}
+
+static bool
+unsafe_walker(Node *node, PlannerInfo *root)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+		case T_List:
+		case T_BoolExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_RelabelType:
+		case T_CaseExpr:
+		case T_CaseWhen:
+		case T_CaseTestExpr:
+		case T_CoalesceExpr:
+		case T_RowExpr:
+		case T_FieldSelect:
+		case T_SQLValueFunction:
+			break;
+		case T_Param:
+			if (((Param *) node)->paramkind == PARAM_EXEC &&
+				initplan_param(root, ((Param *) node)->paramid))
+				return true;
+			break;
+		case T_ArrayExpr:
+			/* sub-arrays of different dimensions are an error */
+			if (((ArrayExpr *) node)->multidims)
+				return true;
+			break;
+		case T_MinMaxExpr:
+			if (!builtin_scalar_type(((MinMaxExpr *) node)->minmaxtype))
+				return true;
+			break;
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			{
+				OpExpr	   *op = (OpExpr *) node;
+
+				set_opfuncid(op);
+				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid,
+								   list_length(op->args) == 2 ? lsecond(op->args) : NULL))
+					return true;
+			}
+			break;
+		case T_ScalarArrayOpExpr:
+			{
+				ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
+
+				set_sa_opfuncid(op);
+				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid, NULL))
+					return true;
+			}
+			break;
+		case T_FuncExpr:
+			if (!get_func_leakproof(((FuncExpr *) node)->funcid))
+				return true;
+			break;
+		default:
+			return true;		/* sub-selects, casts through text, domains, ... */
+	}
+	return expression_tree_walker(node, unsafe_walker, root);
+}
+
+/*
+ * One flag per clause of quals (the plan's, in its order): may it run over
+ * a whole group ahead of the rows?
+ */
+List *
+flashscan_early_flags(PlannerInfo *root, List *quals)
+{
+	List	   *flags = NIL;
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		Node	   *qual = lfirst(lc);
+
+		flags = lappend_int(flags,
+							!contain_volatile_functions(qual) && !unsafe_walker(qual, root));
+	}
+	return flags;
+}
