@@ -722,14 +722,21 @@ rewrite_path(PlannerInfo *root, Path *path)
 }
 
 /*
- * Plain SELECTs only: row locks and UPDATE/DELETE re-check rows through
- * EvalPlanQual, which needs every relation's row, not a join index.
+ * Plain SELECTs only, at every query level up to the top: row locks and
+ * UPDATE/DELETE re-check rows through EvalPlanQual, which needs every
+ * relation's row, not a join index (a fetch in a sub-select of an UPDATE
+ * is re-run by such a re-check too).
  */
 static bool
 query_qualifies(PlannerInfo *root)
 {
-	return flashscan_enable && root->parse->commandType == CMD_SELECT &&
-		root->rowMarks == NIL && !root->parse->hasForUpdate;
+	if (!flashscan_enable)
+		return false;
+	for (; root != NULL; root = root->parent_root)
+		if (root->parse->commandType != CMD_SELECT || root->rowMarks != NIL ||
+			root->parse->hasForUpdate)
+			return false;
+	return true;
 }
 
 /* P1: the finished plan's inner hash joins rewritten (flashjoin = rewrite). */
