@@ -2557,7 +2557,7 @@ ssd_cache_shutdown_write_back(void)
 		}
 		else if (ssd_cache_disk_plain_write(&file, &tag, buf))
 			continue;
-		else if (errno == ENOENT && ssd_cache_disk_relation_dir_exists(&tag))
+		else if (errno == ENOENT && ssd_cache_disk_relation_removed(&tag))
 		{
 			/* The relation is gone (removed behind the cache): forget the page. */
 			memset(e, 0, sizeof(*e));

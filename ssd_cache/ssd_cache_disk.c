@@ -52,8 +52,8 @@ ssd_cache_disk_write(const BufferTag *tag, const char *page)
 
 	if (!mdexists(reln, tag->forkNum))
 	{
-		/* A missing directory is a missing mount, not a dropped relation. */
-		if (!ssd_cache_disk_relation_dir_exists(tag))
+		/* A missing tablespace directory is a missing mount, not a drop. */
+		if (!ssd_cache_disk_relation_removed(tag))
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not write back block %u of relation %u/%u/%u: its directory does not exist",
@@ -65,24 +65,36 @@ ssd_cache_disk_write(const BufferTag *tag, const char *page)
 	return true;
 }
 
-/*
- * Does the directory of the relation's files exist?  A relation file that
- * is missing in an existing directory belongs to a relation removed; a
- * missing directory is more likely a tablespace whose mount is missing.
- */
-bool
-ssd_cache_disk_relation_dir_exists(const BufferTag *tag)
+static bool
+parent_dir_exists(char *path)
 {
-	char	   *rel = relpathperm(tag->rnode, tag->forkNum);
-	char	   *slash = strrchr(rel, '/');
+	char	   *slash = strrchr(path, '/');
 	struct stat st;
-	bool		exists;
 
 	if (slash)
 		*slash = '\0';
-	exists = stat(rel, &st) == 0 && S_ISDIR(st.st_mode);
-	pfree(rel);
-	return exists;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * Is a relation whose file is missing removed, rather than out of reach?
+ * A file missing from its database's directory belongs to a relation
+ * dropped; a database directory missing from its tablespace's belongs to a
+ * database dropped (a DROP DATABASE that removed the files and crashed
+ * before the cache heard of it; PostgreSQL marks such a database invalid
+ * and it can only be dropped again).  A missing tablespace directory is
+ * more likely a mount that is missing: not a removal.
+ */
+bool
+ssd_cache_disk_relation_removed(const BufferTag *tag)
+{
+	char	   *path = relpathperm(tag->rnode, tag->forkNum);
+	bool		removed;
+
+	/* the database's directory, then the tablespace's: each call cuts path */
+	removed = parent_dir_exists(path) || parent_dir_exists(path);
+	pfree(path);
+	return removed;
 }
 
 /*

@@ -13,7 +13,7 @@
 /* Running processes: through md.c, errors are ERRORs (fsync: PANIC). */
 extern bool ssd_cache_disk_write(const BufferTag *tag, const char *page);
 extern void ssd_cache_disk_sync(int n, const BufferTag *tags, const bool *skip);
-extern bool ssd_cache_disk_relation_dir_exists(const BufferTag *tag);
+extern bool ssd_cache_disk_relation_removed(const BufferTag *tag);
 extern bool ssd_cache_disk_relation_unlogged(RelFileNode rnode);
 
 /* The exiting postmaster: plain system calls, one segment open at a time. */

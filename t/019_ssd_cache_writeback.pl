@@ -661,6 +661,35 @@ ok(!$nolib->start(fail_ok => 1), 'after running without the cache: refused');
 ok($nolib->log_contains(qr/FATAL:  ssd_cache: this data directory ran without the SSD cache while the cache held changes/),
 	'saying it ran without the cache');
 
+# --- A DROP DATABASE that removed the database's files and crashed before
+# the cache heard of it (PostgreSQL marks the database invalid first; only
+# dropping it again is allowed).  Its fresher pages are removed data: they
+# are forgotten, where writing them back used to fail with "its directory
+# does not exist" in every flush, clean-up and shutdown from then on. ---
+my $dd = SSDKitTest::node('dropdb', cache => '64MB', preload => ['ssd_cache'],
+	init => { allows_streaming => 1 },
+	conf => "ssd_cache.mode = write_back\nfsync = on\n");
+$dd->safe_psql('postgres', 'CREATE EXTENSION ssd_cache');
+$dd->safe_psql('postgres', 'CREATE DATABASE victim');
+$dd->safe_psql('victim',
+	"CREATE TABLE t AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 20000) g; CHECKPOINT;");
+$dd->safe_psql('victim', "UPDATE t SET pad = pad || 'y' WHERE g % 10 = 0; CHECKPOINT;");
+cmp_ok(SSDKitTest::cache_stat($dd, 'fresher_pages'), '>', 0, 'the doomed database has fresher pages');
+my $victim_oid = $dd->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = 'victim'");
+$dd->safe_psql('postgres', "UPDATE pg_database SET datconnlimit = -2 WHERE datname = 'victim'");
+$dd->stop('immediate');
+File::Path::rmtree($dd->data_dir . "/base/$victim_oid");
+$dd->start;
+my ($rc, $out, $err) = $dd->psql('postgres', 'SELECT ssd_cache_flush()');
+is($rc, 0, 'after the crash, ssd_cache_flush() succeeds') or diag($err);
+is(SSDKitTest::cache_stat($dd, 'fresher_pages'), '0', 'and no fresher page is left');
+$dd->safe_psql('postgres', 'DROP DATABASE victim');
+$dd->stop;
+ok(!$dd->log_contains(qr/its directory does not exist/), 'no write-back error about the removed directory');
+$dd->start;
+SSDKitTest::amcheck_ok($dd, 'after the dropped database');
+$dd->stop;
+
 # --- Where write-back could lose data it is refused. ---
 my $minimal = SSDKitTest::node('minimal', cache => '8MB',
 	conf => "ssd_cache.mode = write_back\nfsync = on\nwal_level = minimal\nmax_wal_senders = 0\n");
