@@ -103,6 +103,16 @@ ssd_cache_fault_watch_fresher(int64 (*count) (void))
 	fresher_count = count;
 }
 
+/* Write-back, or lazy cleaning's pages: PANIC rather than lose them. */
+static void
+panic_if_fresher(const char *why)
+{
+	if (ssd_cache_file_fresher_armed() || (fresher_count && fresher_count() > 0))
+		ereport(PANIC,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("ssd_cache: %s, and the cache holds changes that are not in the data files", why)));
+}
+
 /*
  * Stop using the cache for the rest of this run and disown its file.  The
  * first caller reports; later ones find it done.
@@ -123,17 +133,22 @@ ssd_cache_give_up(const char *why)
 
 	if (fault == NULL)
 		return;
+
+	/*
+	 * Checked before giving up: once gave_up is set, other processes read
+	 * the disk, whose copy of a fresher page is older, and one of them
+	 * could change it and commit (its full-page image of the old page
+	 * would be replayed over the newer one) before this PANIC stops them.
+	 */
+	panic_if_fresher(why);
 	first = pg_atomic_exchange_u32(&fault->gave_up, 1) == 0;
 
 	/*
-	 * Checked after giving up, so that a process arming write-back at the
-	 * same moment either is seen here or sees the cache bypassed afterwards
+	 * And after, so that a process arming write-back at the same moment
+	 * either is seen here or sees the cache bypassed afterwards
 	 * (ssd_cache_absorb_write) and marks nothing.
 	 */
-	if (ssd_cache_file_fresher_armed() || (fresher_count && fresher_count() > 0))
-		ereport(PANIC,
-				(errcode(ERRCODE_IO_ERROR),
-				 errmsg("ssd_cache: %s, and the cache holds changes that are not in the data files", why)));
+	panic_if_fresher(why);
 	if (!first)
 		return;
 	set_problem(why);
