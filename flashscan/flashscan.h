@@ -12,6 +12,9 @@
 #include "nodes/pathnodes.h"
 
 /* flashscan_quals.c */
+#define FLASHSCAN_EARLY_NO				0
+#define FLASHSCAN_EARLY_YES				1
+#define FLASHSCAN_EARLY_UNLESS_FETCHED	2
 extern List *flashscan_early_flags(PlannerInfo *root, List *quals);
 
 /* flashscan_scan.c */

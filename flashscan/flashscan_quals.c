@@ -15,14 +15,16 @@
  * the quals up to the first one that is not safe over the group, and that
  * one and the rest row by row, as ExecScan's qual.
  *
- * Safe: columns, constants, parameters of the statement or of an outer
- * row, AND/OR/NOT, CASE, COALESCE, IS [NOT] NULL, IS TRUE..., relabelings,
- * rows and field selection, one-dimensional ARRAY[], CURRENT_DATE and its
- * kind; leakproof functions and operators (no error on any input, no
- * effect); PostgreSQL's own btree comparisons of its own scalar types
- * (total over valid values: numeric, text, timestamps, ...), which are
- * not all marked leakproof; LIKE with a constant pattern that does not end
- * in its escape character, under a deterministic collation.
+ * Safe: columns, constants, parameters of the statement (values, not
+ * PL/pgSQL's fetched ones) or of an outer row, AND/OR/NOT, CASE, COALESCE,
+ * IS [NOT] NULL, IS TRUE..., relabelings, rows and field selection,
+ * one-dimensional ARRAY[], CURRENT_DATE and its kind; leakproof functions
+ * and operators (no error on any input, no effect); PostgreSQL's own btree
+ * comparisons of its own scalar types (total over valid values: numeric,
+ * text, timestamps, ...), which are not all marked leakproof; LIKE with a
+ * constant pattern that does not end in its escape character.  Text
+ * operations only with a collation, and a nondeterministic one only for
+ * btree comparisons.
  *
  * Not safe: anything volatile; functions and operators that may raise an
  * error on some rows (1 / (a - 30), a + b overflowing, casts, domain
@@ -42,6 +44,7 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
+#include "nodes/params.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
@@ -101,6 +104,27 @@ safe_operator(Oid opno, Oid funcid, Oid collid, Node *pattern)
 	return pattern != NULL && safe_like(funcid, collid, pattern);
 }
 
+/*
+ * Would the call fail for its collation on any row it is run on?  Text
+ * comparisons need one (two columns of different implicit collations give
+ * none), and only btree comparisons accept a nondeterministic one
+ * (starts_with(), leakproof, refuses it).
+ */
+static bool
+collation_fails(Oid collid, List *args, bool btree_comparison)
+{
+	ListCell   *lc;
+	bool		collatable = false;
+
+	foreach(lc, args)
+		collatable = collatable || type_is_collatable(exprType(lfirst(lc)));
+	if (!collatable)
+		return false;
+	if (!OidIsValid(collid))
+		return true;
+	return !btree_comparison && !get_collation_isdeterministic(collid);
+}
+
 /* Is paramid the output of an initplan of this query level or one above? */
 static bool
 initplan_param(PlannerInfo *root, int paramid)
@@ -116,8 +140,14 @@ initplan_param(PlannerInfo *root, int paramid)
 	return false;
 }
 
+typedef struct EarlyContext
+{
+	PlannerInfo *root;
+	bool		extern_params;	/* reads a parameter of the statement */
+} EarlyContext;
+
 static bool
-unsafe_walker(Node *node, PlannerInfo *root)
+unsafe_walker(Node *node, EarlyContext *cxt)
 {
 	if (node == NULL)
 		return false;
@@ -139,8 +169,10 @@ unsafe_walker(Node *node, PlannerInfo *root)
 		case T_SQLValueFunction:
 			break;
 		case T_Param:
-			if (((Param *) node)->paramkind == PARAM_EXEC &&
-				initplan_param(root, ((Param *) node)->paramid))
+			if (((Param *) node)->paramkind == PARAM_EXTERN)
+				cxt->extern_params = true;
+			else if (((Param *) node)->paramkind == PARAM_EXEC &&
+					 initplan_param(cxt->root, ((Param *) node)->paramid))
 				return true;
 			break;
 		case T_ArrayExpr:
@@ -149,7 +181,9 @@ unsafe_walker(Node *node, PlannerInfo *root)
 				return true;
 			break;
 		case T_MinMaxExpr:
-			if (!builtin_scalar_type(((MinMaxExpr *) node)->minmaxtype))
+			if (!builtin_scalar_type(((MinMaxExpr *) node)->minmaxtype) ||
+				collation_fails(((MinMaxExpr *) node)->inputcollid,
+								((MinMaxExpr *) node)->args, true))
 				return true;
 			break;
 		case T_OpExpr:
@@ -160,7 +194,9 @@ unsafe_walker(Node *node, PlannerInfo *root)
 
 				set_opfuncid(op);
 				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid,
-								   list_length(op->args) == 2 ? lsecond(op->args) : NULL))
+								   list_length(op->args) == 2 ? lsecond(op->args) : NULL) ||
+					collation_fails(op->inputcollid, op->args,
+									get_op_btree_interpretation(op->opno) != NIL))
 					return true;
 			}
 			break;
@@ -169,23 +205,30 @@ unsafe_walker(Node *node, PlannerInfo *root)
 				ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
 
 				set_sa_opfuncid(op);
-				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid, NULL))
+				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid, NULL) ||
+					collation_fails(op->inputcollid, op->args,
+									get_op_btree_interpretation(op->opno) != NIL))
 					return true;
 			}
 			break;
 		case T_FuncExpr:
-			if (!get_func_leakproof(((FuncExpr *) node)->funcid))
+			if (!get_func_leakproof(((FuncExpr *) node)->funcid) ||
+				collation_fails(((FuncExpr *) node)->inputcollid,
+								((FuncExpr *) node)->args, false))
 				return true;
 			break;
 		default:
 			return true;		/* sub-selects, casts through text, domains, ... */
 	}
-	return expression_tree_walker(node, unsafe_walker, root);
+	return expression_tree_walker(node, unsafe_walker, cxt);
 }
 
 /*
  * One flag per clause of quals (the plan's, in its order): may it run over
- * a whole group ahead of the rows?
+ * a whole group ahead of the rows?  FLASHSCAN_EARLY_NO, _YES, or
+ * _UNLESS_FETCHED: yes if the statement's parameters are values, no if
+ * they are fetched as they are read (PL/pgSQL's, whose fetch may fail on
+ * a row: a record field whose type changed, a record not assigned yet).
  */
 List *
 flashscan_early_flags(PlannerInfo *root, List *quals)
@@ -196,9 +239,12 @@ flashscan_early_flags(PlannerInfo *root, List *quals)
 	foreach(lc, quals)
 	{
 		Node	   *qual = lfirst(lc);
+		EarlyContext cxt = {root, false};
+		int			flag = FLASHSCAN_EARLY_NO;
 
-		flags = lappend_int(flags,
-							!contain_volatile_functions(qual) && !unsafe_walker(qual, root));
+		if (!contain_volatile_functions(qual) && !unsafe_walker(qual, &cxt))
+			flag = cxt.extern_params ? FLASHSCAN_EARLY_UNLESS_FETCHED : FLASHSCAN_EARLY_YES;
+		flags = lappend_int(flags, flag);
 	}
 	return flags;
 }

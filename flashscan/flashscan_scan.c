@@ -1170,6 +1170,9 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 				   *lazy = NIL;
 		List	   *ahead = (List *) lthird(cscan->custom_private);
 		List	   *early_ok = (List *) lfourth(cscan->custom_private);
+		ParamListInfo params = estate->es_param_list_info;
+		bool		params_fetched = params != NULL &&
+			(params->paramFetch != NULL || params->paramCompile != NULL);
 		int			i = 0;
 
 		/*
@@ -1186,7 +1189,10 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 		{
 			Node	   *qual = lfirst(lc);
 
-			if (lazy != NIL || !list_nth_int(early_ok, i))
+			int			flag = list_nth_int(early_ok, i);
+
+			if (lazy != NIL || flag == FLASHSCAN_EARLY_NO ||
+				(flag == FLASHSCAN_EARLY_UNLESS_FETCHED && params_fetched))
 				lazy = lappend(lazy, qual);
 			else if ((residual != NIL && !list_nth_int(ahead, i)) ||
 					 !simple_qual(qual, cscan->scan.scanrelid, &fs->simple[fs->nsimple]))

@@ -162,6 +162,34 @@ CREATE SEQUENCE pat_seq;
 SELECT id FROM pat WHERE id = 1 OR id > (SELECT nextval('pat_seq')) LIMIT 1;
 SELECT id FROM pat WHERE id = 1 OR id > (SELECT 1 / min(id - id) FROM pat2) LIMIT 1;
 SELECT last_value, is_called FROM pat_seq;
+-- text operations that fail for their collation: none (two columns of
+-- different implicit collations), or a nondeterministic one where only
+-- comparisons accept it (starts_with)
+CREATE TABLE coll (id int, a text COLLATE "C", b text COLLATE "POSIX") USING pax;
+INSERT INTO coll SELECT g, 'x' || g, 'y' || g FROM generate_series(1, 100) g;
+SELECT id FROM coll WHERE id = 1 OR a < b LIMIT 1;
+SELECT id FROM coll WHERE id = 1 OR a IN (b, 'q') LIMIT 1;
+SELECT id FROM coll WHERE id = 1 OR GREATEST(a, b) IS NULL LIMIT 1;
+CREATE COLLATION pat_nd (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE collnd (id int, a text COLLATE pat_nd) USING pax;
+INSERT INTO collnd SELECT g, 'x' || g FROM generate_series(1, 100) g;
+SELECT id FROM collnd WHERE id = 1 OR a ^@ 'x' LIMIT 1;
+SELECT count(*) FROM collnd WHERE a = 'X7';
+DROP TABLE coll, collnd;
+DROP COLLATION pat_nd;
+-- PL/pgSQL fetches its variables as the qual reads them: a record field
+-- whose type changed fails where it is read
+CREATE FUNCTION pat_fetch() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE r record; n int;
+BEGIN
+	FOR i IN 1..2 LOOP
+		IF i = 1 THEN SELECT 5::int AS x INTO r; ELSE SELECT 7::bigint AS x INTO r; END IF;
+		SELECT id INTO n FROM pat WHERE id = 1 OR id = r.x LIMIT 1;
+	END LOOP;
+	RETURN n;
+END$$;
+SELECT pat_fetch();
+DROP FUNCTION pat_fetch();
 -- comparisons and constant LIKE patterns still run over the group first
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(x) FROM pat WHERE id < 3 AND s LIKE 'abc%' AND p >= 'a';
