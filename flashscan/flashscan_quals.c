@@ -18,13 +18,18 @@
  * Safe: columns, constants, parameters of the statement (values, not
  * PL/pgSQL's fetched ones) or of an outer row, AND/OR/NOT, CASE, COALESCE,
  * IS [NOT] NULL, IS TRUE..., relabelings, rows and field selection,
- * one-dimensional ARRAY[], CURRENT_DATE and its kind; leakproof functions
- * and operators (no error on any input, no effect); PostgreSQL's own btree
- * comparisons of its own scalar types (total over valid values: numeric,
- * text, timestamps, ...), which are not all marked leakproof; LIKE with a
- * constant pattern that does not end in its escape character.  Text
- * operations only with a collation, and a nondeterministic one only for
- * btree comparisons.
+ * one-dimensional ARRAY[], CURRENT_DATE and the clock's other values;
+ * leakproof functions and operators (no error on any input, no effect);
+ * comparisons of PostgreSQL's own btree families over its own scalar types
+ * (total over valid values: numeric, text, timestamps, ...), which are not
+ * all marked leakproof; LIKE with a constant pattern that does not end in
+ * its escape character.  Text operations only with a collation, and a
+ * nondeterministic one only for btree comparisons.
+ *
+ * Like any stable expression in PostgreSQL, an early qual that reads a
+ * setting (TimeZone for date against timestamptz) sees its value when the
+ * group is read, not when each row is returned: a cursor whose fetches are
+ * separated by SET may see the earlier value for the rest of a group.
  *
  * Not safe: anything volatile; functions and operators that may raise an
  * error on some rows (1 / (a - 30), a + b overflowing, casts, domain
@@ -87,6 +92,22 @@ safe_like(Oid funcid, Oid collid, Node *pattern)
 	return backslashes % 2 == 0;
 }
 
+/*
+ * Is opno a comparison of one of PostgreSQL's own btree families?  (Anyone
+ * may put another operator, a regular expression match, into a family of
+ * their own.)
+ */
+static bool
+builtin_btree_comparison(Oid opno)
+{
+	ListCell   *lc;
+
+	foreach(lc, get_op_btree_interpretation(opno))
+		if (((OpBtreeInterpretation *) lfirst(lc))->opfamily_id < FirstNormalObjectId)
+			return true;
+	return false;
+}
+
 static bool
 safe_operator(Oid opno, Oid funcid, Oid collid, Node *pattern)
 {
@@ -99,7 +120,7 @@ safe_operator(Oid opno, Oid funcid, Oid collid, Node *pattern)
 		return false;
 	op_input_types(opno, &left, &right);
 	if (builtin_scalar_type(left) && builtin_scalar_type(right) &&
-		get_op_btree_interpretation(opno) != NIL)
+		builtin_btree_comparison(opno))
 		return true;
 	return pattern != NULL && safe_like(funcid, collid, pattern);
 }
@@ -166,7 +187,24 @@ unsafe_walker(Node *node, EarlyContext *cxt)
 		case T_CoalesceExpr:
 		case T_RowExpr:
 		case T_FieldSelect:
+			break;
 		case T_SQLValueFunction:
+			/* the clock's; the user's name fails once the role is dropped */
+			switch (((SQLValueFunction *) node)->op)
+			{
+				case SVFOP_CURRENT_DATE:
+				case SVFOP_CURRENT_TIME:
+				case SVFOP_CURRENT_TIME_N:
+				case SVFOP_CURRENT_TIMESTAMP:
+				case SVFOP_CURRENT_TIMESTAMP_N:
+				case SVFOP_LOCALTIME:
+				case SVFOP_LOCALTIME_N:
+				case SVFOP_LOCALTIMESTAMP:
+				case SVFOP_LOCALTIMESTAMP_N:
+					break;
+				default:
+					return true;
+			}
 			break;
 		case T_Param:
 			if (((Param *) node)->paramkind == PARAM_EXTERN)
@@ -196,7 +234,7 @@ unsafe_walker(Node *node, EarlyContext *cxt)
 				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid,
 								   list_length(op->args) == 2 ? lsecond(op->args) : NULL) ||
 					collation_fails(op->inputcollid, op->args,
-									get_op_btree_interpretation(op->opno) != NIL))
+									builtin_btree_comparison(op->opno)))
 					return true;
 			}
 			break;
@@ -207,7 +245,7 @@ unsafe_walker(Node *node, EarlyContext *cxt)
 				set_sa_opfuncid(op);
 				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid, NULL) ||
 					collation_fails(op->inputcollid, op->args,
-									get_op_btree_interpretation(op->opno) != NIL))
+									builtin_btree_comparison(op->opno)))
 					return true;
 			}
 			break;

@@ -177,6 +177,11 @@ SELECT id FROM collnd WHERE id = 1 OR a ^@ 'x' LIMIT 1;
 SELECT count(*) FROM collnd WHERE a = 'X7';
 DROP TABLE coll, collnd;
 DROP COLLATION pat_nd;
+-- an operator put into a user's btree family is not a comparison of ours
+CREATE OPERATOR FAMILY pat_fam USING btree;
+ALTER OPERATOR FAMILY pat_fam USING btree ADD OPERATOR 3 ~ (text, text);
+SELECT id FROM pat WHERE id = 1 OR s ~ p LIMIT 1;
+DROP OPERATOR FAMILY pat_fam USING btree;
 -- PL/pgSQL fetches its variables as the qual reads them: a record field
 -- whose type changed fails where it is read
 CREATE FUNCTION pat_fetch() RETURNS int LANGUAGE plpgsql AS $$
