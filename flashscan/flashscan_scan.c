@@ -383,6 +383,31 @@ flashscan_create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
  * -1 for as many workers as the blocks it reads call for: then NULL when
  * that is none.
  */
+/*
+ * The share of rows that pass the quals run over a group before its rows
+ * are returned (flashscan_early_flags()), which decide whether the group's
+ * other columns are read; the quals run row by row decide nothing there.
+ * All of them pass "selectivity" of the rows.
+ */
+static double
+early_selectivity(PlannerInfo *root, RelOptInfo *rel, List *clauses, double selectivity)
+{
+	List	   *early = NIL;
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+	{
+		RestrictInfo *rinfo = lfirst(lc);
+
+		if (!rinfo->pseudoconstant &&
+			linitial_int(flashscan_early_flags(root, list_make1(rinfo->clause))) != FLASHSCAN_EARLY_NO)
+			early = lappend(early, rinfo);
+	}
+	if (list_length(early) == list_length(clauses))
+		return selectivity;
+	return Max(selectivity, clauselist_selectivity(root, early, rel->relid, JOIN_INNER, NULL));
+}
+
 static CustomPath *
 create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, int parallel_workers)
 {
@@ -429,7 +454,7 @@ create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, int parallel
 	selectivity = (rel->tuples > 0) ?
 		Min(1.0, (param_info ? param_info->ppi_rows : rel->rows) / rel->tuples) : 1.0;
 	p_hit = (qual_atts != NIL && flashscan_selection_first) ?
-		1.0 - pow(1.0 - selectivity, rows_per_group) : 1.0;
+		1.0 - pow(1.0 - early_selectivity(root, rel, clauses, selectivity), rows_per_group) : 1.0;
 	blocks = ngroups * (flashscan_column_blocks(rte->relid, desc, qual_atts, rows_per_group) +
 						p_hit * flashscan_column_blocks(rte->relid, desc, proj_atts, rows_per_group));
 	blocks = Min(blocks, (double) rel->pages);
