@@ -15,6 +15,7 @@
 #define FLASHSCAN_EARLY_NO				0
 #define FLASHSCAN_EARLY_YES				1
 #define FLASHSCAN_EARLY_UNLESS_FETCHED	2
+extern int	flashscan_early_flag(PlannerInfo *root, Node *qual);
 extern List *flashscan_early_flags(PlannerInfo *root, List *quals);
 
 /* flashscan_scan.c */

@@ -47,9 +47,9 @@
 #include "access/transam.h"
 #include "catalog/pg_type_d.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/params.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
-#include "nodes/params.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
@@ -108,23 +108,6 @@ builtin_btree_comparison(Oid opno)
 	return false;
 }
 
-static bool
-safe_operator(Oid opno, Oid funcid, Oid collid, Node *pattern)
-{
-	Oid			left,
-				right;
-
-	if (get_func_leakproof(funcid))
-		return true;
-	if (opno >= FirstNormalObjectId)
-		return false;
-	op_input_types(opno, &left, &right);
-	if (builtin_scalar_type(left) && builtin_scalar_type(right) &&
-		builtin_btree_comparison(opno))
-		return true;
-	return pattern != NULL && safe_like(funcid, collid, pattern);
-}
-
 /*
  * Would the call fail for its collation on any row it is run on?  Text
  * comparisons need one (two columns of different implicit collations give
@@ -144,6 +127,28 @@ collation_fails(Oid collid, List *args, bool btree_comparison)
 	if (!OidIsValid(collid))
 		return true;
 	return !btree_comparison && !get_collation_isdeterministic(collid);
+}
+
+/*
+ * May the operator fail on some row, or have an effect?  pattern: the
+ * argument a LIKE would take its pattern from, or NULL.
+ */
+static bool
+unsafe_operator(Oid opno, Oid funcid, Oid collid, List *args, Node *pattern)
+{
+	bool		btree = builtin_btree_comparison(opno);
+	bool		safe = get_func_leakproof(funcid);
+
+	if (!safe && opno < FirstNormalObjectId)
+	{
+		Oid			left,
+					right;
+
+		op_input_types(opno, &left, &right);
+		safe = (btree && builtin_scalar_type(left) && builtin_scalar_type(right)) ||
+			(pattern != NULL && safe_like(funcid, collid, pattern));
+	}
+	return !safe || collation_fails(collid, args, btree);
 }
 
 /* Is paramid the output of an initplan of this query level or one above? */
@@ -231,10 +236,8 @@ unsafe_walker(Node *node, EarlyContext *cxt)
 				OpExpr	   *op = (OpExpr *) node;
 
 				set_opfuncid(op);
-				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid,
-								   list_length(op->args) == 2 ? lsecond(op->args) : NULL) ||
-					collation_fails(op->inputcollid, op->args,
-									builtin_btree_comparison(op->opno)))
+				if (unsafe_operator(op->opno, op->opfuncid, op->inputcollid, op->args,
+									list_length(op->args) == 2 ? lsecond(op->args) : NULL))
 					return true;
 			}
 			break;
@@ -243,9 +246,7 @@ unsafe_walker(Node *node, EarlyContext *cxt)
 				ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
 
 				set_sa_opfuncid(op);
-				if (!safe_operator(op->opno, op->opfuncid, op->inputcollid, NULL) ||
-					collation_fails(op->inputcollid, op->args,
-									builtin_btree_comparison(op->opno)))
+				if (unsafe_operator(op->opno, op->opfuncid, op->inputcollid, op->args, NULL))
 					return true;
 			}
 			break;
@@ -262,12 +263,23 @@ unsafe_walker(Node *node, EarlyContext *cxt)
 }
 
 /*
- * One flag per clause of quals (the plan's, in its order): may it run over
- * a whole group ahead of the rows?  FLASHSCAN_EARLY_NO, _YES, or
- * _UNLESS_FETCHED: yes if the statement's parameters are values, no if
- * they are fetched as they are read (PL/pgSQL's, whose fetch may fail on
- * a row: a record field whose type changed, a record not assigned yet).
+ * May the qual run over a whole group ahead of the rows?
+ * FLASHSCAN_EARLY_NO, _YES, or _UNLESS_FETCHED: yes if the statement's
+ * parameters are values, no if they are fetched as they are read
+ * (PL/pgSQL's, whose fetch may fail on a row: a record field whose type
+ * changed, a record not assigned yet).
  */
+int
+flashscan_early_flag(PlannerInfo *root, Node *qual)
+{
+	EarlyContext cxt = {root, false};
+
+	if (contain_volatile_functions(qual) || unsafe_walker(qual, &cxt))
+		return FLASHSCAN_EARLY_NO;
+	return cxt.extern_params ? FLASHSCAN_EARLY_UNLESS_FETCHED : FLASHSCAN_EARLY_YES;
+}
+
+/* flashscan_early_flag() of each clause of quals, in order. */
 List *
 flashscan_early_flags(PlannerInfo *root, List *quals)
 {
@@ -275,14 +287,6 @@ flashscan_early_flags(PlannerInfo *root, List *quals)
 	ListCell   *lc;
 
 	foreach(lc, quals)
-	{
-		Node	   *qual = lfirst(lc);
-		EarlyContext cxt = {root, false};
-		int			flag = FLASHSCAN_EARLY_NO;
-
-		if (!contain_volatile_functions(qual) && !unsafe_walker(qual, &cxt))
-			flag = cxt.extern_params ? FLASHSCAN_EARLY_UNLESS_FETCHED : FLASHSCAN_EARLY_YES;
-		flags = lappend_int(flags, flag);
-	}
+		flags = lappend_int(flags, flashscan_early_flag(root, lfirst(lc)));
 	return flags;
 }

@@ -52,7 +52,6 @@
 #include "storage/dsm.h"
 #include "storage/predicate.h"
 #include "catalog/pg_am_d.h"
-#include "catalog/pg_proc_d.h"
 #include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -400,7 +399,7 @@ early_selectivity(PlannerInfo *root, RelOptInfo *rel, List *clauses, double sele
 		RestrictInfo *rinfo = lfirst(lc);
 
 		if (!rinfo->pseudoconstant &&
-			linitial_int(flashscan_early_flags(root, list_make1(rinfo->clause))) != FLASHSCAN_EARLY_NO)
+			flashscan_early_flag(root, (Node *) rinfo->clause) != FLASHSCAN_EARLY_NO)
 			early = lappend(early, rinfo);
 	}
 	if (list_length(early) == list_length(clauses))
@@ -1213,7 +1212,6 @@ flashscan_begin(CustomScanState *node, EState *estate, int eflags)
 		foreach(lc, cscan->custom_exprs)
 		{
 			Node	   *qual = lfirst(lc);
-
 			int			flag = list_nth_int(early_ok, i);
 
 			if (lazy != NIL || flag == FLASHSCAN_EARLY_NO ||
