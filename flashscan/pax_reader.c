@@ -449,45 +449,47 @@ typedef struct PrefixEntry
 
 struct PaxPrefixCache
 {
-	MemoryContext cxt;			/* the table and the copies */
+	MemoryContext cxt;			/* the table */
+	MemoryContext copies;		/* the prefixes, a child of cxt */
 	HTAB	   *hash;
 };
 
 /* A longer prefix (the null bits of a group of a million rows) is not kept. */
 #define PAX_PREFIX_MAX_BYTES	(64 * 1024)
 
-static void
-prefix_cache_reset(PaxPrefixCache *cache)
+/*
+ * Is there room for bytes more?  A full cache keeps what it holds and takes
+ * nothing new: fetches at random over more groups than it holds then find
+ * a fixed share of their prefixes (the share the planner counts), where
+ * starting again would copy prefixes that the next start throws away.
+ */
+static bool
+prefix_cache_room(PaxPrefixCache *cache, Size bytes)
 {
+	return MemoryContextMemAllocated(cache->cxt, true) + bytes <= PAX_PREFIX_CACHE_BYTES;
+}
+
+/*
+ * An empty prefix cache in the current memory context.  The copies go to a
+ * generation context: they are never freed one by one, and an allocation
+ * set would round each up to a power of two (a 2,080-byte stride index of
+ * an 8,288-row group would take 4 kB, half the cache).
+ */
+PaxPrefixCache *
+pax_prefix_cache_create(void)
+{
+	PaxPrefixCache *cache = palloc0(sizeof(PaxPrefixCache));
 	HASHCTL		ctl;
 
-	MemoryContextReset(cache->cxt);
+	cache->cxt = AllocSetContextCreate(CurrentMemoryContext, "pax minipage prefixes",
+									   ALLOCSET_DEFAULT_SIZES);
+	cache->copies = GenerationContextCreate(cache->cxt, "pax minipage prefix copies",
+											0, 64 * 1024, 64 * 1024);
 	ctl.keysize = sizeof(PrefixKey);
 	ctl.entrysize = sizeof(PrefixEntry);
 	ctl.hcxt = cache->cxt;
 	cache->hash = hash_create("pax minipage prefixes", 256, &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-}
-
-/* Make room for bytes more, or start again (true: the cache was emptied). */
-static bool
-prefix_cache_room(PaxPrefixCache *cache, Size bytes)
-{
-	if (MemoryContextMemAllocated(cache->cxt, false) + bytes <= PAX_PREFIX_CACHE_BYTES)
-		return false;
-	prefix_cache_reset(cache);
-	return true;
-}
-
-/* An empty prefix cache in the current memory context. */
-PaxPrefixCache *
-pax_prefix_cache_create(void)
-{
-	PaxPrefixCache *cache = palloc0(sizeof(PaxPrefixCache));
-
-	cache->cxt = AllocSetContextCreate(CurrentMemoryContext, "pax minipage prefixes",
-									   ALLOCSET_DEFAULT_SIZES);
-	prefix_cache_reset(cache);
 	return cache;
 }
 
@@ -592,7 +594,8 @@ use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int 
 	e = hash_search(cache->hash, &key, HASH_FIND, NULL);
 	if (e == NULL)
 	{
-		(void) prefix_cache_room(cache, sizeof(PrefixEntry) * 2);
+		if (!prefix_cache_room(cache, PAX_PREFIX_ENTRY_BYTES))
+			return;
 		e = hash_search(cache->hash, &key, HASH_ENTER, &found);
 		e->keep = true;
 		e->len = 0;
@@ -605,11 +608,9 @@ use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int 
 										read_minipage_part(src, 0, PAX_MINIPAGE_HEADER_BYTES),
 										src->rel);
 		e->keep = false;
-		if (len == 0 || len > PAX_PREFIX_MAX_BYTES)
+		if (len == 0 || len > PAX_PREFIX_MAX_BYTES || !prefix_cache_room(cache, len))
 			return;				/* read as without a cache from now on */
-		if (prefix_cache_room(cache, len + sizeof(PrefixEntry) * 2))
-			e = hash_search(cache->hash, &key, HASH_ENTER, &found);
-		e->data = MemoryContextAlloc(cache->cxt, len);
+		e->data = MemoryContextAlloc(cache->copies, len);
 		memcpy(e->data, read_minipage_part(src, 0, len), len);
 		e->len = len;
 	}
