@@ -67,7 +67,6 @@
 #include "pax_minipage.h"
 #include "shared_scan.h"
 #include "ssdkit_path.h"
-#include "ssdkit_qdtt.h"
 
 bool		flashscan_enable = true;
 bool		flashscan_selection_first = true;
@@ -560,13 +559,15 @@ typedef struct PaxFetchCosts
 	Cost		per_row;		/* one row fetched alone, beyond heap's price,
 								 * in a group the fetch has met */
 	Cost		qual_per_row;	/* of which the columns of the relation's
-								 * restriction clauses (read first: a row
-								 * they drop costs no more, see
-								 * filtered_row_price()) */
+								 * restriction clauses, and a parameterized
+								 * path's join filter (join_filter_costs()):
+								 * read first, a row they drop costs no
+								 * more (filtered_row_price()) */
 	bool		quals_tested_first; /* every such clause is one a fetch may
 									 * test before its node */
 	Bitmapset  *qual_attrs;		/* those columns (pull_varattnos() offsets) */
 	Cost	   *col_row;		/* per_row's part of each column, by attnum */
+	int			natts;			/* col_row's last attnum */
 	Cost		per_group_met;	/* the first fetch in a group: its prefixes */
 	double		prefix_bytes;	/* those prefixes' bytes in a fetch's cache */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
@@ -583,27 +584,22 @@ typedef struct PaxFetchCosts
  * fetched alone visits a block per needed column where heap visits one
  * page, and the planner's page price of an index path (Mackert-Lohman over
  * effective_cache_size) counts each page once, as if a page once read
- * stayed in memory for free.  Where the needed columns' blocks outgrow
- * shared_buffers each missing visit is a read, from the OS page cache when
- * warm; a FlashScan's in-order block reads, priced at seq_page_cost, are
- * the same reads, so a missed visit is priced as one of those and the
- * planner weighs the two plans alike.  TPC-H Q9 with an index on
- * l_partkey: 1.2 million probe rows visited 2 blocks each (4.1 s) where
- * heap visited one (2.7 s) and the FlashScan hash join ran in 1.8 s; priced
- * at a buffer hit the probes looked cheaper than that plan.  qdtt_costing's
- * residency sampler measures the share of the relation in shared_buffers;
- * without it the needed blocks are taken to share shared_buffers
- * uniformly.
+ * stayed in memory for free.  It does while the needed columns' blocks fit
+ * in shared_buffers; beyond that, a share of the visits read their block
+ * again, from the OS page cache when warm: the same read a FlashScan's
+ * in-order block costs, priced at seq_page_cost, so a missed visit is
+ * priced as one of those and the planner weighs the two plans alike.
+ * TPC-H Q9 with an index on l_partkey: 1.2 million probe rows visited 2
+ * blocks each (4.1 s) where heap visited one (2.7 s) and the FlashScan hash
+ * join ran in 1.8 s; priced at a buffer hit the probes looked cheaper than
+ * that plan.  The share is the steady state of a fetch's visits, spread
+ * over the needed blocks, not what shared_buffers holds now (after a
+ * restart nothing, though a table that fits is read into it once): a
+ * residency sample would price a table that fits as if every visit missed.
  */
 static double
-fetch_miss_share(Relation r, double needed_blocks)
+fetch_miss_share(double needed_blocks)
 {
-	SsdkitQdttApi *api = ssdkit_qdtt_api(SSDKIT_QDTT_API_RESIDENCY);
-	double		sb,
-				os;
-
-	if (api != NULL && api->residency(&r->rd_node, MAIN_FORKNUM, &sb, &os))
-		return Min(Max(1.0 - sb, 0.0), 1.0);
 	if (needed_blocks <= NBuffers)
 		return 0;
 	return 1.0 - NBuffers / needed_blocks;
@@ -639,6 +635,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 	costs->per_group_met = 0;
 	costs->prefix_bytes = 0;
 	costs->col_row = palloc0(sizeof(Cost) * (desc->natts + 1));
+	costs->natts = desc->natts;
 	col_visits = palloc0(sizeof(double) * (desc->natts + 1));
 	col_cpu = palloc0(sizeof(Cost) * (desc->natts + 1));
 	foreach(lc, rel->baserestrictinfo)
@@ -687,7 +684,7 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 			}
 		}
 	}
-	visit = cpu_tuple_cost + fetch_miss_share(r, blocks * ngroups) * spc_seq;
+	visit = cpu_tuple_cost + fetch_miss_share(blocks * ngroups) * spc_seq;
 	costs->per_group_met = met_visits * visit;
 	for (att = 1; att <= desc->natts; att++)
 	{
@@ -719,9 +716,9 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
  * read first and the others only for rows that pass (pax_fetch.c's
  * selection first, which btree index scans and bitmap scans run, on the
  * clauses pax_fetch_may_test() allows: none where one of them is not).
- * The columns of the relation's restriction clauses stand for the
- * filter's: those the index matches exactly are not read at all, so this
- * errs high.
+ * The columns of the relation's restriction clauses (and a parameterized
+ * path's join filter) stand for the filter's: those the index matches
+ * exactly are not read at all, so this errs high.
  */
 static double
 filter_pass(Path *path, RelOptInfo *rel, Selectivity index_sel)
@@ -738,6 +735,70 @@ filtered_row_price(const PaxFetchCosts *costs, double pass, bool selection_first
 		return costs->per_row;
 	pass = Min(Max(pass, 0.0), 1.0);
 	return costs->qual_per_row + pass * (costs->per_row - costs->qual_per_row);
+}
+
+/*
+ * The index clauses of a bitmap path's tree that every row it returns
+ * satisfies: those of each index scan under BitmapAnds (a BitmapOr implies
+ * none of them alone).
+ */
+static List *
+bitmap_index_clauses(Path *bitmapqual)
+{
+	List	   *clauses = NIL;
+	ListCell   *lc;
+
+	if (IsA(bitmapqual, IndexPath))
+		return list_copy(((IndexPath *) bitmapqual)->indexclauses);
+	if (IsA(bitmapqual, BitmapAndPath))
+		foreach(lc, ((BitmapAndPath *) bitmapqual)->bitmapquals)
+			clauses = list_concat(clauses, bitmap_index_clauses(lfirst(lc)));
+	return clauses;
+}
+
+/*
+ * The fetch costs of a parameterized index or bitmap path: the join clauses
+ * it enforces that its index does not (as the plan keeps them:
+ * is_redundant_with_indexclauses(), which knows an equivalence class's
+ * clause built from either side) are its filter too, tested on every row
+ * the index gives, so their columns are read first as the restriction
+ * clauses' are (a nested loop's probe of lineitem by l_partkey reads
+ * l_suppkey of each of its 30 rows to test ps_suppkey = l_suppkey).
+ */
+static PaxFetchCosts
+join_filter_costs(Path *path, List *indexclauses, RelOptInfo *rel, const PaxFetchCosts *costs)
+{
+	PaxFetchCosts c = *costs;
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+	int			x = -1;
+
+	if (path->param_info == NULL)
+		return c;
+	foreach(lc, path->param_info->ppi_clauses)
+	{
+		RestrictInfo *rinfo = lfirst(lc);
+
+		if (is_redundant_with_indexclauses(rinfo, indexclauses))
+			continue;
+		pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
+		c.quals_tested_first &= pax_fetch_may_test((Node *) rinfo->clause);
+	}
+	/* a whole-row Var reads every column (the restriction clauses' may have) */
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, costs->qual_attrs))
+	{
+		c.qual_per_row = bms_is_empty(attrs) ? costs->qual_per_row : costs->per_row;
+		return c;
+	}
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		int			att = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (att > 0 && att <= costs->natts && !bms_is_member(x, costs->qual_attrs))
+			c.qual_per_row += costs->col_row[att];
+	}
+	return c;
 }
 
 /*
@@ -774,10 +835,17 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
 	if (matches >= costs->decode_after)
 		price = index_cost + touched * costs->per_group;
 	else
+	{
+		PaxFetchCosts path_costs = join_filter_costs(path,
+													 bitmap_index_clauses(bpath->bitmapqual),
+													 rel, costs);
+
 		price = path->total_cost +
 			sel * rel->tuples / procs *
-			filtered_row_price(costs, filter_pass(path, rel, sel), pax_fetch_selection_first()) +
+			filtered_row_price(&path_costs, filter_pass(path, rel, sel),
+							   pax_fetch_selection_first()) +
 			Min(touched, sel * rel->tuples / procs) * costs->per_group_met;
+	}
 	if (price <= path->total_cost)
 		return false;
 	path->total_cost = price;
@@ -988,48 +1056,6 @@ index_correlation(PlannerInfo *root, IndexPath *ip, double loops)
 }
 
 /*
- * The fetch costs of a parameterized index path: the join clauses it
- * enforces that its index does not match are its filter too, tested on
- * every row the index gives, so their columns are read first as the
- * restriction clauses' are (a nested loop's probe of lineitem by l_partkey
- * reads l_suppkey of each of its 30 rows to test ps_suppkey = l_suppkey).
- */
-static PaxFetchCosts
-join_filter_costs(IndexPath *ip, RelOptInfo *rel, const PaxFetchCosts *costs)
-{
-	PaxFetchCosts c = *costs;
-	Bitmapset  *attrs = NULL;
-	ListCell   *lc;
-	int			x = -1;
-
-	if (ip->path.param_info == NULL)
-		return c;
-	foreach(lc, ip->path.param_info->ppi_clauses)
-	{
-		RestrictInfo *rinfo = lfirst(lc);
-		bool		matched = false;
-		ListCell   *lc2;
-
-		foreach(lc2, ip->indexclauses)
-			matched |= ((IndexClause *) lfirst(lc2))->rinfo == rinfo;
-		if (matched)
-			continue;
-		pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
-		c.quals_tested_first &= pax_fetch_may_test((Node *) rinfo->clause);
-	}
-	while ((x = bms_next_member(attrs, x)) >= 0)
-	{
-		int			att = x + FirstLowInvalidHeapAttributeNumber;
-
-		/* (a whole-row Var among the restriction clauses' has them all) */
-		if (att > 0 && att <= rel->max_attr && !bms_is_member(x, costs->qual_attrs) &&
-			!bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, costs->qual_attrs))
-			c.qual_per_row += costs->col_row[att];
-	}
-	return c;
-}
-
-/*
  * What the fetches of one run of an index scan pay beyond heap's, in each
  * of its processes (a parallel scan's workers share out the rows, and each
  * has its own fetch): per_row for each row, and each group's prefixes
@@ -1047,11 +1073,11 @@ index_fetch_price(PlannerInfo *root, IndexPath *ip, RelOptInfo *rel, const PaxFe
 	double		ngroups = costs->ngroups;
 	double		met = ngroups * (1.0 - exp(-rows * loops / ngroups));
 	double		held = (costs->prefix_bytes > 0) ?
-		Min(1.0, PAX_PREFIX_CACHE_BYTES / (ngroups * costs->prefix_bytes)) : 1.0;
+		Min(1.0, pax_prefix_cache_bytes() / (ngroups * costs->prefix_bytes)) : 1.0;
 	double		prefixes = held * Min(2 * met / loops, rows) + (1.0 - held) * rows;
 	bool		selection_first = pax_fetch_selection_first() &&
 		ip->indexinfo->relam == BTREE_AM_OID;
-	PaxFetchCosts path_costs = join_filter_costs(ip, rel, costs);
+	PaxFetchCosts path_costs = join_filter_costs(&ip->path, ip->indexclauses, rel, costs);
 	Cost		scattered = rows * filtered_row_price(&path_costs,
 													  filter_pass(&ip->path, rel,
 																  ip->indexselectivity),

@@ -527,13 +527,12 @@ extern uint32 pax_read_columns(Relation rel, PaxGroupEntry *g, TupleDesc desc,
 							 BufferAccessStrategy strategy, uint64 *blocks_read);
 /*
  * A fetch's cache of minipage prefixes (pax_reader.c): the memory it may
- * take, its table included (the stride indexes of about 3,500 columns of
- * 8,000-row groups, over a hundred thousand fixed-width columns' headers;
- * a full cache keeps what it holds and takes nothing more), and what one
- * entry takes besides its bytes (its hash entry, a remembered group's
- * entry), which the planner counts too.
+ * take, its table included (pax_prefix_cache_bytes(): hash_mem, 8 MB by
+ * default, the stride indexes of about 3,500 columns of 8,000-row groups),
+ * and what one entry takes besides its bytes (its hash entry and the
+ * copy's chunk header), which the planner counts too.
  */
-#define PAX_PREFIX_CACHE_BYTES	(8 * 1024 * 1024)
+extern Size pax_prefix_cache_bytes(void);
 #define PAX_PREFIX_ENTRY_BYTES	96
 typedef struct PaxPrefixCache PaxPrefixCache;
 extern PaxPrefixCache *pax_prefix_cache_create(void);

@@ -452,37 +452,38 @@ struct PaxPrefixCache
 	MemoryContext cxt;			/* the table */
 	MemoryContext copies;		/* the prefixes, a child of cxt */
 	HTAB	   *hash;
+	bool		full;			/* it has refused a newcomer */
+	uint64		hits;			/* prefixes served since it filled */
+	uint64		refused;		/* newcomers refused since it filled */
+	long		held;			/* entries when it filled */
 };
 
 /* A longer prefix (the null bits of a group of a million rows) is not kept. */
 #define PAX_PREFIX_MAX_BYTES	(64 * 1024)
 
 /*
- * Is there room for bytes more?  A full cache keeps what it holds and takes
- * nothing new: fetches at random over more groups than it holds then find
- * a fixed share of their prefixes (the share the planner counts), where
- * starting again would copy prefixes that the next start throws away.
+ * The memory a fetch's prefix cache may take: hash_mem (work_mem times
+ * hash_mem_multiplier), the memory a hash table of the query may take.
+ * The planner counts the share of groups it holds by the same figure.
  */
-static bool
-prefix_cache_room(PaxPrefixCache *cache, Size bytes)
+Size
+pax_prefix_cache_bytes(void)
 {
-	return MemoryContextMemAllocated(cache->cxt, true) + bytes <= PAX_PREFIX_CACHE_BYTES;
+	return get_hash_memory_limit();
 }
 
 /*
- * An empty prefix cache in the current memory context.  The copies go to a
- * generation context: they are never freed one by one, and an allocation
- * set would round each up to a power of two (a 2,080-byte stride index of
- * an 8,288-row group would take 4 kB, half the cache).
+ * The table and the copies' context, empty.  The copies go to a generation
+ * context: they are never freed one by one, and an allocation set would
+ * round each up to a power of two (a 2,080-byte stride index of an
+ * 8,288-row group would take 4 kB, half the cache).
  */
-PaxPrefixCache *
-pax_prefix_cache_create(void)
+static void
+prefix_cache_reset(PaxPrefixCache *cache)
 {
-	PaxPrefixCache *cache = palloc0(sizeof(PaxPrefixCache));
 	HASHCTL		ctl;
 
-	cache->cxt = AllocSetContextCreate(CurrentMemoryContext, "pax minipage prefixes",
-									   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextReset(cache->cxt);	/* the copies' context too */
 	cache->copies = GenerationContextCreate(cache->cxt, "pax minipage prefix copies",
 											0, 64 * 1024, 64 * 1024);
 	ctl.keysize = sizeof(PrefixKey);
@@ -490,6 +491,48 @@ pax_prefix_cache_create(void)
 	ctl.hcxt = cache->cxt;
 	cache->hash = hash_create("pax minipage prefixes", 256, &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	cache->full = false;
+	cache->hits = cache->refused = 0;
+	cache->held = 0;
+}
+
+/*
+ * Is there room for bytes more?  A full cache keeps what it holds and takes
+ * nothing new while what it holds is met again: fetches at random over more
+ * groups than it holds then find a fixed share of their prefixes (the share
+ * the planner counts), where starting again would copy prefixes that the
+ * next start throws away.  Once it has refused more newcomers than it has
+ * served since it filled (and a quarter as many as it holds), the fetch
+ * has moved on, as probes in the table's order do: it starts again.
+ */
+static bool
+prefix_cache_room(PaxPrefixCache *cache, Size bytes)
+{
+	if (MemoryContextMemAllocated(cache->cxt, true) + bytes <= pax_prefix_cache_bytes())
+		return true;
+	if (!cache->full)
+	{
+		cache->full = true;
+		cache->held = hash_get_num_entries(cache->hash);
+	}
+	cache->refused++;
+	if (cache->refused > cache->hits && cache->refused >= Max(cache->held / 4, 1))
+	{
+		prefix_cache_reset(cache);
+		return MemoryContextMemAllocated(cache->cxt, true) + bytes <= pax_prefix_cache_bytes();
+	}
+	return false;
+}
+
+/* An empty prefix cache in the current memory context. */
+PaxPrefixCache *
+pax_prefix_cache_create(void)
+{
+	PaxPrefixCache *cache = palloc0(sizeof(PaxPrefixCache));
+
+	cache->cxt = AllocSetContextCreate(CurrentMemoryContext, "pax minipage prefixes",
+									   ALLOCSET_DEFAULT_SIZES);
+	prefix_cache_reset(cache);
 	return cache;
 }
 
@@ -610,10 +653,15 @@ use_prefix(MinipageSource *src, PaxPrefixCache *cache, Form_pg_attribute a, int 
 		e->keep = false;
 		if (len == 0 || len > PAX_PREFIX_MAX_BYTES || !prefix_cache_room(cache, len))
 			return;				/* read as without a cache from now on */
+		/* (the room may have been made by starting again, without e) */
+		e = hash_search(cache->hash, &key, HASH_ENTER, &found);
+		e->keep = false;
 		e->data = MemoryContextAlloc(cache->copies, len);
 		memcpy(e->data, read_minipage_part(src, 0, len), len);
 		e->len = len;
 	}
+	else if (e->data != NULL)
+		cache->hits++;
 	if (e->data == NULL)
 		return;
 	src->prefix = e->data;

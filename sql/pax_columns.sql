@@ -65,6 +65,17 @@ SELECT same('SELECT x.id, y.b FROM generate_series(1, 50) x(id), LATERAL (SELECT
 -- each row's own, column by column, in every group
 SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id = (x.i * 7919) % 20000 + 1) y');
 SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT e, id FROM cp WHERE cp.id = (x.i * 13) % 20000 + 1) y');
+-- the same probes with a prefix cache of a few kilobytes (hash_mem): it
+-- fills, refuses newcomers, and starts again once the probes have moved on
+-- (in the table's order, the last query); OFFSET 0 keeps each
+-- probe a run of its own
+SET work_mem = '128kB'; SET hash_mem_multiplier = 1;
+EXPLAIN (COSTS OFF)
+SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id = (x.i * 7919) % 20000 + 1 OFFSET 0) y;
+SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id = (x.i * 7919) % 20000 + 1 OFFSET 0) y');
+SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT e, id FROM cp WHERE cp.id = (x.i * 13) % 20000 + 1 OFFSET 0) y');
+SELECT same('SELECT x.i, y.* FROM generate_series(1, 6000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id IN (x.i * 3, x.i * 3 + 1) OFFSET 0) y');
+RESET work_mem; RESET hash_mem_multiplier;
 -- the inner side of EXISTS reads none of its columns but its quals' (an
 -- empty set of columns is not "every column")
 SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_material = off;
