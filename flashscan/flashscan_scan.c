@@ -567,13 +567,18 @@ typedef struct PaxFetchCosts
 									 * test before its node */
 	Bitmapset  *qual_attrs;		/* those columns (pull_varattnos() offsets) */
 	Cost	   *col_row;		/* per_row's part of each column, by attnum */
-	int			natts;			/* col_row's last attnum */
+	double	   *col_visits;		/* the blocks it visits, by attnum */
+	int			natts;			/* their last attnum */
+	double		visits;			/* blocks a row fetched alone visits */
+	double		qual_visits;	/* of which qual_per_row's */
+	Cost		visit_miss;		/* the page-read part of each visit's price */
 	Cost		per_group_met;	/* the first fetch in a group: its prefixes */
 	double		prefix_bytes;	/* those prefixes' bytes in a fetch's cache */
 	Cost		per_group;		/* a group's needed columns read and decoded whole */
 	Cost		per_group_decode;	/* of which the decoding, beyond heap's per-row CPU */
 	double		needed_blocks;	/* a group's blocks of the needed columns */
 	double		spc_seq;		/* the tablespace's seq_page_cost */
+	double		spc_random;		/* and random_page_cost */
 	double		rows_per_group;
 	double		ngroups;		/* the groups those rows make up */
 	double		decode_after;	/* fetches in a row after which a fetch decodes the group */
@@ -606,7 +611,8 @@ fetch_miss_share(double needed_blocks)
 }
 
 static void
-pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *costs)
+pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_random, double spc_seq,
+				PaxFetchCosts *costs)
 {
 	TupleDesc	desc = RelationGetDescr(r);
 	Bitmapset  *attrs = NULL;
@@ -684,22 +690,30 @@ pax_fetch_costs(RelOptInfo *rel, Relation r, double spc_seq, PaxFetchCosts *cost
 			}
 		}
 	}
-	visit = cpu_tuple_cost + fetch_miss_share(blocks * ngroups) * spc_seq;
+	costs->visit_miss = fetch_miss_share(blocks * ngroups) * spc_seq;
+	visit = cpu_tuple_cost + costs->visit_miss;
 	costs->per_group_met = met_visits * visit;
+	costs->col_visits = col_visits;
+	costs->visits = costs->qual_visits = 0;
 	for (att = 1; att <= desc->natts; att++)
 	{
 		Cost		row = col_visits[att] * visit + col_cpu[att];
 
 		costs->per_row += row;
 		costs->col_row[att] = row;
+		costs->visits += col_visits[att];
 		if (bms_is_member(att - FirstLowInvalidHeapAttributeNumber, qual_attrs) ||
 			bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, qual_attrs))
+		{
 			costs->qual_per_row += row;
+			costs->qual_visits += col_visits[att];
+		}
 	}
 	costs->qual_attrs = qual_attrs;
 	costs->per_group_decode = rows_per_group * ncols * cpu_operator_cost;
 	costs->needed_blocks = blocks;
 	costs->spc_seq = spc_seq;
+	costs->spc_random = spc_random;
 	costs->per_group = blocks * spc_seq + rows_per_group * cpu_tuple_cost + costs->per_group_decode;
 	costs->rows_per_group = rows_per_group;
 	costs->ngroups = Max(1.0, rel->tuples / rows_per_group);
@@ -735,6 +749,35 @@ filtered_row_price(const PaxFetchCosts *costs, double pass, bool selection_first
 		return costs->per_row;
 	pass = Min(Max(pass, 0.0), 1.0);
 	return costs->qual_per_row + pass * (costs->per_row - costs->qual_per_row);
+}
+
+static double expected_loops(PlannerInfo *root, Path *path);
+
+/*
+ * The part of a row's price (filtered_row_price()) for visits that miss
+ * shared_buffers (fetch_miss_share()) that PostgreSQL's own price of the
+ * path already holds: its page price, per row, reads a page from the
+ * device for each page Mackert-Lohman says is not in memory yet (tuples
+ * rows in all, over every run).  A few probes into a large table pay a
+ * random_page_cost a row there already, and the visits of their other
+ * columns cost no more than that page did; many probes that come back to
+ * the same pages (TPC-H Q9's 1.2 million) pay nearly nothing there, and
+ * their missing visits are all pax's to price.
+ */
+static Cost
+miss_already_priced(PlannerInfo *root, IndexOptInfo *index, RelOptInfo *rel,
+					const PaxFetchCosts *c, double tuples, double pass, bool selection_first)
+{
+	double		visits;
+	Cost		page_per_row;
+
+	if (c->visit_miss <= 0 || tuples <= 0)
+		return 0;
+	visits = (selection_first && c->quals_tested_first) ?
+		c->qual_visits + Min(Max(pass, 0.0), 1.0) * (c->visits - c->qual_visits) : c->visits;
+	page_per_row = index_pages_fetched(tuples, rel->pages, index ? (double) index->pages : 0.0,
+									   root) * c->spc_random / tuples;
+	return Min(visits * c->visit_miss, page_per_row);
 }
 
 /*
@@ -789,6 +832,7 @@ join_filter_costs(Path *path, List *indexclauses, RelOptInfo *rel, const PaxFetc
 		bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, costs->qual_attrs))
 	{
 		c.qual_per_row = bms_is_empty(attrs) ? costs->qual_per_row : costs->per_row;
+		c.qual_visits = bms_is_empty(attrs) ? costs->qual_visits : costs->visits;
 		return c;
 	}
 	while ((x = bms_next_member(attrs, x)) >= 0)
@@ -796,7 +840,10 @@ join_filter_costs(Path *path, List *indexclauses, RelOptInfo *rel, const PaxFetc
 		int			att = x + FirstLowInvalidHeapAttributeNumber;
 
 		if (att > 0 && att <= costs->natts && !bms_is_member(x, costs->qual_attrs))
+		{
 			c.qual_per_row += costs->col_row[att];
+			c.qual_visits += costs->col_visits[att];
+		}
 	}
 	return c;
 }
@@ -814,7 +861,8 @@ join_filter_costs(Path *path, List *indexclauses, RelOptInfo *rel, const PaxFetc
  * blocks, so each sees about 1/(workers + 1) of each group's rows.
  */
 static bool
-price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
+price_pax_bitmap_path(PlannerInfo *root, Path *path, RelOptInfo *rel,
+					  const PaxFetchCosts *costs)
 {
 	BitmapHeapPath *bpath = (BitmapHeapPath *) path;
 	double		procs = path->parallel_workers + 1;
@@ -840,10 +888,14 @@ price_pax_bitmap_path(Path *path, RelOptInfo *rel, const PaxFetchCosts *costs)
 													 bitmap_index_clauses(bpath->bitmapqual),
 													 rel, costs);
 
+		double		pass = filter_pass(path, rel, sel);
+
 		price = path->total_cost +
 			sel * rel->tuples / procs *
-			filtered_row_price(&path_costs, filter_pass(path, rel, sel),
-							   pax_fetch_selection_first()) +
+			(filtered_row_price(&path_costs, pass, pax_fetch_selection_first()) -
+			 miss_already_priced(root, NULL, rel, &path_costs,
+								 sel * rel->tuples * expected_loops(root, path), pass,
+								 pax_fetch_selection_first())) +
 			Min(touched, sel * rel->tuples / procs) * costs->per_group_met;
 	}
 	if (price <= path->total_cost)
@@ -961,7 +1013,7 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 
 	r = relation_open(rte->relid, NoLock);
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
-	pax_fetch_costs(rel, r, spc_seq, &costs);
+	pax_fetch_costs(rel, r, spc_random, spc_seq, &costs);
 	unsafe = epq_possible(root) && tid_blocks_pass_segments(r);
 	relation_close(r, NoLock);
 	if (unsafe)
@@ -972,10 +1024,10 @@ price_pax_bitmap_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	}
 	foreach(lc, rel->pathlist)
 		if (IsA(lfirst(lc), BitmapHeapPath))
-			raised |= price_pax_bitmap_path(lfirst(lc), rel, &costs);
+			raised |= price_pax_bitmap_path(root, lfirst(lc), rel, &costs);
 	foreach(lc, rel->partial_pathlist)
 		if (IsA(lfirst(lc), BitmapHeapPath))
-			raised |= price_pax_bitmap_path(lfirst(lc), rel, &costs);
+			raised |= price_pax_bitmap_path(root, lfirst(lc), rel, &costs);
 	if (!raised)
 		return;
 
@@ -1078,10 +1130,11 @@ index_fetch_price(PlannerInfo *root, IndexPath *ip, RelOptInfo *rel, const PaxFe
 	bool		selection_first = pax_fetch_selection_first() &&
 		ip->indexinfo->relam == BTREE_AM_OID;
 	PaxFetchCosts path_costs = join_filter_costs(&ip->path, ip->indexclauses, rel, costs);
-	Cost		scattered = rows * filtered_row_price(&path_costs,
-													  filter_pass(&ip->path, rel,
-																  ip->indexselectivity),
-													  selection_first) +
+	double		pass = filter_pass(&ip->path, rel, ip->indexselectivity);
+	Cost		scattered = rows * (filtered_row_price(&path_costs, pass, selection_first) -
+									miss_already_priced(root, ip->indexinfo, rel, &path_costs,
+														rows * procs * loops, pass,
+														selection_first)) +
 		prefixes * costs->per_group_met;
 	double		correlation;
 	double		in_order_groups;
@@ -1149,7 +1202,7 @@ price_pax_index_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		return;
 	r = relation_open(rte->relid, NoLock);
 	get_tablespace_page_costs(rel->reltablespace, &spc_random, &spc_seq);
-	pax_fetch_costs(rel, r, spc_seq, &costs);
+	pax_fetch_costs(rel, r, spc_random, spc_seq, &costs);
 	relation_close(r, NoLock);
 
 	foreach(lc, rel->pathlist)

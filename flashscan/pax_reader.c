@@ -485,7 +485,7 @@ prefix_cache_reset(PaxPrefixCache *cache)
 
 	MemoryContextReset(cache->cxt);	/* the copies' context too */
 	cache->copies = GenerationContextCreate(cache->cxt, "pax minipage prefix copies",
-											0, 64 * 1024, 64 * 1024);
+											0, 8 * 1024, 64 * 1024);
 	ctl.keysize = sizeof(PrefixKey);
 	ctl.entrysize = sizeof(PrefixEntry);
 	ctl.hcxt = cache->cxt;
@@ -516,7 +516,9 @@ prefix_cache_room(PaxPrefixCache *cache, Size bytes)
 		cache->held = hash_get_num_entries(cache->hash);
 	}
 	cache->refused++;
-	if (cache->refused > cache->hits && cache->refused >= Max(cache->held / 4, 1))
+	/* (a cache too small to hold anything stays empty: no start again) */
+	if (cache->held > 0 && cache->refused > cache->hits &&
+		cache->refused >= Max(cache->held / 4, 1))
 	{
 		prefix_cache_reset(cache);
 		return MemoryContextMemAllocated(cache->cxt, true) + bytes <= pax_prefix_cache_bytes();

@@ -75,6 +75,9 @@ SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e F
 SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id = (x.i * 7919) % 20000 + 1 OFFSET 0) y');
 SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT e, id FROM cp WHERE cp.id = (x.i * 13) % 20000 + 1 OFFSET 0) y');
 SELECT same('SELECT x.i, y.* FROM generate_series(1, 6000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id IN (x.i * 3, x.i * 3 + 1) OFFSET 0) y');
+-- and with a hash_mem of 64 kB, about what the empty cache itself takes
+SET work_mem = '64kB';
+SELECT same('SELECT x.i, y.* FROM generate_series(1, 3000) x(i), LATERAL (SELECT a, b, d, e FROM cp WHERE cp.id = (x.i * 7919) % 20000 + 1 OFFSET 0) y');
 RESET work_mem; RESET hash_mem_multiplier;
 -- the inner side of EXISTS reads none of its columns but its quals' (an
 -- empty set of columns is not "every column")
