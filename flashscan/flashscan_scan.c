@@ -742,13 +742,19 @@ filter_pass(Path *path, RelOptInfo *rel, Selectivity index_sel)
 	return out / Max(index_sel * rel->tuples, 1.0);
 }
 
+static double
+filtered(const PaxFetchCosts *costs, double all, double qual, double pass, bool selection_first)
+{
+	if (!selection_first || !costs->quals_tested_first)
+		return all;
+	pass = Min(Max(pass, 0.0), 1.0);
+	return qual + pass * (all - qual);
+}
+
 static Cost
 filtered_row_price(const PaxFetchCosts *costs, double pass, bool selection_first)
 {
-	if (!selection_first || !costs->quals_tested_first)
-		return costs->per_row;
-	pass = Min(Max(pass, 0.0), 1.0);
-	return costs->qual_per_row + pass * (costs->per_row - costs->qual_per_row);
+	return filtered(costs, costs->per_row, costs->qual_per_row, pass, selection_first);
 }
 
 static double expected_loops(PlannerInfo *root, Path *path);
@@ -773,8 +779,7 @@ miss_already_priced(PlannerInfo *root, IndexOptInfo *index, RelOptInfo *rel,
 
 	if (c->visit_miss <= 0 || tuples <= 0)
 		return 0;
-	visits = (selection_first && c->quals_tested_first) ?
-		c->qual_visits + Min(Max(pass, 0.0), 1.0) * (c->visits - c->qual_visits) : c->visits;
+	visits = filtered(c, c->visits, c->qual_visits, pass, selection_first);
 	page_per_row = index_pages_fetched(tuples, rel->pages, index ? (double) index->pages : 0.0,
 									   root) * c->spc_random / tuples;
 	return Min(visits * c->visit_miss, page_per_row);
@@ -827,12 +832,13 @@ join_filter_costs(Path *path, List *indexclauses, RelOptInfo *rel, const PaxFetc
 		pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
 		c.quals_tested_first &= pax_fetch_may_test((Node *) rinfo->clause);
 	}
-	/* a whole-row Var reads every column (the restriction clauses' may have) */
-	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs) ||
-		bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, costs->qual_attrs))
+	/* a whole-row Var reads every column first: the restriction clauses' did */
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, costs->qual_attrs))
+		return c;
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs))
 	{
-		c.qual_per_row = bms_is_empty(attrs) ? costs->qual_per_row : costs->per_row;
-		c.qual_visits = bms_is_empty(attrs) ? costs->qual_visits : costs->visits;
+		c.qual_per_row = costs->per_row;
+		c.qual_visits = costs->visits;
 		return c;
 	}
 	while ((x = bms_next_member(attrs, x)) >= 0)
@@ -887,7 +893,6 @@ price_pax_bitmap_path(PlannerInfo *root, Path *path, RelOptInfo *rel,
 		PaxFetchCosts path_costs = join_filter_costs(path,
 													 bitmap_index_clauses(bpath->bitmapqual),
 													 rel, costs);
-
 		double		pass = filter_pass(path, rel, sel);
 
 		price = path->total_cost +
