@@ -72,6 +72,7 @@ _PG_init(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	flashscan_scan_init();
 	flashjoin_plan_init();
+	flashscan_agg_init();
 	MarkGUCPrefixReserved("flashscan");
 	pax_writer_init();
 	pax_ddl_init();

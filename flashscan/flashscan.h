@@ -28,10 +28,25 @@ extern void flashscan_scan_init(void);
 extern bool flashscan_is_pax_relation(RangeTblEntry *rte);
 extern CustomPath *flashscan_create_path(PlannerInfo *root, RelOptInfo *rel,
 										 PathTarget *target);
+extern CustomPath *flashscan_create_partial_path(PlannerInfo *root, RelOptInfo *rel,
+												PathTarget *target);
 extern bool flashscan_is_path(Path *path);
 extern int32 flashscan_column_width(Oid relid, AttrNumber attnum, Oid typid, int32 typmod);
 extern double flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts,
 									  double rows_per_group);
+
+/* flashscan_decimal.c: x * 10^scale in 128 bits */
+#define FSDEC_MAX_DIGITS	38
+#define FSDEC_MAX_SCALE		32
+extern bool fsdec_scale_up(int128 *v, int by);
+extern bool fsdec_from_numeric(Datum d, int128 *v, int *scale);
+extern bool fsdec_add(int128 a, int sa, int128 b, int sb, int128 *r, int *sr);
+extern bool fsdec_mul(int128 a, int sa, int128 b, int sb, int128 *r, int *sr);
+extern Datum fsdec_to_numeric(int128 v, int scale);
+
+/* flashscan_agg.c */
+extern bool flashscan_enable_aggregate;
+extern void flashscan_agg_init(void);
 
 /* flashjoin_plan.c */
 typedef enum FlashJoinMode

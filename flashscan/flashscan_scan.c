@@ -377,6 +377,15 @@ flashscan_create_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
 	return create_path(root, rel, target, 0);
 }
 
+/* A Parallel FlashScan of rel producing target, NULL when there is none. */
+CustomPath *
+flashscan_create_partial_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target)
+{
+	if (!rel->consider_parallel || !bms_is_empty(rel->lateral_relids))
+		return NULL;
+	return create_path(root, rel, target, -1);
+}
+
 /*
  * The path; a partial (parallel-aware) one when parallel_workers > 0, or
  * -1 for as many workers as the blocks it reads call for: then NULL when
