@@ -369,33 +369,40 @@ emit(CompileContext *cc, AggOp op, int a, int b, int push)
 	cc->max_depth = Max(cc->max_depth, cc->depth);
 }
 
-/* Integer operators by function: result length, op; false if not one. */
+/* Integer operators: function, result bytes, operation. */
+static const struct
+{
+	Oid			funcid;
+	int			len;
+	AggOp		op;
+}			int_operators[] = {
+	{F_INT2PL, 2, OP_ADD}, {F_INT2MI, 2, OP_SUB}, {F_INT2MUL, 2, OP_MUL},
+	{F_INT4PL, 4, OP_ADD}, {F_INT4MI, 4, OP_SUB}, {F_INT4MUL, 4, OP_MUL},
+	{F_INT24PL, 4, OP_ADD}, {F_INT24MI, 4, OP_SUB}, {F_INT24MUL, 4, OP_MUL},
+	{F_INT42PL, 4, OP_ADD}, {F_INT42MI, 4, OP_SUB}, {F_INT42MUL, 4, OP_MUL},
+	{F_INT8PL, 8, OP_ADD}, {F_INT8MI, 8, OP_SUB}, {F_INT8MUL, 8, OP_MUL},
+	{F_INT48PL, 8, OP_ADD}, {F_INT48MI, 8, OP_SUB}, {F_INT48MUL, 8, OP_MUL},
+	{F_INT84PL, 8, OP_ADD}, {F_INT84MI, 8, OP_SUB}, {F_INT84MUL, 8, OP_MUL},
+	{F_INT28PL, 8, OP_ADD}, {F_INT28MI, 8, OP_SUB}, {F_INT28MUL, 8, OP_MUL},
+	{F_INT82PL, 8, OP_ADD}, {F_INT82MI, 8, OP_SUB}, {F_INT82MUL, 8, OP_MUL},
+};
+
+/* The integer operator funcid is, as result bytes and op; false if none. */
 static bool
 int_operator(Oid funcid, int *len, AggOp *op)
 {
-	switch (funcid)
+	int			i;
+
+	for (i = 0; i < lengthof(int_operators); i++)
 	{
-		case F_INT4PL:
-			*len = 4, *op = OP_ADD;
+		if (int_operators[i].funcid == funcid)
+		{
+			*len = int_operators[i].len;
+			*op = int_operators[i].op;
 			return true;
-		case F_INT4MI:
-			*len = 4, *op = OP_SUB;
-			return true;
-		case F_INT4MUL:
-			*len = 4, *op = OP_MUL;
-			return true;
-		case F_INT8PL:
-			*len = 8, *op = OP_ADD;
-			return true;
-		case F_INT8MI:
-			*len = 8, *op = OP_SUB;
-			return true;
-		case F_INT8MUL:
-			*len = 8, *op = OP_MUL;
-			return true;
-		default:
-			return false;
+		}
 	}
+	return false;
 }
 
 /* Compile expr onto cc's program; false if the fast path cannot compute it. */
@@ -837,15 +844,16 @@ flashscan_agg_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		return;
 
 	/*
-	 * Per input row: a raw-key hash probe, then per program step an integer
-	 * operation, where HashAggregate pays a hash function call and per
-	 * operator and transition a function call on palloc'd numerics
-	 * (cpu_operator_cost each).  Measured on TPC-H Q1, the node's work per
-	 * row is about a tenth of HashAggregate's; priced at a quarter of a
-	 * cpu_operator_cost per key and a tenth per step and aggregate.
+	 * Per input row: a raw-key hash probe, then per program step and per
+	 * aggregate a few integer instructions, where HashAggregate pays a hash
+	 * function call per key and a function call on palloc'd numerics per
+	 * operator and transition (cpu_operator_cost each).  Measured on TPC-H
+	 * Q1 (2 keys, 8 aggregates, 17 steps), the node aggregates a row in
+	 * about 0.45 of HashAggregate's time; priced at half a
+	 * cpu_operator_cost per key and a quarter per step and aggregate.
 	 */
-	per_row = cpu_operator_cost * (0.25 * list_length(group_exprs) +
-								   0.1 * (nsteps + list_length(aggrefs)));
+	per_row = cpu_operator_cost * (0.5 * list_length(group_exprs) +
+								   0.25 * (nsteps + list_length(aggrefs)));
 	cost_qual_eval(&having_cost, having, root);
 
 	core = list_make4(key_cols, cc.columns, cc.column_lens, key_eqops);
@@ -1316,6 +1324,8 @@ run_program(FlashAggState *fa, AggProgram *p, TupleTableSlot *slot,
 					if (!ok)
 						return false;
 					/* integer operators: out of their type's range is an error */
+					if (p->b[j] == 2 && (r < PG_INT16_MIN || r > PG_INT16_MAX))
+						return false;
 					if (p->b[j] == 4 && (r < PG_INT32_MIN || r > PG_INT32_MAX))
 						return false;
 					if (p->b[j] == 8 && (r < PG_INT64_MIN || r > PG_INT64_MAX))
