@@ -127,7 +127,7 @@ fits_int64(int128 v)
 #define ARG_V64		0
 #define ARG_V128	1
 #define ARG_NULL	2
-#define ARG_SLOW	3
+#define ARG_NUMERIC	3			/* a numeric only numeric_add() takes */
 
 #define COL_VALUE	0
 #define COL_NULL	1
@@ -224,7 +224,11 @@ typedef struct FlashAggState
 	bool	   *const_is64;
 	int		   *const_scale;
 	ExprState **slow_exprs;
-	MemoryContext group_cxt;
+	MemoryContext group_cxt;	/* groups and their keys, until a rescan */
+	MemoryContext sum_cxt;		/* numeric sums of the slow path (freed as they grow) */
+	Datum	   *row_keys;		/* the current row's keys */
+	bool	   *row_nulls;
+	Datum	   *arg_datum;		/* slow path: PostgreSQL's value of an argument */
 	/* raw groups: open addressing on the raw key bytes */
 	AggGroup  **table;
 	uint32		table_size;
@@ -587,17 +591,35 @@ collect_outputs(List *exprs, List *group_exprs, List **aggrefs)
 	return true;
 }
 
-/* Bytes a group takes in memory, to check the estimate against hash_mem. */
+/*
+ * Bytes a group takes in memory, to check the estimate against hash_mem:
+ * its chunk (accumulators, key and null arrays, a generation chunk's
+ * header), copies of by-reference keys, its slots in the open-addressing
+ * table (at most half full, and the table before the last doubling), its
+ * place in the output array, and its entry and key copy in the merging
+ * TupleHashTable.
+ */
 static double
 group_bytes(List *group_exprs, int naggs)
 {
+	const double chunk_header = 24;
 	double		bytes = MAXALIGN(offsetof(AggGroup, acc) + naggs * sizeof(AggAcc)) +
-		2 * sizeof(AggGroup *);
+		chunk_header + 3 * 2 * sizeof(AggGroup *) + sizeof(AggGroup *) +
+		sizeof(TupleHashEntryData) + 2 * chunk_header + MAXALIGN(SizeofMinimalTupleHeader);
 	ListCell   *lc;
 
 	foreach(lc, group_exprs)
-		bytes += sizeof(Datum) + sizeof(bool) +
-			MAXALIGN(get_typavgwidth(exprType(lfirst(lc)), exprTypmod(lfirst(lc))));
+	{
+		Oid			typid = exprType(lfirst(lc));
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(typid, &typlen, &typbyval);
+		bytes += sizeof(Datum) + sizeof(bool) + sizeof(Datum);
+		if (!typbyval)
+			bytes += 2 * (MAXALIGN(get_typavgwidth(typid, exprTypmod(lfirst(lc))) + VARHDRSZ) +
+						  chunk_header);
+	}
 	return bytes;
 }
 
@@ -938,6 +960,7 @@ static void
 reset_groups(FlashAggState *fa)
 {
 	MemoryContextReset(fa->group_cxt);
+	MemoryContextReset(fa->sum_cxt);
 	fa->table_size = 64;
 	fa->table = MemoryContextAllocZero(fa->group_cxt, sizeof(AggGroup *) * fa->table_size);
 	fa->ngroups = 0;
@@ -1051,9 +1074,15 @@ agg_begin(CustomScanState *node, EState *estate, int eflags)
 			fa->const_v64[i] = (int64) fa->const_v[i];
 		i++;
 	}
-	fa->group_cxt = AllocSetContextCreate(estate->es_query_cxt,
-										  "FlashScan Aggregate groups",
-										  ALLOCSET_DEFAULT_SIZES);
+	fa->group_cxt = GenerationContextCreate(estate->es_query_cxt,
+											"FlashScan Aggregate groups",
+											0, 8 * 1024, ALLOCSET_DEFAULT_MAXSIZE);
+	fa->sum_cxt = AllocSetContextCreate(estate->es_query_cxt,
+										"FlashScan Aggregate sums",
+										ALLOCSET_DEFAULT_SIZES);
+	fa->row_keys = palloc0(sizeof(Datum) * Max(1, fa->nkeys));
+	fa->row_nulls = palloc0(sizeof(bool) * Max(1, fa->nkeys));
+	fa->arg_datum = palloc0(sizeof(Datum) * Max(1, fa->nargs));
 	reset_groups(fa);
 }
 
@@ -1145,12 +1174,13 @@ static AggGroup *
 new_group(FlashAggState *fa, uint32 hash, const Datum *values, const bool *nulls)
 {
 	MemoryContext old = MemoryContextSwitchTo(fa->group_cxt);
-	AggGroup   *g = palloc0(offsetof(AggGroup, acc) + sizeof(AggAcc) * fa->naggs);
+	Size		accs = MAXALIGN(offsetof(AggGroup, acc) + sizeof(AggAcc) * fa->naggs);
+	AggGroup   *g = palloc0(accs + (sizeof(Datum) + sizeof(bool)) * fa->nkeys);
 	int			k;
 
 	g->hash = hash;
-	g->keys = palloc0(sizeof(Datum) * Max(1, fa->nkeys));
-	g->nulls = palloc0(sizeof(bool) * Max(1, fa->nkeys));
+	g->keys = (Datum *) ((char *) g + accs);
+	g->nulls = (bool *) (g->keys + fa->nkeys);
 	for (k = 0; k < fa->nkeys; k++)
 	{
 		g->nulls[k] = nulls[k];
@@ -1243,7 +1273,7 @@ acc_add_fast(AggAcc *acc, int128 v, int s)
 static void
 acc_add_slow(FlashAggState *fa, AggAcc *acc, Datum num)
 {
-	MemoryContext old = MemoryContextSwitchTo(fa->group_cxt);
+	MemoryContext old = MemoryContextSwitchTo(fa->sum_cxt);
 
 	if (acc->slow == (Datum) 0)
 		acc->slow = datumCopy(num, false, -1);
@@ -1276,10 +1306,10 @@ run_program(FlashAggState *fa, AggProgram *p, TupleTableSlot *slot,
 {
 	int128		v[MAX_STACK];
 	int			s[MAX_STACK];
+	bool		nul[MAX_STACK];
 	int			sp = 0;
 	int			j;
 
-	*isnull = false;
 	for (j = 0; j < p->nsteps; j++)
 	{
 		int			a = p->a[j];
@@ -1287,11 +1317,9 @@ run_program(FlashAggState *fa, AggProgram *p, TupleTableSlot *slot,
 		switch ((AggOp) p->op[j])
 		{
 			case OP_COLUMN:
-				if (fa->col_state[a] != COL_VALUE)
-				{
-					*isnull = (fa->col_state[a] == COL_NULL);
-					return *isnull;
-				}
+				if (fa->col_state[a] == COL_SLOW)
+					return false;
+				nul[sp] = (fa->col_state[a] == COL_NULL);
 				v[sp] = fa->col_v[a];
 				s[sp++] = fa->col_scale[a];
 				break;
@@ -1299,6 +1327,7 @@ run_program(FlashAggState *fa, AggProgram *p, TupleTableSlot *slot,
 				Assert(false);
 				return false;
 			case OP_CONST:
+				nul[sp] = false;
 				v[sp] = fa->const_v[a];
 				s[sp++] = fa->const_scale[a];
 				break;
@@ -1315,6 +1344,12 @@ run_program(FlashAggState *fa, AggProgram *p, TupleTableSlot *slot,
 					bool		ok;
 
 					sp--;
+					/* a strict operator: null in, null out, nothing computed */
+					if (nul[sp - 1] || nul[sp])
+					{
+						nul[sp - 1] = true;
+						break;
+					}
 					if (p->op[j] == OP_SUB)
 						rhs = -rhs;
 					if (p->op[j] == OP_MUL)
@@ -1337,6 +1372,7 @@ run_program(FlashAggState *fa, AggProgram *p, TupleTableSlot *slot,
 		}
 	}
 	Assert(sp == 1);
+	*isnull = nul[0];
 	*result = v[0];
 	*scale = s[0];
 	return true;
@@ -1352,9 +1388,15 @@ run_program64(FlashAggState *fa, AggProgram *p, int64 *result, int *scale)
 {
 	int64		v[MAX_STACK];
 	int			s[MAX_STACK];
+	bool		nul[MAX_STACK];
 	int			sp = 0;
 	int			j;
 
+	/*
+	 * Nulls flow through as PostgreSQL's strict operators pass them: an
+	 * operator with a null operand is not computed and gives null, but the
+	 * operators beside it still are, and still raise their errors.
+	 */
 	for (j = 0; j < p->nsteps; j++)
 	{
 		int			a = p->a[j];
@@ -1362,9 +1404,10 @@ run_program64(FlashAggState *fa, AggProgram *p, int64 *result, int *scale)
 		switch ((AggOp) p->op[j])
 		{
 			case OP_COLUMN:
-				if (unlikely(fa->col_state[a] != COL_VALUE))
-					return fa->col_state[a] == COL_NULL ? RUN_NULL : RUN_SLOW;
-				if (unlikely(!fa->col_is64[a]))
+				if (unlikely(fa->col_state[a] == COL_SLOW))
+					return RUN_SLOW;
+				nul[sp] = (fa->col_state[a] == COL_NULL);
+				if (unlikely(!nul[sp] && !fa->col_is64[a]))
 					return RUN_WIDE;
 				v[sp] = fa->col_v64[a];
 				s[sp++] = fa->col_scale[a];
@@ -1372,6 +1415,7 @@ run_program64(FlashAggState *fa, AggProgram *p, int64 *result, int *scale)
 			case OP_CONST:
 				if (unlikely(!fa->const_is64[a]))
 					return RUN_WIDE;
+				nul[sp] = false;
 				v[sp] = fa->const_v64[a];
 				s[sp++] = fa->const_scale[a];
 				break;
@@ -1390,9 +1434,14 @@ run_program64(FlashAggState *fa, AggProgram *p, int64 *result, int *scale)
 								rs = s[sp - 1];
 					bool		overflow;
 
+					sp--;
+					if (nul[sp - 1] || nul[sp])
+					{
+						nul[sp - 1] = true;
+						break;
+					}
 					if (p->b[j] != 0)
 						return RUN_WIDE;	/* integer operators: bounds checked there */
-					sp--;
 					if (p->op[j] == OP_MUL)
 					{
 						overflow = __builtin_mul_overflow(lhs, rhs, &v[sp - 1]);
@@ -1425,42 +1474,53 @@ run_program64(FlashAggState *fa, AggProgram *p, int64 *result, int *scale)
 				return RUN_WIDE;
 		}
 	}
+	if (nul[0])
+		return RUN_NULL;
 	*result = v[0];
 	*scale = s[0];
 	return RUN_VALUE;
 }
 
-/* The slow path: PostgreSQL evaluates the argument; its value is summed. */
+/*
+ * The slow path: PostgreSQL evaluates argument k of the row (once, however
+ * many aggregates share it), raising the errors it raises anywhere.
+ */
 static void
-accumulate_slow(FlashAggState *fa, int i, AggAcc *acc, TupleTableSlot *slot)
+eval_slow(FlashAggState *fa, int k, TupleTableSlot *slot)
 {
 	ExprContext *econtext = fa->css.ss.ps.ps_ExprContext;
 	bool		isnull;
 	Datum		d;
-	Oid			typid;
-	int128		v;
-	int			s;
 
 	econtext->ecxt_outertuple = slot;
-	d = ExecEvalExprSwitchContext(fa->slow_exprs[i], econtext, &isnull);
+	d = ExecEvalExprSwitchContext(fa->slow_exprs[k], econtext, &isnull);
 	fa->slow_values++;
+	fa->arg_scale[k] = 0;
 	if (isnull)
-		return;
-	acc->count++;
-	typid = exprType((Node *) fa->slow_exprs[i]->expr);
-	if (typid == NUMERICOID)
 	{
-		if (fsdec_from_numeric(d, &v, &s))
-			acc_add(fa, acc, v, s);
-		else
-			acc_add_slow(fa, acc, d);
+		fa->arg_state[k] = ARG_NULL;
+		return;
 	}
-	else if (typid == INT2OID)
-		acc_add(fa, acc, DatumGetInt16(d), 0);
-	else if (typid == INT4OID)
-		acc_add(fa, acc, DatumGetInt32(d), 0);
-	else
-		acc_add(fa, acc, DatumGetInt64(d), 0);
+	fa->arg_state[k] = ARG_V128;
+	switch (exprType((Node *) fa->slow_exprs[k]->expr))
+	{
+		case NUMERICOID:
+			if (!fsdec_from_numeric(d, &fa->arg_v[k], &fa->arg_scale[k]))
+			{
+				fa->arg_state[k] = ARG_NUMERIC;
+				fa->arg_datum[k] = d;
+			}
+			break;
+		case INT2OID:
+			fa->arg_v[k] = DatumGetInt16(d);
+			break;
+		case INT4OID:
+			fa->arg_v[k] = DatumGetInt32(d);
+			break;
+		default:
+			fa->arg_v[k] = DatumGetInt64(d);
+			break;
+	}
 }
 
 /*
@@ -1524,8 +1584,10 @@ eval_arguments(FlashAggState *fa, TupleTableSlot *slot)
 		{
 			int			c = p->a[0];
 
-			if (fa->col_state[c] != COL_VALUE)
-				fa->arg_state[k] = fa->col_state[c] == COL_NULL ? ARG_NULL : ARG_SLOW;
+			if (fa->col_state[c] == COL_NULL)
+				fa->arg_state[k] = ARG_NULL;
+			else if (fa->col_state[c] == COL_SLOW)
+				eval_slow(fa, k, slot);
 			else if (fa->col_is64[c])
 			{
 				fa->arg_state[k] = ARG_V64;
@@ -1549,11 +1611,11 @@ eval_arguments(FlashAggState *fa, TupleTableSlot *slot)
 				fa->arg_state[k] = ARG_NULL;
 				break;
 			case RUN_SLOW:
-				fa->arg_state[k] = ARG_SLOW;
+				eval_slow(fa, k, slot);
 				break;
 			case RUN_WIDE:
 				if (!run_program(fa, p, slot, &fa->arg_v[k], &fa->arg_scale[k], &isnull))
-					fa->arg_state[k] = ARG_SLOW;
+					eval_slow(fa, k, slot);
 				else
 					fa->arg_state[k] = isnull ? ARG_NULL : ARG_V128;
 				break;
@@ -1599,8 +1661,10 @@ accumulate(FlashAggState *fa, AggGroup *g, TupleTableSlot *slot)
 				break;
 			case ARG_NULL:
 				break;
-			case ARG_SLOW:
-				accumulate_slow(fa, k, acc, slot);
+			case ARG_NUMERIC:
+				acc->count++;
+				if (fa->kinds[i] != AK_COUNT)
+					acc_add_slow(fa, acc, fa->arg_datum[k]);
 				break;
 		}
 	}
@@ -1637,7 +1701,8 @@ merge_equal_groups(FlashAggState *fa)
 	Oid		   *eqfuncs;
 	FmgrInfo   *hashfuncs;
 	Oid		   *collations;
-	MemoryContext tmp;
+	MemoryContext tmp,
+				old;
 	AggGroup   *g;
 	int			k;
 
@@ -1649,6 +1714,9 @@ merge_equal_groups(FlashAggState *fa)
 			fa->out[fa->nout++] = g;
 		return;
 	}
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "FlashScan Aggregate merge",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
 	keydesc = CreateTemplateTupleDesc(fa->nkeys);
 	cols = palloc(sizeof(AttrNumber) * fa->nkeys);
 	collations = palloc(sizeof(Oid) * fa->nkeys);
@@ -1660,8 +1728,6 @@ merge_equal_groups(FlashAggState *fa)
 	}
 	execTuplesHashPrepare(fa->nkeys, fa->key_eqops, &eqfuncs, &hashfuncs);
 	keyslot = MakeSingleTupleTableSlot(keydesc, &TTSOpsVirtual);
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "FlashScan Aggregate merge",
-								ALLOCSET_DEFAULT_SIZES);
 	ht = BuildTupleHashTableExt(&fa->css.ss.ps, keydesc, fa->nkeys, cols, eqfuncs,
 								hashfuncs, collations, fa->ngroups, 0,
 								tmp, tmp, tmp, false);
@@ -1684,6 +1750,7 @@ merge_equal_groups(FlashAggState *fa)
 			merge_group(fa, (AggGroup *) entry->additional, g);
 	}
 	ExecDropSingleTupleTableSlot(keyslot);
+	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 }
 
@@ -1829,8 +1896,8 @@ combine_partial(FlashAggState *fa, AggGroup *g, TupleTableSlot *slot)
 static void
 consume_child(FlashAggState *fa)
 {
-	Datum	   *values = palloc(sizeof(Datum) * Max(1, fa->nkeys));
-	bool	   *nulls = palloc(sizeof(bool) * Max(1, fa->nkeys));
+	Datum	   *values = fa->row_keys;
+	bool	   *nulls = fa->row_nulls;
 	ExprContext *econtext = fa->css.ss.ps.ps_ExprContext;
 	MemoryContext old = CurrentMemoryContext;
 
@@ -1902,6 +1969,7 @@ agg_end(CustomScanState *node)
 
 	ExecEndNode(fa->child);
 	MemoryContextDelete(fa->group_cxt);
+	MemoryContextDelete(fa->sum_cxt);
 }
 
 static void

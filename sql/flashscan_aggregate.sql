@@ -99,6 +99,13 @@ SELECT count(*), sum(q), avg(n) FROM agp WHERE id % 7 = 10;
 SELECT sum(i * 100000) FROM agp;
 SELECT sum(b * b) FROM agp;
 SELECT sum(i), pg_typeof(sum(i)), pg_typeof(sum(b)), pg_typeof(avg(s)) FROM agp;
+-- a null operand does not spare the operators beside it their errors
+CREATE TABLE agn (x int4, y int4, z int4) USING pax;
+INSERT INTO agn VALUES (100000, 100000, NULL);
+SELECT sum(z + x * y) FROM agn;
+SELECT count(z * (x * y)) FROM agn;
+SELECT sum(z + x), count(z * x), sum(z::numeric * 2) FROM agn;
+DROP TABLE agn;
 
 -- what it does not take goes to PostgreSQL's own aggregation
 EXPLAIN (COSTS OFF) SELECT g, sum(DISTINCT q) FROM agp GROUP BY g;
