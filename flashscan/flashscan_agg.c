@@ -39,6 +39,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/parallel.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
@@ -49,6 +50,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "port/atomics.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -241,10 +243,19 @@ typedef struct FlashAggState
 	uint32		nout;
 	uint32		next_out;
 	bool		done;
-	/* EXPLAIN ANALYZE */
+	/* EXPLAIN ANALYZE; a partial node sums all participants' in shared */
 	int64		rows_in;
 	int64		slow_values;
+	int64		groups_out;
+	struct AggShared *shared;
 } FlashAggState;
+
+typedef struct AggShared
+{
+	pg_atomic_uint64 rows_in;
+	pg_atomic_uint64 slow_values;
+	pg_atomic_uint64 groups_out;
+} AggShared;
 
 static Plan *agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						   List *tlist, List *clauses, List *custom_plans);
@@ -254,6 +265,11 @@ static TupleTableSlot *agg_exec(CustomScanState *node);
 static void agg_end(CustomScanState *node);
 static void agg_rescan(CustomScanState *node);
 static void agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size agg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void agg_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void agg_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void agg_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void agg_shutdown(CustomScanState *node);
 
 static const CustomPathMethods agg_path_methods = {
 	.CustomName = "FlashScan Aggregate",
@@ -282,6 +298,11 @@ static const CustomExecMethods agg_exec_methods = {
 	.EndCustomScan = agg_end,
 	.ReScanCustomScan = agg_rescan,
 	.ExplainCustomScan = agg_explain,
+	.EstimateDSMCustomScan = agg_estimate_dsm,
+	.InitializeDSMCustomScan = agg_initialize_dsm,
+	.ReInitializeDSMCustomScan = agg_reinitialize_dsm,
+	.InitializeWorkerCustomScan = agg_initialize_worker,
+	.ShutdownCustomScan = agg_shutdown,
 };
 
 /* ---------------------------------------------------------------------
@@ -708,6 +729,8 @@ add_parallel_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	partial = make_agg_path(output_rel, AGG_PARTIAL, &scan->path, partial_target,
 							core, partial_out, NIL);
 	partial->path.parallel_safe = true;
+	/* parallel-aware only to add up the participants' EXPLAIN ANALYZE counters */
+	partial->path.parallel_aware = true;
 	partial->path.parallel_workers = scan->path.parallel_workers;
 	partial->path.rows = ngroups;
 	partial->path.startup_cost = scan->path.total_cost + scan->path.rows * per_row;
@@ -972,6 +995,7 @@ reset_groups(FlashAggState *fa)
 	fa->done = false;
 	fa->rows_in = 0;
 	fa->slow_values = 0;
+	fa->groups_out = 0;
 }
 
 static void
@@ -1930,6 +1954,7 @@ consume_child(FlashAggState *fa)
 		ResetExprContext(econtext);
 	}
 	merge_equal_groups(fa);
+	fa->groups_out = fa->nout;
 	fa->done = true;
 }
 
@@ -2019,9 +2044,65 @@ agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyInteger(fa->mode == AGG_COMBINE ? "Partial Rows" : "Rows Aggregated",
 							   NULL, fa->rows_in, es);
-		ExplainPropertyInteger("Groups", NULL, fa->nout, es);
+		ExplainPropertyInteger("Groups", NULL, fa->groups_out, es);
 		ExplainPropertyInteger("Values Computed by PostgreSQL", NULL, fa->slow_values, es);
 	}
+}
+
+/* ---- parallel: the participants' counters, for EXPLAIN ANALYZE ---- */
+
+static Size
+agg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(AggShared);
+}
+
+static void
+agg_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	FlashAggState *fa = (FlashAggState *) node;
+
+	fa->shared = (AggShared *) coordinate;
+	pg_atomic_init_u64(&fa->shared->rows_in, 0);
+	pg_atomic_init_u64(&fa->shared->slow_values, 0);
+	pg_atomic_init_u64(&fa->shared->groups_out, 0);
+}
+
+static void
+agg_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	agg_initialize_dsm(node, pcxt, coordinate);
+}
+
+static void
+agg_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	((FlashAggState *) node)->shared = (AggShared *) coordinate;
+}
+
+/*
+ * Each participant adds its counters as it shuts down; the leader's
+ * shutdown comes after the workers' (the Gather has read them to the end)
+ * and before the Gather's, which takes the shared memory away.
+ */
+static void
+agg_shutdown(CustomScanState *node)
+{
+	FlashAggState *fa = (FlashAggState *) node;
+	AggShared  *sh = fa->shared;
+
+	if (sh == NULL)
+		return;
+	pg_atomic_fetch_add_u64(&sh->rows_in, fa->rows_in);
+	pg_atomic_fetch_add_u64(&sh->slow_values, fa->slow_values);
+	pg_atomic_fetch_add_u64(&sh->groups_out, fa->groups_out);
+	if (!IsParallelWorker())
+	{
+		fa->rows_in = pg_atomic_read_u64(&sh->rows_in);
+		fa->slow_values = pg_atomic_read_u64(&sh->slow_values);
+		fa->groups_out = pg_atomic_read_u64(&sh->groups_out);
+	}
+	fa->shared = NULL;
 }
 
 void
