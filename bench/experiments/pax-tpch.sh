@@ -80,8 +80,9 @@ tpch_all_run() {
 	local set="SET search_path = $schema; SET statement_timeout = '${timeout_s}s';"
 	local err="$RUN_DIR/$idx-$q-$variant.err"
 	for ((i = 0; i <= runs; i++)); do
+		# the plan of the last run stays in the run directory, to see why a query is slow
 		if ! ms=$(bench_psql -d tpch -At -c "$set" -c "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) $sql" 2>"$err" |
-			/usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(round(p["Planning Time"] + p["Execution Time"], 1))' 2>>"$err"); then
+			tee "$RUN_DIR/$idx-$q-$variant.plan.json" | /usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[0]; print(round(p["Planning Time"] + p["Execution Time"], 1))' 2>>"$err"); then
 			grep -q "statement timeout" "$err" || { cat "$err" >&2; die "$q failed on $variant"; }
 			best=timeout
 			break
