@@ -2029,6 +2029,8 @@ agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		List	   *keys = NIL;
 		ListCell   *lc;
 		int			k = 0;
+		/* as Agg's Group Key: qualified when the query has other relations */
+		bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
 
 		foreach(lc, cscan->custom_scan_tlist)
 		{
@@ -2036,7 +2038,7 @@ agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 				break;
 			keys = lappend(keys,
 						   deparse_expression((Node *) ((TargetEntry *) lfirst(lc))->expr,
-											  context, es->verbose, false));
+											  context, useprefix, false));
 		}
 		ExplainPropertyList("Group Key", keys, es);
 	}
