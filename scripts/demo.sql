@@ -145,3 +145,14 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT sum(amount) FROM facts WHERE id = 123456;
 SELECT (SELECT sum(amount) FROM facts WHERE id = 123456) AS pax_sum,
        (SELECT sum(amount) FROM facts_heap WHERE id = 123456) AS heap_sum;
+-- A report over the pax table: count, sum and avg of numeric and integer
+-- expressions run in FlashScan Aggregate, exact 128-bit sums with numeric's
+-- digits and scales (here in parallel: partial per participant, combined
+-- above the Gather).
+EXPLAIN (COSTS OFF)
+SELECT region % 10 AS r, count(*), sum(price * qty), avg(price) FROM facts GROUP BY 1;
+SELECT (SELECT string_agg(x::text, ' ' ORDER BY x::text)
+        FROM (SELECT region % 10 AS r, count(*), sum(price * qty), avg(price) FROM facts GROUP BY 1) x) =
+       (SELECT string_agg(x::text, ' ' ORDER BY x::text)
+        FROM (SELECT region % 10 AS r, count(*), sum(price * qty), avg(price) FROM facts_heap GROUP BY 1) x)
+       AS same_as_heap;
