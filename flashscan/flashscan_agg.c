@@ -150,6 +150,9 @@ enum AggPrivate
 	AP_SLOW_EXPRS,				/* per argument, the expression on the
 								 * child's row (OUTER_VAR) */
 	AP_MODE,					/* AggMode */
+	AP_PARTIAL_COUNTS,			/* per aggregate, its count's column in a
+								 * participant's row */
+	AP_PARTIAL_SUMS,			/* ... and its sum's, or -1 */
 	AP_COUNT
 };
 
@@ -206,6 +209,8 @@ typedef struct FlashAggState
 	AggKind    *kinds;
 	int		   *agg_arg;
 	int		   *count_col;
+	int		   *partial_count;	/* a participant's row: columns per aggregate */
+	int		   *partial_sum;
 	int			nargs;			/* distinct arguments, computed once a row */
 	AggProgram *programs;
 	char	   *arg_state;		/* ARG_* */
@@ -647,14 +652,15 @@ group_bytes(List *group_exprs, int naggs)
 /* A FlashScan Aggregate path of one mode over child; the caller prices it. */
 static CustomPath *
 make_agg_path(RelOptInfo *output_rel, AggMode mode, Path *child, PathTarget *target,
-			  List *core, List *outputs, List *having)
+			  List *core, List *outputs, List *having, List *count_pos, List *sum_pos)
 {
 	CustomPath *cpath = ssdkit_base_custom_path(output_rel, &agg_path_methods);
 
 	cpath->path.pathtarget = target;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make1(child);
-	cpath->custom_private = list_concat(list_copy(core), list_make1(list_make1_int(mode)));
+	cpath->custom_private = list_concat(list_copy(core),
+										list_make3(list_make1_int(mode), count_pos, sum_pos));
 	/* the node's scan tuple, then HAVING */
 	cpath->custom_private = lappend(cpath->custom_private, outputs);
 	cpath->custom_private = lappend(cpath->custom_private, having);
@@ -663,37 +669,57 @@ make_agg_path(RelOptInfo *output_rel, AggMode mode, Path *child, PathTarget *tar
 
 /*
  * The columns a participant returns per group: the keys, then per
- * aggregate its count and, for sum and avg, its sum as a numeric.  Each is
- * labelled by an aggregate of the argument (count(x), sum(x)) for EXPLAIN
- * and for setrefs, which finds a column by its expression: equal labels
- * are equal values.
+ * aggregate its count and, for sum and avg, its sum as a numeric, in
+ * *count_pos and *sum_pos (-1: none).  Each is labelled by an aggregate of
+ * the argument (count(x), sum(x)) for EXPLAIN and for setrefs, which finds
+ * a column by its expression: aggregates sharing an argument share its
+ * columns, since equal labels are equal values.
  */
 static List *
-partial_outputs(List *group_exprs, List *aggrefs)
+partial_outputs(List *group_exprs, List *aggrefs, List **count_pos, List **sum_pos)
 {
 	List	   *outputs = list_copy(group_exprs);
 	ListCell   *lc;
 
+	*count_pos = *sum_pos = NIL;
 	foreach(lc, aggrefs)
 	{
 		Aggref	   *aggref = lfirst(lc);
 		int			kind = aggregate_kind(aggref);
-		Aggref	   *label;
+		Aggref	   *count = aggref,
+				   *sum = NULL;
+		int			pos;
 
-		if (kind == AK_COUNT_STAR || kind == AK_COUNT)
+		if (kind != AK_COUNT_STAR && kind != AK_COUNT)
 		{
-			outputs = lappend(outputs, aggref);
-			continue;
+			count = copyObject(aggref);
+			count->aggfnoid = F_COUNT_ANY;
+			count->aggtype = INT8OID;
+			count->aggtranstype = INT8OID;
+			count->aggno = count->aggtransno = -1;
+			sum = copyObject(aggref);
+			sum->aggfnoid = F_SUM_NUMERIC;
+			sum->aggtype = NUMERICOID;
+			sum->aggno = sum->aggtransno = -1;
 		}
-		label = copyObject(aggref);
-		label->aggfnoid = F_COUNT_ANY;
-		label->aggtype = INT8OID;
-		label->aggtranstype = INT8OID;
-		outputs = lappend(outputs, label);
-		label = copyObject(aggref);
-		label->aggfnoid = F_SUM_NUMERIC;
-		label->aggtype = NUMERICOID;
-		outputs = lappend(outputs, label);
+		pos = child_column(outputs, (Expr *) count);
+		if (pos < 0)
+		{
+			outputs = lappend(outputs, count);
+			pos = list_length(outputs) - 1;
+		}
+		*count_pos = lappend_int(*count_pos, pos);
+		pos = -1;
+		if (sum != NULL)
+		{
+			pos = child_column(outputs, (Expr *) sum);
+			if (pos < 0)
+			{
+				outputs = lappend(outputs, sum);
+				pos = list_length(outputs) - 1;
+			}
+		}
+		*sum_pos = lappend_int(*sum_pos, pos);
 	}
 	return outputs;
 }
@@ -713,7 +739,9 @@ add_parallel_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 			   *combine;
 	GatherPath *gather;
 	PathTarget *partial_target = create_empty_pathtarget();
-	List	   *partial_out = partial_outputs(group_exprs, aggrefs);
+	List	   *count_pos,
+			   *sum_pos;
+	List	   *partial_out = partial_outputs(group_exprs, aggrefs, &count_pos, &sum_pos);
 	List	   *combine_core;
 	List	   *key_cols = NIL;
 	ListCell   *lc;
@@ -727,7 +755,7 @@ add_parallel_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	set_pathtarget_cost_width(root, partial_target);
 
 	partial = make_agg_path(output_rel, AGG_PARTIAL, &scan->path, partial_target,
-							core, partial_out, NIL);
+							core, partial_out, NIL, count_pos, sum_pos);
 	partial->path.parallel_safe = true;
 	/* parallel-aware only to add up the participants' EXPLAIN ANALYZE counters */
 	partial->path.parallel_aware = true;
@@ -752,7 +780,7 @@ add_parallel_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	list_nth_cell(combine_core, AP_SLOW_EXPRS)->ptr_value = NIL;
 	combine = make_agg_path(output_rel, AGG_COMBINE, &gather->path, output_rel->reltarget,
 							combine_core, list_concat(list_copy(group_exprs), aggrefs),
-							having);
+							having, count_pos, sum_pos);
 	combine->path.rows = rows;
 	combine->path.startup_cost = gather->path.total_cost +
 		gathered * cpu_operator_cost * (list_length(group_exprs) + list_length(aggrefs)) +
@@ -912,7 +940,7 @@ flashscan_agg_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	rows = clamp_row_est(ngroups * clauselist_selectivity(root, having, 0, JOIN_INNER, NULL));
 
 	cpath = make_agg_path(output_rel, AGG_FINAL, &child->path, output_rel->reltarget,
-						  core, outputs, having);
+						  core, outputs, having, NIL, NIL);
 	cpath->path.rows = rows;
 	cpath->path.startup_cost = child->path.total_cost + input_rows * per_row +
 		having_cost.startup;
@@ -1031,6 +1059,8 @@ agg_begin(CustomScanState *node, EState *estate, int eflags)
 	fa->naggs = list_length(list_nth(priv, AP_AGG_KINDS));
 	fa->kinds = (AggKind *) int_array(list_nth(priv, AP_AGG_KINDS));
 	fa->agg_arg = int_array(list_nth(priv, AP_AGG_ARGS));
+	fa->partial_count = int_array(list_nth(priv, AP_PARTIAL_COUNTS));
+	fa->partial_sum = int_array(list_nth(priv, AP_PARTIAL_SUMS));
 	fa->count_col = int_array(list_nth(priv, AP_COUNT_COLUMNS));
 	fa->nargs = list_length(list_nth(priv, AP_PROGRAMS));
 	fa->programs = palloc0(sizeof(AggProgram) * Max(1, fa->nargs));
@@ -1874,17 +1904,19 @@ next_partial_output(FlashAggState *fa)
 		slot->tts_isnull[k] = g->nulls[k];
 	}
 	old = MemoryContextSwitchTo(fa->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
-	col = fa->nkeys;
 	for (k = 0; k < fa->naggs; k++)
 	{
 		AggAcc	   *acc = &g->acc[k];
 
+		/* aggregates sharing an argument write the same values to the same columns */
+		col = fa->partial_count[k];
 		slot->tts_values[col] = Int64GetDatum(acc->count);
-		slot->tts_isnull[col++] = false;
-		if (fa->kinds[k] == AK_COUNT_STAR || fa->kinds[k] == AK_COUNT)
+		slot->tts_isnull[col] = false;
+		col = fa->partial_sum[k];
+		if (col < 0)
 			continue;
 		slot->tts_isnull[col] = (acc->count == 0);
-		slot->tts_values[col++] = acc->count == 0 ? (Datum) 0 : acc_numeric(acc);
+		slot->tts_values[col] = acc->count == 0 ? (Datum) 0 : acc_numeric(acc);
 	}
 	MemoryContextSwitchTo(old);
 	return ExecStoreVirtualTuple(slot);
@@ -1894,26 +1926,22 @@ next_partial_output(FlashAggState *fa)
 static void
 combine_partial(FlashAggState *fa, AggGroup *g, TupleTableSlot *slot)
 {
-	int			k,
-				col = fa->nkeys;
+	int			k;
 
 	for (k = 0; k < fa->naggs; k++)
 	{
 		AggAcc	   *acc = &g->acc[k];
+		int			col = fa->partial_sum[k];
 		int128		v;
 		int			s;
 
-		acc->count += DatumGetInt64(slot->tts_values[col++]);
-		if (fa->kinds[k] == AK_COUNT_STAR || fa->kinds[k] == AK_COUNT)
+		acc->count += DatumGetInt64(slot->tts_values[fa->partial_count[k]]);
+		if (col < 0 || slot->tts_isnull[col])
 			continue;
-		if (!slot->tts_isnull[col])
-		{
-			if (fsdec_from_numeric(slot->tts_values[col], &v, &s))
-				acc_add(fa, acc, v, s);
-			else
-				acc_add_slow(fa, acc, slot->tts_values[col]);
-		}
-		col++;
+		if (fsdec_from_numeric(slot->tts_values[col], &v, &s))
+			acc_add(fa, acc, v, s);
+		else
+			acc_add_slow(fa, acc, slot->tts_values[col]);
 	}
 }
 
