@@ -1855,6 +1855,12 @@ acc_result(AggKind kind, AggAcc *acc, bool *isnull)
 							   NumericGetDatum(int64_to_numeric(acc->count)));
 }
 
+/*
+ * The next group's row: the keys, then per aggregate its result, or, from
+ * a participant (AGG_PARTIAL), its count and, for sum and avg, its sum
+ * (NULL when nothing was summed) in the columns the plan gave it.  The
+ * values live until the next row is asked for, as a projection's.
+ */
 static TupleTableSlot *
 next_output(FlashAggState *fa)
 {
@@ -1872,42 +1878,18 @@ next_output(FlashAggState *fa)
 		slot->tts_values[k] = g->keys[k];
 		slot->tts_isnull[k] = g->nulls[k];
 	}
-	/* the results live until the next row is asked for, as a projection's */
-	old = MemoryContextSwitchTo(fa->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
-	for (k = 0; k < fa->naggs; k++)
-		slot->tts_values[fa->nkeys + k] =
-			acc_result(fa->kinds[k], &g->acc[k], &slot->tts_isnull[fa->nkeys + k]);
-	MemoryContextSwitchTo(old);
-	return ExecStoreVirtualTuple(slot);
-}
-
-/*
- * A participant's row per group: the keys, then per aggregate the count
- * and, for sum and avg, the sum (NULL when nothing was summed).
- */
-static TupleTableSlot *
-next_partial_output(FlashAggState *fa)
-{
-	TupleTableSlot *slot = fa->css.ss.ss_ScanTupleSlot;
-	AggGroup   *g;
-	int			k,
-				col;
-	MemoryContext old;
-
-	ExecClearTuple(slot);
-	if (fa->next_out >= fa->nout)
-		return NULL;
-	g = fa->out[fa->next_out++];
-	for (k = 0; k < fa->nkeys; k++)
-	{
-		slot->tts_values[k] = g->keys[k];
-		slot->tts_isnull[k] = g->nulls[k];
-	}
 	old = MemoryContextSwitchTo(fa->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
 	for (k = 0; k < fa->naggs; k++)
 	{
 		AggAcc	   *acc = &g->acc[k];
+		int			col;
 
+		if (fa->mode != AGG_PARTIAL)
+		{
+			slot->tts_values[fa->nkeys + k] =
+				acc_result(fa->kinds[k], acc, &slot->tts_isnull[fa->nkeys + k]);
+			continue;
+		}
 		/* aggregates sharing an argument write the same values to the same columns */
 		col = fa->partial_count[k];
 		slot->tts_values[col] = Int64GetDatum(acc->count);
@@ -2002,7 +1984,7 @@ agg_exec(CustomScanState *node)
 
 		CHECK_FOR_INTERRUPTS();
 		ResetExprContext(econtext);
-		slot = fa->mode == AGG_PARTIAL ? next_partial_output(fa) : next_output(fa);
+		slot = next_output(fa);
 		if (slot == NULL)
 			return NULL;
 		econtext->ecxt_scantuple = slot;
