@@ -38,6 +38,15 @@ extern double flashscan_column_blocks(Oid relid, TupleDesc desc, List *atts,
 /* flashscan_decimal.c: x * 10^scale in 128 bits */
 #define FSDEC_MAX_DIGITS	38
 #define FSDEC_MAX_SCALE		32
+#define FSDEC_MAX_DIGITS64	18	/* 10^18 < 2^63 */
+extern const int64 fsdec_pow10_64[FSDEC_MAX_DIGITS64 + 1];
+
+static inline bool
+fsdec_fits_int64(int128 v)
+{
+	return v >= PG_INT64_MIN && v <= PG_INT64_MAX;
+}
+
 extern bool fsdec_scale_up(int128 *v, int by);
 extern bool fsdec_from_numeric(Datum d, int128 *v, int *scale);
 extern bool fsdec_add(int128 a, int sa, int128 b, int sb, int128 *r, int *sr);

@@ -104,22 +104,6 @@ typedef enum AggOp
 
 #define MAX_STACK 16
 
-/* 10^0 .. 10^18 */
-static const int64 pow10_64[] = {
-	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-	1000000000, INT64CONST(10000000000), INT64CONST(100000000000),
-	INT64CONST(1000000000000), INT64CONST(10000000000000),
-	INT64CONST(100000000000000), INT64CONST(1000000000000000),
-	INT64CONST(10000000000000000), INT64CONST(100000000000000000),
-	INT64CONST(1000000000000000000)
-};
-
-static inline bool
-fits_int64(int128 v)
-{
-	return v >= PG_INT64_MIN && v <= PG_INT64_MAX;
-}
-
 /* What run_program64() made of a row. */
 #define RUN_VALUE	0
 #define RUN_NULL	1
@@ -315,14 +299,14 @@ static const CustomExecMethods agg_exec_methods = {
  * ---------------------------------------------------------------------
  */
 
-/* Position of expr in the child's output, or -1. */
+/* Position of an expression equal to expr in exprs (a child's output, ...), or -1. */
 static int
-child_column(List *child_exprs, Expr *expr)
+expr_position(List *exprs, Expr *expr)
 {
 	ListCell   *lc;
 	int			i = 0;
 
-	foreach(lc, child_exprs)
+	foreach(lc, exprs)
 	{
 		if (equal(lfirst(lc), expr))
 			return i;
@@ -444,27 +428,26 @@ compile_expr(CompileContext *cc, Node *expr)
 
 	if (expr == NULL)
 		return false;
-	if (IsA(expr, Var) || IsA(expr, PlaceHolderVar) || IsA(expr, Param) ||
-		IsA(expr, Aggref))
+	if (IsA(expr, Var))
 	{
 		Oid			typid = exprType(expr);
-		int			col;
+		int			col = expr_position(cc->child_exprs, (Expr *) expr);
+		int			pos;
 
-		if (!IsA(expr, Var))
-			return false;
-		col = child_column(cc->child_exprs, (Expr *) expr);
 		if (col < 0)
 			return false;
 		if (typid == NUMERICOID)
 			len = 0;
 		else if (!is_int_type(typid, &len))
 			return false;
-		if (!list_member_int(cc->columns, col))
+		pos = list_position_int(cc->columns, col);
+		if (pos < 0)
 		{
 			cc->columns = lappend_int(cc->columns, col);
 			cc->column_lens = lappend_int(cc->column_lens, len);
+			pos = list_length(cc->columns) - 1;
 		}
-		emit(cc, OP_COLUMN, list_position_int(cc->columns, col), 0, 1);
+		emit(cc, OP_COLUMN, pos, 0, 1);
 		return true;
 	}
 	if (IsA(expr, Const))
@@ -562,7 +545,7 @@ to_outer_mutator(Node *node, OuterContext *ctx)
 		return NULL;
 	if (IsA(node, Var))
 	{
-		int			col = child_column(ctx->child_exprs, (Expr *) node);
+		int			col = expr_position(ctx->child_exprs, (Expr *) node);
 		Var		   *v;
 
 		if (col < 0)
@@ -702,7 +685,7 @@ partial_outputs(List *group_exprs, List *aggrefs, List **count_pos, List **sum_p
 			sum->aggtype = NUMERICOID;
 			sum->aggno = sum->aggtransno = -1;
 		}
-		pos = child_column(outputs, (Expr *) count);
+		pos = expr_position(outputs, (Expr *) count);
 		if (pos < 0)
 		{
 			outputs = lappend(outputs, count);
@@ -712,7 +695,7 @@ partial_outputs(List *group_exprs, List *aggrefs, List **count_pos, List **sum_p
 		pos = -1;
 		if (sum != NULL)
 		{
-			pos = child_column(outputs, (Expr *) sum);
+			pos = expr_position(outputs, (Expr *) sum);
 			if (pos < 0)
 			{
 				outputs = lappend(outputs, sum);
@@ -847,7 +830,7 @@ flashscan_agg_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	{
 		SortGroupClause *sgc = lfirst(lc);
 		Expr	   *e = (Expr *) get_sortgroupclause_expr(sgc, gextra->targetList);
-		int			col = child_column(cc.child_exprs, e);
+		int			col = expr_position(cc.child_exprs, e);
 
 		if (!sgc->hashable || col < 0)
 			return;
@@ -881,14 +864,14 @@ flashscan_agg_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 			continue;
 		}
 		arg = (Node *) ((TargetEntry *) linitial(aggref->args))->expr;
-		if (kind == AK_COUNT && IsA(arg, Var) && child_column(cc.child_exprs, (Expr *) arg) >= 0)
+		if (kind == AK_COUNT && IsA(arg, Var) && expr_position(cc.child_exprs, (Expr *) arg) >= 0)
 		{
 			agg_args = lappend_int(agg_args, -1);
-			count_cols = lappend_int(count_cols, child_column(cc.child_exprs, (Expr *) arg));
+			count_cols = lappend_int(count_cols, expr_position(cc.child_exprs, (Expr *) arg));
 			continue;
 		}
 		count_cols = lappend_int(count_cols, -1);
-		argno = child_column(args, (Expr *) arg);
+		argno = expr_position(args, (Expr *) arg);
 		if (argno >= 0)
 		{
 			agg_args = lappend_int(agg_args, argno);
@@ -1123,7 +1106,7 @@ agg_begin(CustomScanState *node, EState *estate, int eflags)
 			fa->const_v[i] = DatumGetInt32(c->constvalue);
 		else
 			fa->const_v[i] = DatumGetInt64(c->constvalue);
-		fa->const_is64[i] = fits_int64(fa->const_v[i]);
+		fa->const_is64[i] = fsdec_fits_int64(fa->const_v[i]);
 		if (fa->const_is64[i])
 			fa->const_v64[i] = (int64) fa->const_v[i];
 		i++;
@@ -1509,8 +1492,8 @@ run_program64(FlashAggState *fa, AggProgram *p, int64 *result, int *scale)
 						{
 							int			diff = ls < rs ? rs - ls : ls - rs;
 
-							if (diff > 18 ||
-								__builtin_mul_overflow(ls < rs ? lhs : rhs, pow10_64[diff],
+							if (diff > FSDEC_MAX_DIGITS64 ||
+								__builtin_mul_overflow(ls < rs ? lhs : rhs, fsdec_pow10_64[diff],
 													   ls < rs ? &lhs : &rhs))
 								return RUN_WIDE;
 						}
@@ -1603,7 +1586,7 @@ decode_columns(FlashAggState *fa, TupleTableSlot *slot)
 			case 0:
 				if (!fsdec_from_numeric(slot->tts_values[a], &fa->col_v[c], &fa->col_scale[c]))
 					fa->col_state[c] = COL_SLOW;
-				else if ((fa->col_is64[c] = fits_int64(fa->col_v[c])))
+				else if ((fa->col_is64[c] = fsdec_fits_int64(fa->col_v[c])))
 					fa->col_v64[c] = (int64) fa->col_v[c];
 				continue;
 			case 2:

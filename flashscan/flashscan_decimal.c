@@ -41,6 +41,15 @@
 #define DEC_DSCALE_MASK		0x3FFF
 #define DEC_NBASE_DIGITS	4
 
+const int64 fsdec_pow10_64[FSDEC_MAX_DIGITS64 + 1] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+	1000000000, INT64CONST(10000000000), INT64CONST(100000000000),
+	INT64CONST(1000000000000), INT64CONST(10000000000000),
+	INT64CONST(100000000000000), INT64CONST(1000000000000000),
+	INT64CONST(10000000000000000), INT64CONST(100000000000000000),
+	INT64CONST(1000000000000000000)
+};
+
 /* 10^0 .. 10^38; 10^38 < 2^127 */
 static int128 pow10_table[FSDEC_MAX_DIGITS + 1];
 static bool pow10_ready = false;
@@ -59,12 +68,6 @@ init_pow10(void)
 	pow10_ready = true;
 }
 
-static inline bool
-fits_int64(int128 v)
-{
-	return v >= PG_INT64_MIN && v <= PG_INT64_MAX;
-}
-
 /* v * 10^by into *v; false when it does not fit. */
 bool
 fsdec_scale_up(int128 *v, int by)
@@ -76,9 +79,9 @@ fsdec_scale_up(int128 *v, int by)
 	if (by < 0 || by > FSDEC_MAX_DIGITS)
 		return false;
 	/* one 64 x 64 -> 128-bit multiplication, which cannot overflow */
-	if (by <= 18 && fits_int64(*v))
+	if (by <= FSDEC_MAX_DIGITS64 && fsdec_fits_int64(*v))
 	{
-		*v = (int128) (int64) *v * (int64) pow10_table[by];
+		*v = (int128) (int64) *v * fsdec_pow10_64[by];
 		return true;
 	}
 	return !__builtin_mul_overflow(*v, pow10_table[by], v);
@@ -256,7 +259,7 @@ fsdec_mul(int128 a, int sa, int128 b, int sb, int128 *r, int *sr)
 	if (sa + sb > FSDEC_MAX_SCALE)
 		return false;
 	*sr = sa + sb;
-	if (fits_int64(a) && fits_int64(b))
+	if (fsdec_fits_int64(a) && fsdec_fits_int64(b))
 	{
 		*r = (int128) (int64) a * (int64) b;
 		return true;
